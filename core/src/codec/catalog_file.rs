@@ -1,0 +1,155 @@
+//! The catalog: the store's list of agents, rewritten whole (temporary file, sync, rename,
+//! folder sync) on every change.
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic "CHEESEDB"
+//!      8     1  format version (1)
+//!      9     1  file kind (2 = catalog)
+//!     10     2  reserved, zero
+//!     12     4  agent count
+//!     16     8  next agent number (never reused)
+//!     24     …  agents, each: number u64, token hash [32], name length u16, name (UTF-8)
+//!    end-4   4  crc32c of every byte before it
+//! ```
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::bytes::{Reader, Writer};
+use super::segment_header::{FORMAT_VERSION, MAGIC};
+use crate::checksum::crc32c;
+use crate::digest::Hash;
+use crate::limits::{AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES};
+
+/// The file kind byte of a catalog.
+pub const FILE_KIND_CATALOG: u8 = 2;
+
+/// One agent as the catalog records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogEntry {
+    /// The agent's number; its folder is named from this, never from the name.
+    pub number: u64,
+    /// The hash of its token.
+    pub token_hash: Hash,
+    /// Its name.
+    pub name: String,
+}
+
+/// The decoded catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CatalogFile {
+    /// The number the next agent gets.
+    pub next_number: u64,
+    /// The agents.
+    pub entries: Vec<CatalogEntry>,
+}
+
+impl CatalogFile {
+    /// The catalog's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.put_bytes(&MAGIC);
+        out.put_u8(FORMAT_VERSION);
+        out.put_u8(FILE_KIND_CATALOG);
+        out.put_u16(0);
+        out.put_u32(self.entries.len() as u32);
+        out.put_u64(self.next_number);
+        for entry in &self.entries {
+            debug_assert!(entry.name.len() <= AGENT_NAME_MAX_BYTES);
+            out.put_u64(entry.number);
+            out.put_bytes(&entry.token_hash);
+            out.put_u16(entry.name.len() as u16);
+            out.put_bytes(entry.name.as_bytes());
+        }
+        let checksum = crc32c(&out);
+        out.put_u32(checksum);
+        out
+    }
+
+    /// Decodes a catalog, or says which check failed.
+    pub fn decode(bytes: &[u8]) -> Result<CatalogFile, &'static str> {
+        let body_length = bytes.len().checked_sub(4).ok_or("catalog cut short")?;
+        let (body, checksum) = bytes.split_at(body_length);
+        if Reader::new(checksum).u32() != Some(crc32c(body)) {
+            return Err("catalog checksum mismatch");
+        }
+        let missing = "catalog cut short";
+        let mut reader = Reader::new(body);
+        if reader.array::<8>() != Some(MAGIC) {
+            return Err("not a cheesedb file (bad magic)");
+        }
+        if reader.u8() != Some(FORMAT_VERSION) {
+            return Err("unsupported format version");
+        }
+        if reader.u8() != Some(FILE_KIND_CATALOG) || reader.u16() != Some(0) {
+            return Err("not a catalog file");
+        }
+        let count = reader.u32().ok_or(missing)? as usize;
+        if count > AGENTS_PER_STORE_MAX {
+            return Err("catalog lists too many agents");
+        }
+        let next_number = reader.u64().ok_or(missing)?;
+        let mut entries = Vec::with_capacity(count);
+        for _ in 0..count {
+            let number = reader.u64().ok_or(missing)?;
+            let token_hash = reader.array().ok_or(missing)?;
+            let name_length = reader.u16().ok_or(missing)?;
+            let name_bytes = reader.take(usize::from(name_length)).ok_or(missing)?;
+            let name = core::str::from_utf8(name_bytes).map_err(|_| "agent name is not UTF-8")?;
+            if number == 0 || number >= next_number {
+                return Err("agent number out of range");
+            }
+            entries.push(CatalogEntry { number, token_hash, name: name.to_string() });
+        }
+        if reader.remaining() != 0 {
+            return Err("bytes left over after the catalog");
+        }
+        Ok(CatalogFile { next_number, entries })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn golden_bytes_of_an_empty_catalog() {
+        let bytes = CatalogFile { next_number: 1, entries: Vec::new() }.encode();
+        assert_eq!(bytes.get(..24), Some(&b"CHEESEDB\x01\x02\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"[..]));
+        assert_eq!(bytes.len(), 28);
+    }
+
+    #[test]
+    fn every_flipped_byte_is_refused() {
+        let catalog = CatalogFile {
+            next_number: 3,
+            entries: alloc::vec![CatalogEntry { number: 2, token_hash: [4; 32], name: "alice".into() }],
+        };
+        let bytes = catalog.encode();
+        for index in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            if let Some(byte) = damaged.get_mut(index) {
+                *byte ^= 0x40;
+            }
+            assert!(CatalogFile::decode(&damaged).is_err(), "flip at {index} passed");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn decode_of_encode_is_identity(names in prop::collection::vec("\\PC{0,12}", 0..5), hash: [u8; 32]) {
+            let entries: Vec<CatalogEntry> = names.iter().enumerate()
+                .map(|(index, name)| CatalogEntry { number: index as u64 + 1, token_hash: hash, name: name.clone() })
+                .collect();
+            let catalog = CatalogFile { next_number: entries.len() as u64 + 1, entries };
+            prop_assert_eq!(CatalogFile::decode(&catalog.encode()), Ok(catalog));
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+            let _ = CatalogFile::decode(&bytes);
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The on-disk types: byte layouts as named constants, a decoder that never panics on any input,
+//! and golden-byte tests at the bottom of each file.
+
+pub mod bytes;
+pub mod catalog_file;
+pub mod record;
+pub mod segment_header;

@@ -1,0 +1,623 @@
+//! Log records: lots, memories, recalls, and the commit and seal markers that frame them.
+//!
+//! ```text
+//! offset  size  field
+//!      0     4  crc32c of bytes [4, length)
+//!      4     4  length of the whole record, this header included
+//!      8     1  kind: 1 lot, 2 memory, 3 recall, 4 commit, 5 seal
+//!      9     1  flags: bit 0 = content erased (salt and content are absent)
+//!     10     2  reserved, zero
+//!     12     8  agent number          } the record's identity, inside the checksum, so a
+//!     20     8  segment number        } block copied to another file, place or agent fails
+//!     28     8  sequence              }
+//!     36     …  body, by kind (below)
+//! ```
+//!
+//! Bodies (all integers little-endian):
+//! - lot: id u64, label length u16, label, content block
+//! - memory: id u64, leg count u16, legs (each: parent count u16, parents u64…), content block
+//! - recall: id u64, mode u8 (0 fair, 1 strict), removal u8 (0 untrusted, 1 erase)
+//! - commit: batch start u64, batch crc32c u32, record count u32, chain hash [32]
+//! - seal: next segment number u64
+//!
+//! The content block is the salted digest [32], then, unless erased: salt [16], content length
+//! u32, content.
+
+use alloc::vec::Vec;
+
+use super::bytes::{u32_at, Reader, Writer};
+use crate::checksum::crc32c;
+use crate::digest::Hash;
+use crate::id::{Mode, Removal};
+
+/// Bytes of the header common to every record.
+pub const HEADER_BYTES: usize = 36;
+/// Bytes of a content salt.
+pub const SALT_BYTES: usize = 16;
+/// Bytes of a commit marker (header and body).
+pub const COMMIT_BYTES: usize = HEADER_BYTES + 8 + 4 + 4 + 32;
+/// The largest record the decoder accepts, so a damaged length cannot ask for gigabytes.
+pub const RECORD_MAX_BYTES: usize = 32 * 1024 * 1024;
+
+const OFFSET_LENGTH: usize = 4;
+const OFFSET_KIND: usize = 8;
+const FLAG_ERASED: u8 = 1;
+
+const KIND_LOT: u8 = 1;
+const KIND_MEMORY: u8 = 2;
+const KIND_RECALL: u8 = 3;
+const KIND_COMMIT: u8 = 4;
+const KIND_SEAL: u8 = 5;
+
+const _: () = assert!(COMMIT_BYTES == 84);
+const _: () = assert!(crate::limits::CONTENT_MAX_BYTES + 64 * 1024 < RECORD_MAX_BYTES);
+
+/// Where a record was found, and which record it must be there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    /// The agent the log belongs to.
+    pub agent: u64,
+    /// The segment file the record is in.
+    pub segment: u64,
+    /// The record's sequence number in the agent's log (framing records repeat the last one).
+    pub sequence: u64,
+}
+
+/// The salted digest of a content, with the salt and content unless they were erased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContentBlock<'a> {
+    /// `content_digest(salt, content)`; the chain commits to this.
+    pub digest: Hash,
+    /// The salt and the content, absent once erased.
+    pub present: Option<(&'a [u8; SALT_BYTES], &'a [u8])>,
+}
+
+/// The legs of a memory in their encoded form, checked when decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LegsView<'a> {
+    count: u16,
+    raw: &'a [u8],
+}
+
+impl<'a> LegsView<'a> {
+    /// Encodes legs given as slices of parent ids.
+    pub fn encode<L: AsRef<[u64]>>(legs: &[L], out: &mut Vec<u8>) {
+        for leg in legs {
+            let parents = leg.as_ref();
+            debug_assert!(parents.len() <= usize::from(u16::MAX));
+            out.put_u16(parents.len() as u16);
+            for parent in parents {
+                out.put_u64(*parent);
+            }
+        }
+    }
+
+    /// A view of `count` encoded legs in `raw`; `None` unless `raw` holds exactly that.
+    pub fn parse(count: u16, raw: &'a [u8]) -> Option<LegsView<'a>> {
+        let mut reader = Reader::new(raw);
+        for _ in 0..count {
+            let parents = reader.u16()?;
+            reader.take(usize::from(parents).checked_mul(8)?)?;
+        }
+        (reader.remaining() == 0).then_some(LegsView { count, raw })
+    }
+
+    /// How many legs.
+    pub fn count(&self) -> u16 {
+        self.count
+    }
+
+    /// The encoded bytes.
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// Each leg as an iterator of parent ids.
+    pub fn iter(&self) -> impl Iterator<Item = impl Iterator<Item = u64> + 'a> + 'a {
+        let mut reader = Reader::new(self.raw);
+        (0..self.count).map_while(move |_| {
+            let parents = reader.u16()?;
+            let bytes = reader.take(usize::from(parents) * 8)?;
+            Some(bytes.chunks_exact(8).map(|chunk| {
+                let mut field = [0u8; 8];
+                field.copy_from_slice(chunk);
+                u64::from_le_bytes(field)
+            }))
+        })
+    }
+}
+
+/// What a record says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body<'a> {
+    /// A source was added.
+    Lot {
+        /// Its id.
+        id: u64,
+        /// Its label (UTF-8, checked when decoded).
+        label: &'a str,
+        /// Its content.
+        content: ContentBlock<'a>,
+    },
+    /// A memory was added.
+    Memory {
+        /// Its id.
+        id: u64,
+        /// Its legs.
+        legs: LegsView<'a>,
+        /// Its content.
+        content: ContentBlock<'a>,
+    },
+    /// A lot or memory was recalled.
+    Recall {
+        /// The recalled id.
+        id: u64,
+        /// Fair or Strict.
+        mode: Mode,
+        /// Untrusted or Erase.
+        removal: Removal,
+    },
+    /// Closes a durable write: every record from `batch_start` up to this marker.
+    Commit {
+        /// File offset of the first record of the write.
+        batch_start: u64,
+        /// crc32c of the bytes from `batch_start` up to this marker.
+        batch_crc: u32,
+        /// How many records the write holds.
+        record_count: u32,
+        /// The chain hash after the write's last record.
+        chain: Hash,
+    },
+    /// The segment is full; the log goes on in `next_segment`.
+    Seal {
+        /// The number of the next segment.
+        next_segment: u64,
+    },
+}
+
+/// One decoded record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// Where the record belongs.
+    pub identity: Identity,
+    /// What it says.
+    pub body: Body<'a>,
+}
+
+/// Why bytes are not a valid record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeError {
+    /// Fewer bytes than the record needs.
+    Truncated,
+    /// The length field is impossible.
+    BadLength,
+    /// The checksum does not match.
+    BadChecksum,
+    /// The checksum matches but the fields do not make sense.
+    BadField(&'static str),
+}
+
+impl DecodeError {
+    /// A short description for error messages.
+    pub fn reason(self) -> &'static str {
+        match self {
+            DecodeError::Truncated => "record cut short",
+            DecodeError::BadLength => "impossible record length",
+            DecodeError::BadChecksum => "record checksum mismatch",
+            DecodeError::BadField(reason) => reason,
+        }
+    }
+}
+
+impl<'a> Record<'a> {
+    /// Whether the record is a lot, memory or recall (the records the hash chain covers).
+    pub fn is_chained(&self) -> bool {
+        matches!(self.body, Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. })
+    }
+
+    /// The same record with its content's salt and bytes removed (the digest stays).
+    pub fn redacted(&self) -> Record<'a> {
+        let body = match self.body {
+            Body::Lot { id, label, content } => {
+                Body::Lot { id, label, content: ContentBlock { present: None, ..content } }
+            }
+            Body::Memory { id, legs, content } => {
+                Body::Memory { id, legs, content: ContentBlock { present: None, ..content } }
+            }
+            other => other,
+        };
+        Record { identity: self.identity, body }
+    }
+
+    /// Appends the record's encoding to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.put_u32(0); // the checksum, filled in below
+        out.put_u32(0); // the length, filled in below
+        let (kind, flags) = self.kind_and_flags();
+        out.put_u8(kind);
+        out.put_u8(flags);
+        out.put_u16(0);
+        out.put_u64(self.identity.agent);
+        out.put_u64(self.identity.segment);
+        out.put_u64(self.identity.sequence);
+        self.encode_body(out);
+        let length = out.len() - start;
+        debug_assert!(length <= RECORD_MAX_BYTES);
+        let length_field = (length as u32).to_le_bytes();
+        let tail = out.split_at_mut(start).1;
+        tail.get_mut(OFFSET_LENGTH..OFFSET_LENGTH + 4)
+            .into_iter()
+            .for_each(|field| field.copy_from_slice(&length_field));
+        let checksum = crc32c(tail.get(4..).unwrap_or_default()).to_le_bytes();
+        tail.get_mut(0..4).into_iter().for_each(|field| field.copy_from_slice(&checksum));
+    }
+
+    fn kind_and_flags(&self) -> (u8, u8) {
+        let erased = |content: &ContentBlock<'_>| {
+            if content.present.is_none() {
+                FLAG_ERASED
+            } else {
+                0
+            }
+        };
+        match &self.body {
+            Body::Lot { content, .. } => (KIND_LOT, erased(content)),
+            Body::Memory { content, .. } => (KIND_MEMORY, erased(content)),
+            Body::Recall { .. } => (KIND_RECALL, 0),
+            Body::Commit { .. } => (KIND_COMMIT, 0),
+            Body::Seal { .. } => (KIND_SEAL, 0),
+        }
+    }
+
+    fn encode_body(&self, out: &mut Vec<u8>) {
+        match &self.body {
+            Body::Lot { id, label, content } => {
+                out.put_u64(*id);
+                out.put_u16(label.len() as u16);
+                out.put_bytes(label.as_bytes());
+                encode_content(content, out);
+            }
+            Body::Memory { id, legs, content } => {
+                out.put_u64(*id);
+                out.put_u16(legs.count);
+                out.put_bytes(legs.raw);
+                encode_content(content, out);
+            }
+            Body::Recall { id, mode, removal } => {
+                out.put_u64(*id);
+                out.put_u8(match mode {
+                    Mode::Fair => 0,
+                    Mode::Strict => 1,
+                });
+                out.put_u8(match removal {
+                    Removal::Untrusted => 0,
+                    Removal::Erase => 1,
+                });
+            }
+            Body::Commit { batch_start, batch_crc, record_count, chain } => {
+                out.put_u64(*batch_start);
+                out.put_u32(*batch_crc);
+                out.put_u32(*record_count);
+                out.put_bytes(chain);
+            }
+            Body::Seal { next_segment } => out.put_u64(*next_segment),
+        }
+    }
+
+    /// Appends the fields the hash chain commits to: everything but the checksum, the length,
+    /// the placement (segment) and the salt and content, which erasure may remove.
+    pub fn encode_chained_fields(&self, out: &mut Vec<u8>) {
+        out.clear();
+        let (kind, _) = self.kind_and_flags();
+        out.put_u8(kind);
+        out.put_u64(self.identity.agent);
+        out.put_u64(self.identity.sequence);
+        match &self.body {
+            Body::Lot { id, label, content } => {
+                out.put_u64(*id);
+                out.put_u16(label.len() as u16);
+                out.put_bytes(label.as_bytes());
+                out.put_bytes(&content.digest);
+            }
+            Body::Memory { id, legs, content } => {
+                out.put_u64(*id);
+                out.put_u16(legs.count);
+                out.put_bytes(legs.raw);
+                out.put_bytes(&content.digest);
+            }
+            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } => {
+                self.encode_body(out);
+            }
+        }
+    }
+}
+
+fn encode_content(content: &ContentBlock<'_>, out: &mut Vec<u8>) {
+    out.put_bytes(&content.digest);
+    if let Some((salt, bytes)) = content.present {
+        out.put_bytes(salt);
+        out.put_u32(bytes.len() as u32);
+        out.put_bytes(bytes);
+    }
+}
+
+/// The length a record at the start of `bytes` claims, if its header is there.
+pub fn claimed_length(bytes: &[u8]) -> Option<u32> {
+    u32_at(bytes, OFFSET_LENGTH)
+}
+
+/// Whether `bytes` starts with something shaped like a commit marker (its kind and length),
+/// to find candidates quickly before checking them in full.
+pub fn looks_like_commit(bytes: &[u8]) -> bool {
+    claimed_length(bytes) == Some(COMMIT_BYTES as u32)
+        && bytes.get(OFFSET_KIND) == Some(&KIND_COMMIT)
+}
+
+/// Decodes the record at the start of `bytes`; returns it and its length in bytes.
+pub fn decode(bytes: &[u8]) -> Result<(Record<'_>, usize), DecodeError> {
+    let length = claimed_length(bytes).ok_or(DecodeError::Truncated)? as usize;
+    if !(HEADER_BYTES..=RECORD_MAX_BYTES).contains(&length) {
+        return Err(DecodeError::BadLength);
+    }
+    let record_bytes = bytes.get(..length).ok_or(DecodeError::Truncated)?;
+    let stored_checksum = u32_at(record_bytes, 0).ok_or(DecodeError::Truncated)?;
+    if crc32c(record_bytes.get(4..).unwrap_or_default()) != stored_checksum {
+        return Err(DecodeError::BadChecksum);
+    }
+    let mut reader = Reader::new(record_bytes);
+    reader.take(8).ok_or(DecodeError::Truncated)?;
+    let record = decode_checked(&mut reader)?;
+    if reader.remaining() != 0 {
+        return Err(DecodeError::BadField("bytes left over after the record body"));
+    }
+    Ok((record, length))
+}
+
+fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, DecodeError> {
+    let missing = DecodeError::BadField("record body cut short");
+    let kind = reader.u8().ok_or(missing)?;
+    let flags = reader.u8().ok_or(missing)?;
+    if reader.u16().ok_or(missing)? != 0 || flags & !FLAG_ERASED != 0 {
+        return Err(DecodeError::BadField("reserved bits set"));
+    }
+    let identity = Identity {
+        agent: reader.u64().ok_or(missing)?,
+        segment: reader.u64().ok_or(missing)?,
+        sequence: reader.u64().ok_or(missing)?,
+    };
+    let erased = flags & FLAG_ERASED != 0;
+    if erased && !matches!(kind, KIND_LOT | KIND_MEMORY) {
+        return Err(DecodeError::BadField("erased flag on a record without content"));
+    }
+    let body = match kind {
+        KIND_LOT => {
+            let id = reader.u64().ok_or(missing)?;
+            let label_length = reader.u16().ok_or(missing)?;
+            let label_bytes = reader.take(usize::from(label_length)).ok_or(missing)?;
+            let label = core::str::from_utf8(label_bytes)
+                .map_err(|_| DecodeError::BadField("label is not UTF-8"))?;
+            Body::Lot { id, label, content: decode_content(reader, erased)? }
+        }
+        KIND_MEMORY => {
+            let id = reader.u64().ok_or(missing)?;
+            let count = reader.u16().ok_or(missing)?;
+            let legs = decode_legs(reader, count)?;
+            Body::Memory { id, legs, content: decode_content(reader, erased)? }
+        }
+        KIND_RECALL => {
+            let id = reader.u64().ok_or(missing)?;
+            let mode = match reader.u8().ok_or(missing)? {
+                0 => Mode::Fair,
+                1 => Mode::Strict,
+                _ => return Err(DecodeError::BadField("unknown recall mode")),
+            };
+            let removal = match reader.u8().ok_or(missing)? {
+                0 => Removal::Untrusted,
+                1 => Removal::Erase,
+                _ => return Err(DecodeError::BadField("unknown removal")),
+            };
+            Body::Recall { id, mode, removal }
+        }
+        KIND_COMMIT => Body::Commit {
+            batch_start: reader.u64().ok_or(missing)?,
+            batch_crc: reader.u32().ok_or(missing)?,
+            record_count: reader.u32().ok_or(missing)?,
+            chain: reader.array().ok_or(missing)?,
+        },
+        KIND_SEAL => Body::Seal { next_segment: reader.u64().ok_or(missing)? },
+        _ => return Err(DecodeError::BadField("unknown record kind")),
+    };
+    Ok(Record { identity, body })
+}
+
+fn decode_legs<'a>(reader: &mut Reader<'a>, count: u16) -> Result<LegsView<'a>, DecodeError> {
+    let missing = DecodeError::BadField("legs cut short");
+    let mut measure = Reader::new(reader.rest());
+    for _ in 0..count {
+        let parents = measure.u16().ok_or(missing)?;
+        measure.take(usize::from(parents) * 8).ok_or(missing)?;
+    }
+    let raw = reader.take(measure.position()).ok_or(missing)?;
+    Ok(LegsView { count, raw })
+}
+
+fn decode_content<'a>(
+    reader: &mut Reader<'a>,
+    erased: bool,
+) -> Result<ContentBlock<'a>, DecodeError> {
+    let missing = DecodeError::BadField("content cut short");
+    let digest = reader.array().ok_or(missing)?;
+    if erased {
+        return Ok(ContentBlock { digest, present: None });
+    }
+    let salt: &[u8; SALT_BYTES] = reader.take(SALT_BYTES).ok_or(missing)?.try_into().map_err(|_| missing)?;
+    let length = reader.u32().ok_or(missing)?;
+    let bytes = reader.take(length as usize).ok_or(missing)?;
+    Ok(ContentBlock { digest, present: Some((salt, bytes)) })
+}
+
+/// The commit marker that closes `batch`, the bytes from `batch_start` up to the marker.
+pub fn commit_marker(identity: Identity, batch_start: u64, batch: &[u8], record_count: u32, chain: Hash) -> Record<'static> {
+    Record { identity, body: Body::Commit { batch_start, batch_crc: crc32c(batch), record_count, chain } }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+    use proptest::prelude::*;
+
+    fn identity() -> Identity {
+        Identity { agent: 1, segment: 2, sequence: 3 }
+    }
+
+    #[test]
+    fn golden_bytes_of_a_recall() {
+        let record = Record {
+            identity: identity(),
+            body: Body::Recall { id: 9, mode: Mode::Strict, removal: Removal::Erase },
+        };
+        let mut bytes = Vec::new();
+        record.encode(&mut bytes);
+        let expected_tail: [u8; 42] = [
+            46, 0, 0, 0, // length
+            3, 0, 0, 0, // kind recall, no flags, reserved
+            1, 0, 0, 0, 0, 0, 0, 0, // agent
+            2, 0, 0, 0, 0, 0, 0, 0, // segment
+            3, 0, 0, 0, 0, 0, 0, 0, // sequence
+            9, 0, 0, 0, 0, 0, 0, 0, // id
+            1, 1, // strict, erase
+        ];
+        assert_eq!(bytes.get(4..), Some(&expected_tail[..]));
+        assert_eq!(u32_at(&bytes, 0), Some(crc32c(&expected_tail)));
+        assert_eq!(decode(&bytes), Ok((record, 46)));
+    }
+
+    #[test]
+    fn golden_bytes_of_a_lot_and_its_redaction() {
+        let salt = [7u8; SALT_BYTES];
+        let content = ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")) };
+        let record =
+            Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
+        let mut bytes = Vec::new();
+        record.encode(&mut bytes);
+        assert_eq!(bytes.len(), HEADER_BYTES + 8 + 2 + 4 + 32 + 16 + 4 + 4);
+        assert_eq!(bytes.get(8), Some(&KIND_LOT));
+        assert_eq!(bytes.get(46..50), Some(&b"tool"[..]));
+        assert_eq!(bytes.get(bytes.len() - 4..), Some(&b"rain"[..]));
+
+        let mut redacted = Vec::new();
+        record.redacted().encode(&mut redacted);
+        assert_eq!(redacted.len(), HEADER_BYTES + 8 + 2 + 4 + 32);
+        assert_eq!(redacted.get(9), Some(&FLAG_ERASED));
+        assert!(!redacted.windows(4).any(|window| window == b"rain"));
+        assert!(!redacted.windows(SALT_BYTES).any(|window| window == salt));
+
+        let mut chained = Vec::new();
+        let mut chained_redacted = Vec::new();
+        record.encode_chained_fields(&mut chained);
+        record.redacted().encode_chained_fields(&mut chained_redacted);
+        assert_eq!(chained, chained_redacted, "erasure must not change what the chain covers");
+    }
+
+    #[test]
+    fn a_flipped_bit_is_a_checksum_error() {
+        let record = Record { identity: identity(), body: Body::Seal { next_segment: 3 } };
+        let mut bytes = Vec::new();
+        record.encode(&mut bytes);
+        for index in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            if let Some(byte) = damaged.get_mut(index) {
+                *byte ^= 0x10;
+            }
+            assert!(decode(&damaged).is_err(), "flip at {index} passed");
+        }
+    }
+
+    fn arbitrary_legs() -> impl Strategy<Value = Vec<Vec<u64>>> {
+        prop::collection::vec(prop::collection::vec(any::<u64>(), 0..4), 0..4)
+    }
+
+    #[derive(Debug, Clone)]
+    enum Owned {
+        Lot(u64, alloc::string::String, [u8; 32], Option<([u8; 16], Vec<u8>)>),
+        Memory(u64, Vec<Vec<u64>>, [u8; 32], Option<([u8; 16], Vec<u8>)>),
+        Recall(u64, bool, bool),
+        Commit(u64, u32, u32, [u8; 32]),
+        Seal(u64),
+    }
+
+    fn arbitrary_owned() -> impl Strategy<Value = Owned> {
+        let content = prop::option::of((any::<[u8; 16]>(), prop::collection::vec(any::<u8>(), 0..64)));
+        prop_oneof![
+            (any::<u64>(), "[a-z_]{0,20}", any::<[u8; 32]>(), content.clone())
+                .prop_map(|(id, label, digest, content)| Owned::Lot(id, label, digest, content)),
+            (any::<u64>(), arbitrary_legs(), any::<[u8; 32]>(), content)
+                .prop_map(|(id, legs, digest, content)| Owned::Memory(id, legs, digest, content)),
+            (any::<u64>(), any::<bool>(), any::<bool>())
+                .prop_map(|(id, strict, erase)| Owned::Recall(id, strict, erase)),
+            (any::<u64>(), any::<u32>(), any::<u32>(), any::<[u8; 32]>())
+                .prop_map(|(start, crc, count, chain)| Owned::Commit(start, crc, count, chain)),
+            any::<u64>().prop_map(Owned::Seal),
+        ]
+    }
+
+    fn block<'a>(digest: [u8; 32], content: &'a Option<([u8; 16], Vec<u8>)>) -> ContentBlock<'a> {
+        ContentBlock { digest, present: content.as_ref().map(|(salt, bytes)| (salt, &bytes[..])) }
+    }
+
+    proptest! {
+        #[test]
+        fn decode_of_encode_is_identity(owned in arbitrary_owned(), agent: u64, segment: u64, sequence: u64) {
+            let identity = Identity { agent, segment, sequence };
+            let mut legs_raw = Vec::new();
+            let body = match &owned {
+                Owned::Lot(id, label, digest, content) => Body::Lot { id: *id, label, content: block(*digest, content) },
+                Owned::Memory(id, legs, digest, content) => {
+                    LegsView::encode(legs, &mut legs_raw);
+                    let view = LegsView::parse(legs.len() as u16, &legs_raw).ok_or_else(|| TestCaseError::fail("legs"))?;
+                    let decoded: Vec<Vec<u64>> = view.iter().map(|leg| leg.collect()).collect();
+                    prop_assert_eq!(&decoded, legs);
+                    Body::Memory { id: *id, legs: view, content: block(*digest, content) }
+                }
+                Owned::Recall(id, strict, erase) => Body::Recall {
+                    id: *id,
+                    mode: if *strict { Mode::Strict } else { Mode::Fair },
+                    removal: if *erase { Removal::Erase } else { Removal::Untrusted },
+                },
+                Owned::Commit(batch_start, batch_crc, record_count, chain) =>
+                    Body::Commit { batch_start: *batch_start, batch_crc: *batch_crc, record_count: *record_count, chain: *chain },
+                Owned::Seal(next) => Body::Seal { next_segment: *next },
+            };
+            let record = Record { identity, body };
+            let mut bytes = Vec::new();
+            record.encode(&mut bytes);
+            bytes.extend_from_slice(b"trailing bytes belong to the next record");
+            let (decoded, length) = decode(&bytes).map_err(|error| TestCaseError::fail(error.reason()))?;
+            prop_assert_eq!(decoded, record);
+            prop_assert_eq!(length, bytes.len() - 40);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic_the_decoder(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            let _ = decode(&bytes);
+            let _ = looks_like_commit(&bytes);
+        }
+
+        #[test]
+        fn any_valid_checksum_over_garbage_is_still_checked(body in prop::collection::vec(any::<u8>(), 32..200)) {
+            // Forge a record with a correct checksum over random fields: decoding must refuse or
+            // accept it without panicking, and never read past its length.
+            let mut bytes = vec![0u8; 8];
+            bytes.extend_from_slice(&body);
+            let length = (bytes.len() as u32).to_le_bytes();
+            bytes.get_mut(4..8).into_iter().for_each(|field| field.copy_from_slice(&length));
+            let checksum = crc32c(bytes.get(4..).unwrap_or_default()).to_le_bytes();
+            bytes.get_mut(0..4).into_iter().for_each(|field| field.copy_from_slice(&checksum));
+            if let Ok((_, used)) = decode(&bytes) {
+                prop_assert_eq!(used, bytes.len());
+            }
+        }
+    }
+}

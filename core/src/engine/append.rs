@@ -1,0 +1,194 @@
+//! Durable writes: records, a commit marker, one sync; segment roll-over.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::{io_error, AgentEngine};
+use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView, Record, SALT_BYTES};
+use crate::digest::{chain_next, content_digest};
+use crate::error::Error;
+use crate::graph::Location;
+use crate::id::{Id, Leg, Mode, Removal};
+use crate::limits::{self, BATCH_MAX_BYTES, CONTENT_MAX_BYTES, LABEL_MAX_BYTES, LEGS_PER_MEMORY_MAX, NODES_PER_AGENT_MAX, PARENTS_PER_LEG_MAX};
+use crate::log::names::segment_path;
+use crate::storage::{Storage, StorageFile};
+
+/// One record to write, borrowed from the caller.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Entry<'a> {
+    Lot { label: &'a str, content: &'a [u8] },
+    Memory { legs: &'a [Leg], content: &'a [u8] },
+    Recall { id: u64, mode: Mode, removal: Removal },
+}
+
+/// Checks a lot's label and content against the limits.
+pub(crate) fn validate_lot(label: &str, content: &[u8]) -> Result<(), Error> {
+    if label.is_empty() {
+        return Err(Error::InvalidName { reason: "a lot label must not be empty" });
+    }
+    limits::check("label length in bytes", label.len(), LABEL_MAX_BYTES)?;
+    limits::check("content size in bytes", content.len(), CONTENT_MAX_BYTES)
+}
+
+fn content_block<'a>(salt: &'a [u8; SALT_BYTES], content: &'a [u8]) -> ContentBlock<'a> {
+    ContentBlock { digest: content_digest(salt, content), present: Some((salt, content)) }
+}
+
+impl<S: Storage> AgentEngine<S> {
+    /// Checks a memory's legs: at least one, none empty, within the limits, and every parent
+    /// alive, or one of the `pending` ids a batch is about to write.
+    pub(crate) fn validate_memory(
+        &self,
+        content: &[u8],
+        legs: &[Leg],
+        pending: core::ops::Range<u64>,
+    ) -> Result<(), Error> {
+        limits::check("content size in bytes", content.len(), CONTENT_MAX_BYTES)?;
+        if legs.is_empty() {
+            return Err(Error::NoLegs);
+        }
+        limits::check("legs of one memory", legs.len(), LEGS_PER_MEMORY_MAX)?;
+        for (leg_index, leg) in legs.iter().enumerate() {
+            if leg.is_empty() {
+                return Err(Error::EmptyLeg { leg_index });
+            }
+            limits::check("parents of one leg", leg.parents().len(), PARENTS_PER_LEG_MAX)?;
+            for parent in leg.parents() {
+                if !pending.contains(&parent.get()) {
+                    self.graph.check_parent(parent.get())?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that `count` more nodes fit in the agent.
+    pub(crate) fn validate_room(&self, count: u64) -> Result<(), Error> {
+        let total = self.graph.len().saturating_add(count);
+        if total > NODES_PER_AGENT_MAX {
+            return Err(Error::LimitExceeded { what: "nodes of one agent", size: total, limit: NODES_PER_AGENT_MAX });
+        }
+        Ok(())
+    }
+
+    /// Adds a source.
+    pub fn add_lot(&mut self, label: &str, content: &[u8]) -> Result<Id, Error> {
+        self.check_writable()?;
+        validate_lot(label, content)?;
+        self.validate_room(1)?;
+        let ids = self.write_entries(&[Entry::Lot { label, content }])?;
+        ids.first().copied().ok_or(Error::Poisoned)
+    }
+
+    /// Adds a memory learned through `legs`.
+    pub fn remember(&mut self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
+        self.check_writable()?;
+        self.validate_memory(content, legs, 0..0)?;
+        self.validate_room(1)?;
+        let ids = self.write_entries(&[Entry::Memory { legs, content }])?;
+        ids.first().copied().ok_or(Error::Poisoned)
+    }
+
+    /// Writes validated lots and memories durably, then adds them to the graph.
+    pub(crate) fn write_entries(&mut self, entries: &[Entry<'_>]) -> Result<Vec<Id>, Error> {
+        let locations = self.append(entries)?;
+        let mut ids = Vec::with_capacity(entries.len());
+        for (entry, location) in entries.iter().zip(locations) {
+            let id = match entry {
+                Entry::Lot { .. } => self.graph.add_lot(location, true)?,
+                Entry::Memory { legs, .. } => {
+                    let parents = legs.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()));
+                    self.graph.add_memory(parents, location, true)?
+                }
+                Entry::Recall { .. } => continue,
+            };
+            ids.push(Id::from(id));
+        }
+        Ok(ids)
+    }
+
+    /// Writes `entries` and a commit marker to the active segment and syncs it; returns where
+    /// each record went. A failed write or sync poisons the engine.
+    pub(crate) fn append(&mut self, entries: &[Entry<'_>]) -> Result<Vec<Location>, Error> {
+        self.check_writable()?;
+        if self.write_offset >= self.options.segment_size_max_bytes {
+            self.roll()?;
+        }
+        let segment = self.active_segment();
+        let mut salts = vec![0u8; SALT_BYTES * entries.len()];
+        self.storage.fill_random(&mut salts).map_err(|error| io_error("drawing random bytes for", &self.folder, error))?;
+        let mut bytes = Vec::new();
+        let mut locations = Vec::with_capacity(entries.len());
+        let mut sequence = self.sequence;
+        let mut chain = self.chain;
+        let mut next_id = self.graph.next_id();
+        let mut fields = Vec::new();
+        let mut legs_raw = Vec::new();
+        for (entry, salt) in entries.iter().zip(salts.chunks_exact(SALT_BYTES)) {
+            sequence += 1;
+            let identity = Identity { agent: self.agent, segment, sequence };
+            let salt: &[u8; SALT_BYTES] = salt.try_into().map_err(|_| Error::Poisoned)?;
+            let body = match *entry {
+                Entry::Lot { label, content } => {
+                    next_id += 1;
+                    Body::Lot { id: next_id - 1, label, content: content_block(salt, content) }
+                }
+                Entry::Memory { legs, content } => {
+                    next_id += 1;
+                    legs_raw.clear();
+                    let parents: Vec<Vec<u64>> =
+                        legs.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect();
+                    LegsView::encode(&parents, &mut legs_raw);
+                    let view = LegsView::parse(legs.len() as u16, &legs_raw)
+                        .ok_or(Error::LimitExceeded { what: "legs of one memory", size: legs.len() as u64, limit: LEGS_PER_MEMORY_MAX as u64 })?;
+                    Body::Memory { id: next_id - 1, legs: view, content: content_block(salt, content) }
+                }
+                Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
+            };
+            let record = Record { identity, body };
+            let offset = self.write_offset + bytes.len() as u64;
+            locations.push(Location { segment: segment as u32, offset: offset as u32 });
+            record.encode(&mut bytes);
+            record.encode_chained_fields(&mut fields);
+            chain = chain_next(&chain, &fields);
+        }
+        limits::check("batch size in bytes", bytes.len(), BATCH_MAX_BYTES)?;
+        let identity = Identity { agent: self.agent, segment, sequence };
+        commit_marker(identity, self.write_offset, &bytes, entries.len() as u32, chain).encode(&mut bytes);
+        self.write_durably(&bytes)?;
+        self.sequence = sequence;
+        self.chain = chain;
+        Ok(locations)
+    }
+
+    /// Writes `bytes` at the end of the active segment and syncs; poisons the engine on failure.
+    fn write_durably(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let offset = self.write_offset;
+        let Some(file) = self.segments.last_mut() else {
+            self.poisoned = true;
+            return Err(Error::Poisoned);
+        };
+        if let Err(error) = file.write_at(offset, bytes).and_then(|()| file.sync()) {
+            self.poisoned = true;
+            let path = segment_path(&self.folder, self.segments.len() as u64);
+            return Err(io_error("writing", &path, error));
+        }
+        self.write_offset += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Seals the active segment (a seal record and its commit, synced) and starts the next.
+    fn roll(&mut self) -> Result<(), Error> {
+        let segment = self.active_segment();
+        let identity = Identity { agent: self.agent, segment, sequence: self.sequence };
+        let mut bytes = Vec::new();
+        Record { identity, body: Body::Seal { next_segment: segment + 1 } }.encode(&mut bytes);
+        commit_marker(identity, self.write_offset, &bytes, 1, self.chain).encode(&mut bytes);
+        self.write_durably(&bytes)?;
+        let started = self.start_segment(segment + 1);
+        if started.is_err() {
+            self.poisoned = true;
+        }
+        started
+    }
+}

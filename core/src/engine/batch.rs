@@ -1,0 +1,110 @@
+//! Several lots and memories written together: one commit marker, one sync, all or nothing.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::append::{validate_lot, Entry};
+use super::AgentEngine;
+use crate::error::Error;
+use crate::id::{Id, Leg};
+use crate::limits::{self, BATCH_MAX_BYTES, BATCH_MAX_RECORDS};
+use crate::storage::Storage;
+
+/// One write collected by a [`Batch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    /// A source.
+    Lot {
+        /// Its label.
+        label: String,
+        /// Its content.
+        content: Vec<u8>,
+    },
+    /// A memory.
+    Memory {
+        /// Its content.
+        content: Vec<u8>,
+        /// Its legs.
+        legs: Vec<Leg>,
+    },
+}
+
+/// Collects writes that commit together. Ids handed out are final; a memory may name a lot or
+/// memory added earlier in the same batch.
+pub struct Batch<'e, S: Storage> {
+    engine: &'e AgentEngine<S>,
+    writes: Vec<Write>,
+    size_bytes: usize,
+}
+
+impl<'e, S: Storage> Batch<'e, S> {
+    fn next_id(&self) -> u64 {
+        self.engine.graph.next_id() + self.writes.len() as u64
+    }
+
+    fn admit(&mut self, write: Write, content_bytes: usize) -> Result<Id, Error> {
+        limits::check("records in one batch", self.writes.len() + 1, BATCH_MAX_RECORDS)?;
+        limits::check("batch size in bytes", self.size_bytes + content_bytes, BATCH_MAX_BYTES)?;
+        self.engine.validate_room(self.writes.len() as u64 + 1)?;
+        let id = Id::from(self.next_id());
+        self.size_bytes += content_bytes;
+        self.writes.push(write);
+        Ok(id)
+    }
+
+    /// Adds a source to the batch; same checks as `AgentEngine::add_lot`.
+    pub fn add_lot(&mut self, label: &str, content: &[u8]) -> Result<Id, Error> {
+        validate_lot(label, content)?;
+        let write = Write::Lot { label: String::from(label), content: content.to_vec() };
+        self.admit(write, label.len() + content.len())
+    }
+
+    /// Adds a memory to the batch; same checks as `AgentEngine::remember`.
+    pub fn remember(&mut self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
+        let first_pending = self.engine.graph.next_id();
+        self.engine.validate_memory(content, legs, first_pending..self.next_id())?;
+        let parents: usize = legs.iter().map(|leg| leg.parents().len() * 8 + 2).sum();
+        let write = Write::Memory { content: content.to_vec(), legs: legs.to_vec() };
+        self.admit(write, content.len() + parents)
+    }
+
+    /// How many writes were collected.
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    /// Whether nothing was collected.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+}
+
+impl<S: Storage> AgentEngine<S> {
+    /// Runs `collect`, then writes everything it added with one commit marker and one sync. If
+    /// `collect` fails, nothing is written.
+    pub fn batch<T>(&mut self, collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>) -> Result<T, Error> {
+        self.check_writable()?;
+        let (value, writes) = {
+            let mut batch = Batch { engine: self, writes: Vec::new(), size_bytes: 0 };
+            let value = collect(&mut batch)?;
+            (value, batch.writes)
+        };
+        self.write_batch(&writes)?;
+        Ok(value)
+    }
+
+    /// Writes already validated writes as one durable write; returns their ids.
+    pub(crate) fn write_batch(&mut self, writes: &[Write]) -> Result<Vec<Id>, Error> {
+        if writes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let entries: Vec<Entry<'_>> = writes
+            .iter()
+            .map(|write| match write {
+                Write::Lot { label, content } => Entry::Lot { label, content },
+                Write::Memory { content, legs } => Entry::Memory { legs, content },
+            })
+            .collect();
+        self.write_entries(&entries)
+    }
+}

@@ -1,0 +1,179 @@
+//! The engine of one agent: its graph in RAM and its log on disk, kept in step.
+//!
+//! Every method that changes anything first writes it durably (records, then a commit marker,
+//! then a sync), and only then changes the graph, so RAM never runs ahead of the disk.
+
+mod append;
+mod batch;
+mod open;
+mod read;
+mod recall;
+mod rewrite;
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+pub use batch::{Batch, Write};
+pub(crate) use rewrite::read_all;
+
+use crate::codec::segment_header::SegmentHeader;
+use crate::digest::{chain_genesis, Hash};
+use crate::error::Error;
+use crate::graph::{Graph, Kind};
+use crate::id::Id;
+use crate::limits::Options;
+use crate::log::names::{agent_folder, segment_path};
+use crate::report::Report;
+use crate::storage::{Storage, StorageFile};
+
+/// One agent's memory: the recall graph and the durable log behind it.
+pub struct AgentEngine<S: Storage> {
+    storage: S,
+    agent: u64,
+    folder: String,
+    options: Options,
+    graph: Graph,
+    /// Open segment files; segment number `n` is at index `n - 1`, the last is active.
+    segments: Vec<S::File>,
+    /// Where the next write goes in the active segment.
+    write_offset: u64,
+    /// The sequence of the last committed record.
+    sequence: u64,
+    /// The chain hash after the last committed record.
+    chain: Hash,
+    poisoned: bool,
+    deleted: bool,
+    report: Report,
+}
+
+impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
+    fn fmt(&self, formatter: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        formatter
+            .debug_struct("AgentEngine")
+            .field("agent", &self.agent)
+            .field("nodes", &self.graph.len())
+            .field("segments", &self.segments.len())
+            .field("poisoned", &self.poisoned)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Wraps a backend error with what the engine was doing and where.
+pub(crate) fn io_error(operation: &'static str, path: &str, error: impl core::fmt::Display) -> Error {
+    Error::Io { operation, path: String::from(path), message: format!("{error}") }
+}
+
+impl<S: Storage> AgentEngine<S> {
+    /// Makes the folder and first segment of a new agent, durably.
+    pub fn create(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
+        options.validate()?;
+        let folder = agent_folder(agent);
+        storage.create_folder(&folder).map_err(|error| io_error("creating", &folder, error))?;
+        storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
+        let mut engine = AgentEngine {
+            storage,
+            agent,
+            folder,
+            options,
+            graph: Graph::default(),
+            segments: Vec::new(),
+            write_offset: 0,
+            sequence: 0,
+            chain: chain_genesis(agent),
+            poisoned: false,
+            deleted: false,
+            report: Report::default(),
+        };
+        engine.start_segment(1)?;
+        engine.report.segments = 1;
+        Ok(engine)
+    }
+
+    /// Creates segment `number` with its header, durably, and makes it the active one.
+    fn start_segment(&mut self, number: u64) -> Result<(), Error> {
+        let path = segment_path(&self.folder, number);
+        let header = SegmentHeader {
+            agent: self.agent,
+            segment: number,
+            sequence_before: self.sequence,
+            chain_before: self.chain,
+        }
+        .encode();
+        let mut file = self.storage.open_file(&path, true).map_err(|error| io_error("creating", &path, error))?;
+        let written = file
+            .set_len(0)
+            .and_then(|()| file.write_at(0, &header))
+            .and_then(|()| file.sync());
+        written.map_err(|error| io_error("writing", &path, error))?;
+        self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
+        self.write_offset = header.len() as u64;
+        self.segments.push(file);
+        Ok(())
+    }
+
+    /// The agent's number in the store.
+    pub fn agent_number(&self) -> u64 {
+        self.agent
+    }
+
+    /// What opening this agent found and did.
+    pub fn report(&self) -> Report {
+        Report { segments: self.segments.len() as u64, ..self.report.clone() }
+    }
+
+    /// Alive lots, ascending.
+    pub fn alive_lots(&self) -> Vec<Id> {
+        self.graph.alive(Kind::Lot).map(Id::from).collect()
+    }
+
+    /// Alive memories, ascending.
+    pub fn alive_memories(&self) -> Vec<Id> {
+        self.graph.alive(Kind::Memory).map(Id::from).collect()
+    }
+
+    /// How many lots and memories were ever added (alive or not).
+    pub fn node_count(&self) -> u64 {
+        self.graph.len()
+    }
+
+    /// Bytes of RAM held by the recall graph.
+    pub fn graph_heap_bytes(&self) -> usize {
+        self.graph.heap_bytes()
+    }
+
+    /// Refuses every later write: the agent was deleted from the store.
+    pub fn mark_deleted(&mut self) {
+        self.deleted = true;
+    }
+
+    /// Whether a failed write or sync stopped this engine.
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned
+    }
+
+    fn check_writable(&self) -> Result<(), Error> {
+        if self.deleted {
+            return Err(Error::AgentDeleted);
+        }
+        if self.poisoned {
+            return Err(Error::Poisoned);
+        }
+        Ok(())
+    }
+
+    fn check_readable(&self) -> Result<(), Error> {
+        if self.deleted {
+            return Err(Error::AgentDeleted);
+        }
+        Ok(())
+    }
+
+    fn segment_file(&self, segment: u64) -> Option<&S::File> {
+        self.segments.get(usize::try_from(segment.checked_sub(1)?).ok()?)
+    }
+
+    fn active_segment(&self) -> u64 {
+        self.segments.len() as u64
+    }
+}

@@ -1,0 +1,199 @@
+//! Opening an agent: replay every segment, cut a torn write at the end of the active one, and
+//! finish any erasure a crash interrupted, before anything is served.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::rewrite::read_all;
+use super::{io_error, AgentEngine};
+use crate::codec::record::{Body, Record};
+use crate::digest::chain_genesis;
+use crate::error::Error;
+use crate::graph::{Graph, Location};
+use crate::id::Removal;
+use crate::limits::Options;
+use crate::log::names::{agent_folder, parse_segment_name, segment_path, TEMPORARY_SUFFIX};
+use crate::log::scan::{check_header, find_valid_commit, scan_records, Expected, ScanEnd};
+use crate::report::Report;
+use crate::storage::{Storage, StorageFile};
+
+impl<S: Storage> AgentEngine<S> {
+    /// Opens an existing agent.
+    pub fn open(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
+        options.validate()?;
+        let folder = agent_folder(agent);
+        let mut engine = AgentEngine {
+            storage,
+            agent,
+            folder,
+            options,
+            graph: Graph::default(),
+            segments: Vec::new(),
+            write_offset: 0,
+            sequence: 0,
+            chain: chain_genesis(agent),
+            poisoned: false,
+            deleted: false,
+            report: Report::default(),
+        };
+        let count = engine.list_segments()?;
+        for segment in 1..=count {
+            engine.replay_segment(segment, segment == count)?;
+        }
+        let unfinished = engine.remove_content(false)?;
+        engine.report.erasures_completed_on_open = unfinished;
+        engine.report.records = engine.sequence;
+        Ok(engine)
+    }
+
+    /// Removes leftovers of interrupted rewrites; returns how many segments there are, after
+    /// checking they are numbered 1, 2, … with no gap.
+    fn list_segments(&mut self) -> Result<u64, Error> {
+        let names = self.storage.list(&self.folder).map_err(|error| io_error("listing", &self.folder, error))?;
+        let mut numbers = Vec::new();
+        for name in names {
+            if name.ends_with(TEMPORARY_SUFFIX) {
+                let path = alloc::format!("{}/{name}", self.folder);
+                self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
+                self.report.temporary_files_removed += 1;
+            } else if let Some(number) = parse_segment_name(&name) {
+                numbers.push(number);
+            }
+        }
+        if self.report.temporary_files_removed > 0 {
+            self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
+        }
+        numbers.sort_unstable();
+        for (index, number) in numbers.iter().enumerate() {
+            if *number != index as u64 + 1 {
+                let missing = segment_path(&self.folder, index as u64 + 1);
+                return Err(Error::Corrupt { file: missing, offset: 0, reason: "segment file missing" });
+            }
+        }
+        if numbers.is_empty() {
+            let missing = segment_path(&self.folder, 1);
+            return Err(Error::Corrupt { file: missing, offset: 0, reason: "segment file missing" });
+        }
+        Ok(numbers.len() as u64)
+    }
+
+    fn replay_segment(&mut self, segment: u64, active: bool) -> Result<(), Error> {
+        let path = segment_path(&self.folder, segment);
+        let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+        let bytes = read_all(&file, &path)?;
+        let expected = Expected {
+            agent: self.agent,
+            segment,
+            sequence_before: self.sequence,
+            chain_before: self.chain,
+        };
+        let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
+        if let Err(damage) = check_header(&bytes, &expected) {
+            if !active || find_valid_commit(&bytes, 0, &expected).is_some() {
+                return Err(corrupt(damage.offset, damage.reason));
+            }
+            // A torn header in the newest segment with no commit anywhere: the segment was
+            // being started when the crash came, and holds nothing that was acknowledged.
+            self.report.dropped_bytes += bytes.len() as u64;
+            drop(file);
+            return self.start_segment(segment);
+        }
+        let graph = &mut self.graph;
+        let end = scan_records(&bytes, &expected, |record, offset| apply_record(graph, record, offset, &path))?;
+        if active {
+            self.cut_torn_tail(&mut file, &bytes, &expected, &end, &path)?;
+        } else {
+            let clean = end.damage.is_none() && end.committed_end == bytes.len() as u64;
+            if !clean || end.sealed_into != Some(segment + 1) {
+                let damage = end.damage.map_or((end.committed_end, "sealed segment does not end with its seal"), |damage| (damage.offset, damage.reason));
+                return Err(corrupt(damage.0, damage.1));
+            }
+        }
+        self.sequence = end.sequence;
+        self.chain = end.chain;
+        self.write_offset = end.committed_end;
+        self.segments.push(file);
+        if active && end.sealed_into.is_some() {
+            // Sealed, but the crash came before the next segment was started.
+            self.start_segment(segment + 1)?;
+            self.report.segments_started_on_open += 1;
+        }
+        Ok(())
+    }
+
+    /// Drops exactly the bytes after the last valid commit marker of the active segment,
+    /// unless a valid commit marker stands after the damage: then committed data is damaged,
+    /// and that is `Corrupt`, never a silent cut.
+    fn cut_torn_tail(
+        &mut self,
+        file: &mut S::File,
+        bytes: &[u8],
+        expected: &Expected,
+        end: &ScanEnd,
+        path: &str,
+    ) -> Result<(), Error> {
+        if end.committed_end == bytes.len() as u64 {
+            return Ok(());
+        }
+        let damage_offset = end.damage.map_or(end.committed_end, |damage| damage.offset);
+        if find_valid_commit(bytes, damage_offset, expected).is_some() {
+            let reason = end.damage.map_or("damaged record before a commit marker", |damage| damage.reason);
+            return Err(Error::Corrupt { file: String::from(path), offset: damage_offset, reason });
+        }
+        self.report.dropped_bytes += bytes.len() as u64 - end.committed_end;
+        self.report.dropped_records += end.uncommitted_records;
+        file.set_len(end.committed_end)
+            .and_then(|()| file.sync())
+            .map_err(|error| io_error("cutting the torn end of", path, error))
+    }
+}
+
+/// Applies one committed record to the graph, checking that the history is possible: ids in
+/// order, parents alive, recalls of known nodes.
+fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, path: &str) -> Result<(), Error> {
+    let corrupt = |reason| Error::Corrupt { file: String::from(path), offset, reason };
+    let location = Location { segment: record.identity.segment as u32, offset: offset as u32 };
+    match record.body {
+        Body::Lot { id, content, .. } => {
+            if id != graph.next_id() {
+                return Err(corrupt("lot id out of order"));
+            }
+            graph.add_lot(location, content.present.is_some())?;
+        }
+        Body::Memory { id, legs, content } => {
+            if id != graph.next_id() {
+                return Err(corrupt("memory id out of order"));
+            }
+            if legs.count() == 0 {
+                return Err(corrupt("memory without a leg"));
+            }
+            for leg in legs.iter() {
+                let mut empty = true;
+                for parent in leg {
+                    empty = false;
+                    graph.check_parent(parent).map_err(|_| corrupt("memory built on a dead or unknown parent"))?;
+                }
+                if empty {
+                    return Err(corrupt("memory with an empty leg"));
+                }
+            }
+            graph.add_memory(legs.iter(), location, content.present.is_some())?;
+        }
+        Body::Recall { id, mode, removal } => match graph.preview_recall(id, mode) {
+            Ok(removed) => {
+                graph.kill(id, &removed);
+                if removal == Removal::Erase {
+                    graph.request_erase(removed.into_iter().chain([id]));
+                }
+            }
+            Err(Error::AlreadyRecalled { .. }) if removal == Removal::Erase => {
+                let mut doomed = graph.dead_descendants(id)?;
+                doomed.push(id);
+                graph.request_erase(doomed);
+            }
+            Err(_) => return Err(corrupt("recall of an unknown or already recalled id")),
+        },
+        Body::Commit { .. } | Body::Seal { .. } => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! Reading back: one node from its record on disk, and the full verification of the log.
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::rewrite::read_all;
+use super::{io_error, AgentEngine};
+use crate::codec::record::{self, Body, HEADER_BYTES};
+use crate::digest::{chain_genesis, content_digest, equal_in_constant_time};
+use crate::error::Error;
+use crate::fingerprint::Fingerprint;
+use crate::id::{Id, Leg};
+use crate::log::names::segment_path;
+use crate::log::scan::{check_header, scan_records, Expected};
+use crate::node::{Node, NodeKind};
+use crate::storage::{Storage, StorageFile};
+
+impl<S: Storage> AgentEngine<S> {
+    /// The lot or memory `id`, read from its record on disk and checked against its digest.
+    pub fn get(&self, id: Id) -> Result<Node, Error> {
+        self.check_readable()?;
+        let location = self.graph.location(id.get())?;
+        let segment = u64::from(location.segment);
+        let path = segment_path(&self.folder, segment);
+        let file = self.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
+        let offset = u64::from(location.offset);
+        let corrupt = |reason| Error::Corrupt { file: path.clone(), offset, reason };
+        let mut header = [0u8; HEADER_BYTES];
+        file.read_at(offset, &mut header).map_err(|error| io_error("reading", &path, error))?;
+        let length = record::claimed_length(&header).ok_or(corrupt("record cut short"))? as usize;
+        if length > record::RECORD_MAX_BYTES {
+            return Err(corrupt("impossible record length"));
+        }
+        let mut bytes = vec![0u8; length];
+        file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", &path, error))?;
+        let (record, _) = record::decode(&bytes).map_err(|error| corrupt(error.reason()))?;
+        if record.identity.agent != self.agent || record.identity.segment != segment {
+            return Err(corrupt("record belongs to another agent or segment"));
+        }
+        let (record_id, kind, content) = match record.body {
+            Body::Lot { id, label, content } => (id, NodeKind::Lot { label: String::from(label) }, content),
+            Body::Memory { id, legs, content } => {
+                let legs = legs.iter().map(|leg| leg.map(Id::from).collect::<Leg>()).collect();
+                (id, NodeKind::Memory { legs }, content)
+            }
+            _ => return Err(corrupt("record is not a lot or memory")),
+        };
+        if record_id != id.get() {
+            return Err(corrupt("record holds another id"));
+        }
+        let content = match content.present {
+            Some((salt, bytes)) => {
+                if !equal_in_constant_time(&content_digest(salt, bytes), &content.digest) {
+                    return Err(corrupt("content does not match its digest"));
+                }
+                Some(bytes.to_vec())
+            }
+            None => None,
+        };
+        Ok(Node { id, kind, alive: self.graph.is_alive(id.get()), content })
+    }
+
+    /// Re-reads every record of every segment, checks checksums, the digest of every content
+    /// still present, the chain and every commit marker, and returns the head fingerprint.
+    pub fn verify(&self) -> Result<Fingerprint, Error> {
+        self.verify_from(None)
+    }
+
+    /// Like [`AgentEngine::verify`], and also checks that the history still passes through
+    /// `kept`, a fingerprint saved earlier: a history cut or rewritten below it fails with
+    /// `HistoryMismatch`.
+    pub fn verify_extends(&self, kept: &Fingerprint) -> Result<Fingerprint, Error> {
+        self.verify_from(Some(kept))
+    }
+
+    fn verify_from(&self, kept: Option<&Fingerprint>) -> Result<Fingerprint, Error> {
+        self.check_readable()?;
+        let mut sequence = 0;
+        let mut chain = chain_genesis(self.agent);
+        let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
+        let last = self.segments.len() as u64;
+        for segment in 1..=last {
+            let path = segment_path(&self.folder, segment);
+            let file = self.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
+            let bytes = read_all(file, &path)?;
+            let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
+            let expected = Expected { agent: self.agent, segment, sequence_before: sequence, chain_before: chain };
+            check_header(&bytes, &expected).map_err(|damage| corrupt(damage.offset, damage.reason))?;
+            let end = scan_records(&bytes, &expected, |record, offset| {
+                match record.body {
+                    Body::Lot { content, .. } | Body::Memory { content, .. } => {
+                        if let Some((salt, text)) = content.present {
+                            if content_digest(salt, text) != content.digest {
+                                return Err(corrupt(offset, "content does not match its digest"));
+                            }
+                        }
+                    }
+                    Body::Commit { chain, .. } => {
+                        if let Some(kept) = kept {
+                            if record.identity.sequence == kept.records {
+                                if chain != kept.chain {
+                                    return Err(Error::HistoryMismatch { records: kept.records });
+                                }
+                                kept_seen = true;
+                            }
+                        }
+                    }
+                    Body::Recall { .. } | Body::Seal { .. } => {}
+                }
+                Ok(())
+            })?;
+            if let Some(damage) = end.damage {
+                return Err(corrupt(damage.offset, damage.reason));
+            }
+            if end.committed_end != bytes.len() as u64 {
+                return Err(corrupt(end.committed_end, "uncommitted bytes after the last commit marker"));
+            }
+            let sealed_as_expected = if segment == last { end.sealed_into.is_none() } else { end.sealed_into == Some(segment + 1) };
+            if !sealed_as_expected {
+                return Err(corrupt(end.committed_end, "segment seal out of place"));
+            }
+            sequence = end.sequence;
+            chain = end.chain;
+        }
+        if sequence != self.sequence || chain != self.chain {
+            let path = segment_path(&self.folder, last);
+            return Err(Error::Corrupt { file: path, offset: 0, reason: "log differs from the state it was opened with" });
+        }
+        if let Some(kept) = kept {
+            if !kept_seen {
+                return Err(Error::HistoryMismatch { records: kept.records });
+            }
+        }
+        Ok(Fingerprint { records: sequence, chain })
+    }
+
+    /// The head fingerprint as of the last committed write, without re-reading anything.
+    pub fn head(&self) -> Fingerprint {
+        Fingerprint { records: self.sequence, chain: self.chain }
+    }
+
+    /// The legs of `id` as the graph holds them (empty for a lot).
+    pub fn legs(&self, id: Id) -> Result<Vec<Leg>, Error> {
+        let legs = self.graph.legs(id.get())?;
+        Ok(legs.into_iter().map(|leg| leg.into_iter().map(Id::from).collect()).collect())
+    }
+}

@@ -1,0 +1,128 @@
+//! Rewriting segments without the text that must go: Erase and compaction.
+//!
+//! A segment is rewritten whole into a temporary file (records copied, doomed ones without
+//! salt and content, commit markers recomputed for the new offsets), synced, renamed over the
+//! old one, and the folder synced. The chain commits to digests, not text, so it still verifies.
+
+use alloc::format;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::{io_error, AgentEngine};
+use crate::codec::record::{commit_marker, Body};
+use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::error::Error;
+use crate::graph::Location;
+use crate::log::names::{segment_path, TEMPORARY_SUFFIX};
+use crate::log::scan::{scan_records, Expected};
+use crate::storage::{Storage, StorageFile};
+
+/// Reads a whole file.
+pub(crate) fn read_all<F: StorageFile>(file: &F, path: &str) -> Result<Vec<u8>, Error> {
+    let length = file.len().map_err(|error| io_error("measuring", path, error))?;
+    let length = usize::try_from(length).map_err(|_| io_error("reading", path, "file too large"))?;
+    let mut bytes = vec![0u8; length];
+    file.read_at(0, &mut bytes).map_err(|error| io_error("reading", path, error))?;
+    Ok(bytes)
+}
+
+impl<S: Storage> AgentEngine<S> {
+    /// Rewrites the files without the text of recalled nodes. Their ids, labels, legs and
+    /// digests stay, so the history still verifies.
+    pub fn compact(&mut self) -> Result<(), Error> {
+        self.check_writable()?;
+        let result = self.remove_content(true);
+        if result.is_err() {
+            self.poisoned = true;
+        }
+        result.map(|_| ())
+    }
+
+    /// Rewrites every segment holding text that must go (covered by an Erase, or dead when
+    /// `all_dead`); returns how many nodes lost their text.
+    pub(crate) fn remove_content(&mut self, all_dead: bool) -> Result<u64, Error> {
+        let doomed: Vec<u64> = self.graph.content_to_remove(all_dead).collect();
+        let mut segments: Vec<u64> = doomed
+            .iter()
+            .filter_map(|id| self.graph.location(*id).ok())
+            .map(|location| u64::from(location.segment))
+            .collect();
+        segments.sort_unstable();
+        segments.dedup();
+        for segment in segments {
+            self.rewrite_segment(segment, all_dead)?;
+        }
+        Ok(doomed.len() as u64)
+    }
+
+    fn rewrite_segment(&mut self, segment: u64, all_dead: bool) -> Result<(), Error> {
+        let path = segment_path(&self.folder, segment);
+        let file = self.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
+        let bytes = read_all(file, &path)?;
+        let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
+        let header = SegmentHeader::decode(&bytes).map_err(|reason| corrupt(0, reason))?;
+        let expected = Expected {
+            agent: self.agent,
+            segment,
+            sequence_before: header.sequence_before,
+            chain_before: header.chain_before,
+        };
+        let mut out = bytes.get(..SEGMENT_HEADER_BYTES).unwrap_or_default().to_vec();
+        let mut moves: Vec<(u64, Location, bool)> = Vec::new();
+        let mut batch_start = out.len();
+        let graph = &self.graph;
+        let end = scan_records(&bytes, &expected, |record, _| -> Result<(), Error> {
+            match record.body {
+                Body::Commit { record_count, chain, .. } => {
+                    let batch = out.get(batch_start..).unwrap_or_default();
+                    let marker = commit_marker(record.identity, batch_start as u64, batch, record_count, chain);
+                    marker.encode(&mut out);
+                    batch_start = out.len();
+                }
+                Body::Lot { id, .. } | Body::Memory { id, .. } => {
+                    let doomed = graph.is_erase_requested(id) || (all_dead && !graph.is_alive(id));
+                    let kept = if doomed { record.redacted() } else { *record };
+                    let present = match kept.body {
+                        Body::Lot { content, .. } | Body::Memory { content, .. } => content.present.is_some(),
+                        _ => false,
+                    };
+                    moves.push((id, Location { segment: segment as u32, offset: out.len() as u32 }, present));
+                    kept.encode(&mut out);
+                }
+                Body::Recall { .. } | Body::Seal { .. } => record.encode(&mut out),
+            }
+            Ok(())
+        })?;
+        if let Some(damage) = end.damage {
+            return Err(corrupt(damage.offset, damage.reason));
+        }
+        if end.committed_end != bytes.len() as u64 {
+            return Err(corrupt(end.committed_end, "uncommitted bytes in a segment being rewritten"));
+        }
+        self.replace_file(&path, &out)?;
+        let reopened = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+        if let Some(slot) = self.segments.get_mut(segment as usize - 1) {
+            *slot = reopened;
+        }
+        for (id, location, present) in moves {
+            self.graph.set_location(id, location, present);
+        }
+        if segment == self.active_segment() {
+            self.write_offset = out.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Replaces the file at `path` with `bytes`: temporary file, sync, rename, folder sync.
+    fn replace_file(&self, path: &str, bytes: &[u8]) -> Result<(), Error> {
+        let temporary = format!("{path}{TEMPORARY_SUFFIX}");
+        let mut file = self.storage.open_file(&temporary, true).map_err(|error| io_error("creating", &temporary, error))?;
+        file.set_len(0)
+            .and_then(|()| file.write_at(0, bytes))
+            .and_then(|()| file.sync())
+            .map_err(|error| io_error("writing", &temporary, error))?;
+        drop(file);
+        self.storage.rename(&temporary, path).map_err(|error| io_error("renaming", &temporary, error))?;
+        self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))
+    }
+}

@@ -1,0 +1,62 @@
+//! The engine of cheesedb: agent memory with a recall button.
+//!
+//! This crate is `#![no_std]` and performs no I/O of its own: it reaches files only through the
+//! [`Storage`] trait, and gets randomness from it too. The `cheesedb` crate puts it on std
+//! files; the simulator puts it on a fault-injecting disk in RAM. Use this crate directly to
+//! run cheesedb on a storage of your own.
+//!
+//! ```
+//! # use cheesedb_core::memory::MemoryStorage;
+//! use cheesedb_core::{Id, Leg, Mode, Options, Removal, StoreEngine};
+//!
+//! # fn main() -> Result<(), cheesedb_core::Error> {
+//! let mut store = StoreEngine::open(MemoryStorage::default(), Options::default())?;
+//! let token = store.create_agent("alice")?;
+//! let mut alice = store.open_agent(store.authenticate(&token)?)?;
+//!
+//! let a = alice.add_lot("user_message", b"I live in Pune")?;
+//! let b = alice.add_lot("web_page", b"profile: lives in Pune")?;
+//! let c = alice.add_lot("weather_tool", b"Pune: rain")?;
+//! let m1 = alice.remember(b"user lives in Pune", &[Leg::from([a]), Leg::from([b])])?;
+//! let m2 = alice.remember(b"Pune is rainy", &[Leg::from([c])])?;
+//! let m3 = alice.remember(b"carry an umbrella", &[Leg::from([m1, m2])])?;
+//!
+//! let removed: Vec<Id> = alice.recall(c, Mode::Fair, Removal::Erase)?;
+//! assert_eq!(removed, vec![m2, m3]);
+//! assert!(alice.get(m1)?.is_alive());
+//! assert_eq!(alice.get(m2)?.content(), None);
+//! # Ok(())
+//! # }
+//! ```
+#![no_std]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic))]
+
+extern crate alloc;
+
+pub mod checksum;
+pub mod codec;
+pub mod digest;
+mod engine;
+mod error;
+mod fingerprint;
+pub mod graph;
+mod id;
+pub mod limits;
+pub mod log;
+pub mod memory;
+mod node;
+mod report;
+mod storage;
+mod store;
+mod token;
+
+pub use engine::{AgentEngine, Batch, Write};
+pub use error::Error;
+pub use fingerprint::Fingerprint;
+pub use id::{Id, Leg, Mode, Removal};
+pub use limits::Options;
+pub use node::{Node, NodeKind};
+pub use report::Report;
+pub use storage::{Storage, StorageFile};
+pub use store::StoreEngine;
+pub use token::Token;

@@ -1,0 +1,84 @@
+//! Every size the engine accepts has a limit; each violation is `Error::LimitExceeded` and
+//! writes nothing.
+
+use crate::error::Error;
+
+/// The largest content of one lot or memory.
+pub const CONTENT_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// The longest lot label.
+pub const LABEL_MAX_BYTES: usize = 256;
+/// The longest agent name.
+pub const AGENT_NAME_MAX_BYTES: usize = 256;
+/// The most legs one memory may have.
+pub const LEGS_PER_MEMORY_MAX: usize = 64;
+/// The most parents one leg may have.
+pub const PARENTS_PER_LEG_MAX: usize = 64;
+/// The most lots and memories one batch may write.
+pub const BATCH_MAX_RECORDS: usize = 65_536;
+/// The most bytes one batch may write.
+pub const BATCH_MAX_BYTES: usize = 64 * 1024 * 1024;
+/// The most lots and memories one agent may ever hold (ids are kept in 32 bits in RAM).
+pub const NODES_PER_AGENT_MAX: u64 = u32::MAX as u64 - 1;
+/// The most agents one store may hold.
+pub const AGENTS_PER_STORE_MAX: usize = 65_536;
+/// The smallest segment size a store may be configured with.
+pub const SEGMENT_MIN_BYTES: u64 = 4 * 1024;
+/// The largest segment size (record offsets are kept in 32 bits in RAM).
+pub const SEGMENT_MAX_BYTES: u64 = u32::MAX as u64 / 2;
+
+/// Returns `LimitExceeded` when `size` is over `limit`.
+pub(crate) fn check(what: &'static str, size: usize, limit: usize) -> Result<(), Error> {
+    if size > limit {
+        return Err(Error::LimitExceeded { what, size: size as u64, limit: limit as u64 });
+    }
+    Ok(())
+}
+
+/// Tunable settings of a store; the defaults suit most uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// A segment is sealed and a new one started once it grows past this size.
+    pub segment_size_max_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { segment_size_max_bytes: 64 * 1024 * 1024 }
+    }
+}
+
+impl Options {
+    /// Checks the settings, clamping nothing silently.
+    pub fn validate(&self) -> Result<(), Error> {
+        let size = self.segment_size_max_bytes;
+        if !(SEGMENT_MIN_BYTES..=SEGMENT_MAX_BYTES).contains(&size) {
+            return Err(Error::LimitExceeded {
+                what: "segment size",
+                size,
+                limit: SEGMENT_MAX_BYTES,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_refuses_only_sizes_over_the_limit() {
+        assert!(check("label", 256, LABEL_MAX_BYTES).is_ok());
+        assert!(matches!(
+            check("label", 257, LABEL_MAX_BYTES),
+            Err(Error::LimitExceeded { size: 257, limit: 256, .. })
+        ));
+    }
+
+    #[test]
+    fn options_refuse_tiny_segments() {
+        let options = Options { segment_size_max_bytes: 10 };
+        assert!(options.validate().is_err());
+        assert!(Options::default().validate().is_ok());
+    }
+}

@@ -1,0 +1,61 @@
+//! File and folder names. They come from numbers only, never from an agent's name, so no name
+//! can reach outside the store folder.
+
+use alloc::format;
+use alloc::string::String;
+
+/// The store's list of agents.
+pub const CATALOG_FILE: &str = "catalog";
+/// The catalog while it is being rewritten.
+pub const CATALOG_TEMPORARY_FILE: &str = "catalog.tmp";
+/// Names ending in this are rewrites in progress, removed at open.
+pub const TEMPORARY_SUFFIX: &str = ".tmp";
+const AGENT_PREFIX: &str = "agent-";
+const SEGMENT_PREFIX: &str = "segment-";
+const SEGMENT_SUFFIX: &str = ".log";
+
+/// The folder of agent `number`.
+pub fn agent_folder(number: u64) -> String {
+    format!("{AGENT_PREFIX}{number:016x}")
+}
+
+/// The agent number of a folder name, if it is one.
+pub fn parse_agent_folder(name: &str) -> Option<u64> {
+    parse_hex_16(name.strip_prefix(AGENT_PREFIX)?)
+}
+
+/// The path of segment `segment` of the agent whose folder is `folder`.
+pub fn segment_path(folder: &str, segment: u64) -> String {
+    format!("{folder}/{SEGMENT_PREFIX}{segment:016x}{SEGMENT_SUFFIX}")
+}
+
+/// The segment number of a file name, if it is one.
+pub fn parse_segment_name(name: &str) -> Option<u64> {
+    parse_hex_16(name.strip_prefix(SEGMENT_PREFIX)?.strip_suffix(SEGMENT_SUFFIX)?)
+}
+
+fn parse_hex_16(digits: &str) -> Option<u64> {
+    let canonical = digits.len() == 16 && digits.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'));
+    canonical.then(|| u64::from_str_radix(digits, 16).ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        assert_eq!(agent_folder(10), "agent-000000000000000a");
+        assert_eq!(parse_agent_folder(&agent_folder(10)), Some(10));
+        let path = segment_path("agent-000000000000000a", 2);
+        assert_eq!(path, "agent-000000000000000a/segment-0000000000000002.log");
+        assert_eq!(parse_segment_name("segment-0000000000000002.log"), Some(2));
+    }
+
+    #[test]
+    fn other_names_are_not_ours() {
+        for name in ["agent-1", "agent-000000000000000A", "segment-0000000000000002.log.tmp", "lock", "../x"] {
+            assert_eq!(parse_agent_folder(name).or(parse_segment_name(name)), None, "{name}");
+        }
+    }
+}

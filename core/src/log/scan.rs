@@ -1,0 +1,178 @@
+//! Reads one segment's bytes: checks the header, every record, the chain and every commit
+//! marker, hands each committed record to a visitor, and says exactly where the committed part
+//! ends and whether anything after it is damage or a torn write.
+
+use alloc::vec::Vec;
+
+use crate::checksum::crc32c;
+use crate::codec::record::{self, Body, Record, COMMIT_BYTES};
+use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::digest::{chain_next, Hash};
+
+/// What the segment must be, from its name and the segments before it.
+#[derive(Debug, Clone, Copy)]
+pub struct Expected {
+    /// The agent.
+    pub agent: u64,
+    /// The segment number.
+    pub segment: u64,
+    /// The last sequence before this segment.
+    pub sequence_before: u64,
+    /// The chain hash before this segment.
+    pub chain_before: Hash,
+}
+
+/// Where a check failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Damage {
+    /// Offset in the file.
+    pub offset: u64,
+    /// Which check.
+    pub reason: &'static str,
+}
+
+/// How the scan of a segment ended.
+#[derive(Debug, Clone)]
+pub struct ScanEnd {
+    /// Offset just after the last valid commit marker (the header size if none).
+    pub committed_end: u64,
+    /// Chained records committed in this segment.
+    pub committed_records: u64,
+    /// The sequence after the committed part.
+    pub sequence: u64,
+    /// The chain hash after the committed part.
+    pub chain: Hash,
+    /// The next segment's number, when the committed part ends with a seal.
+    pub sealed_into: Option<u64>,
+    /// The first check that failed after the committed part, if any bytes follow it.
+    pub damage: Option<Damage>,
+    /// Records that decoded after the last commit marker (a torn write's, if no damage before).
+    pub uncommitted_records: u64,
+}
+
+/// Whether the header is the one `expected` describes.
+pub fn check_header(bytes: &[u8], expected: &Expected) -> Result<(), Damage> {
+    let header = SegmentHeader::decode(bytes).map_err(|reason| Damage { offset: 0, reason })?;
+    let wanted = SegmentHeader {
+        agent: expected.agent,
+        segment: expected.segment,
+        sequence_before: expected.sequence_before,
+        chain_before: expected.chain_before,
+    };
+    if header != wanted {
+        return Err(Damage { offset: 0, reason: "segment header belongs elsewhere in the log" });
+    }
+    Ok(())
+}
+
+/// Scans the records after a checked header. `visit` gets every committed record with its
+/// offset, batch by batch, each batch followed by its commit marker; an error from it stops the
+/// scan and is returned as it is.
+pub fn scan_records<'a, E>(
+    bytes: &'a [u8],
+    expected: &Expected,
+    mut visit: impl FnMut(&Record<'a>, u64) -> Result<(), E>,
+) -> Result<ScanEnd, E> {
+    let mut end = ScanEnd {
+        committed_end: SEGMENT_HEADER_BYTES as u64,
+        committed_records: 0,
+        sequence: expected.sequence_before,
+        chain: expected.chain_before,
+        sealed_into: None,
+        damage: None,
+        uncommitted_records: 0,
+    };
+    let mut pending: Vec<(Record<'a>, u64)> = Vec::new();
+    let mut sequence = end.sequence;
+    let mut chain = end.chain;
+    let mut fields = Vec::new();
+    let mut position = SEGMENT_HEADER_BYTES;
+    while position < bytes.len() {
+        let rest = bytes.get(position..).unwrap_or_default();
+        let damage = |reason| Some(Damage { offset: position as u64, reason });
+        let (record, length) = match record::decode(rest) {
+            Ok(decoded) => decoded,
+            Err(error) => {
+                end.damage = damage(error.reason());
+                break;
+            }
+        };
+        if record.identity.agent != expected.agent || record.identity.segment != expected.segment {
+            end.damage = damage("record belongs to another agent or segment");
+            break;
+        }
+        if end.sealed_into.is_some() {
+            end.damage = damage("record after the seal");
+            break;
+        }
+        match record.body {
+            Body::Commit { batch_start, batch_crc, record_count, chain: committed_chain } => {
+                let batch = bytes.get(end.committed_end as usize..position).unwrap_or_default();
+                let matches = batch_start == end.committed_end
+                    && !pending.is_empty()
+                    && record_count as usize == pending.len()
+                    && batch_crc == crc32c(batch)
+                    && committed_chain == chain
+                    && record.identity.sequence == sequence;
+                if !matches {
+                    end.damage = damage("commit marker does not match its batch");
+                    break;
+                }
+                for (committed, offset) in pending.drain(..) {
+                    if let Body::Seal { next_segment } = committed.body {
+                        end.sealed_into = Some(next_segment);
+                    }
+                    visit(&committed, offset)?;
+                }
+                visit(&record, position as u64)?;
+                end.committed_records += sequence - end.sequence;
+                end.sequence = sequence;
+                end.chain = chain;
+                end.committed_end = (position + length) as u64;
+            }
+            Body::Seal { next_segment } => {
+                let alone = pending.is_empty() && next_segment == expected.segment + 1;
+                if !alone || record.identity.sequence != sequence {
+                    end.damage = damage("seal is not alone in its batch or names the wrong segment");
+                    break;
+                }
+                pending.push((record, position as u64));
+            }
+            Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } => {
+                if record.identity.sequence != sequence + 1 {
+                    end.damage = damage("record sequence out of order");
+                    break;
+                }
+                sequence += 1;
+                record.encode_chained_fields(&mut fields);
+                chain = chain_next(&chain, &fields);
+                pending.push((record, position as u64));
+            }
+        }
+        position += length;
+    }
+    end.uncommitted_records = pending.iter().filter(|(record, _)| record.is_chained()).count() as u64;
+    Ok(end)
+}
+
+/// The first offset at or after `from` where a commit marker stands that is valid in itself: its
+/// checksum, its identity and the checksum of the batch it closes. Such a marker proves the bytes
+/// before its batch were once durable, so damage before it cannot be a torn write.
+pub fn find_valid_commit(bytes: &[u8], from: u64, expected: &Expected) -> Option<u64> {
+    let start = usize::try_from(from).ok()?;
+    let last = bytes.len().checked_sub(COMMIT_BYTES)?;
+    (start..=last).find(|&position| {
+        let Some(candidate) = bytes.get(position..) else { return false };
+        if !record::looks_like_commit(candidate) {
+            return false;
+        }
+        let Ok((record, _)) = record::decode(candidate) else { return false };
+        let Body::Commit { batch_start, batch_crc, .. } = record.body else { return false };
+        let own = record.identity.agent == expected.agent && record.identity.segment == expected.segment;
+        let batch = usize::try_from(batch_start)
+            .ok()
+            .filter(|start| *start >= SEGMENT_HEADER_BYTES)
+            .and_then(|start| bytes.get(start..position));
+        own && batch.is_some_and(|batch| !batch.is_empty() && crc32c(batch) == batch_crc)
+    }).map(|position| position as u64)
+}

@@ -1,0 +1,49 @@
+//! What `get` returns: one lot or memory with its provenance.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::id::{Id, Leg};
+
+/// Whether a node is a source or a memory, with what describes each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeKind {
+    /// A source the agent learned from.
+    Lot {
+        /// Its label, as given when it was added.
+        label: String,
+    },
+    /// Something the agent knows.
+    Memory {
+        /// The ways it was learned.
+        legs: Vec<Leg>,
+    },
+}
+
+/// One lot or memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Its id.
+    pub id: Id,
+    /// Lot or memory.
+    pub kind: NodeKind,
+    pub(crate) alive: bool,
+    pub(crate) content: Option<Vec<u8>>,
+}
+
+impl Node {
+    /// Whether it was not recalled.
+    pub fn is_alive(&self) -> bool {
+        self.alive
+    }
+
+    /// Its content; `None` once erased (or compacted away after a recall).
+    pub fn content(&self) -> Option<&[u8]> {
+        self.content.as_deref()
+    }
+
+    /// Whether it is a lot.
+    pub fn is_lot(&self) -> bool {
+        matches!(self.kind, NodeKind::Lot { .. })
+    }
+}

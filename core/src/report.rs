@@ -1,0 +1,30 @@
+//! What opening an agent found and did.
+
+/// What opening an agent found and did; read it after open to learn of any repair.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Segment files of the agent.
+    pub segments: u64,
+    /// Records (lots, memories, recalls) replayed from the log.
+    pub records: u64,
+    /// Bytes cut from the end of the active segment: a write that never committed.
+    pub dropped_bytes: u64,
+    /// Whole records inside those bytes that were cut with them.
+    pub dropped_records: u64,
+    /// Lots and memories whose text an interrupted Erase had left on disk, erased at open.
+    pub erasures_completed_on_open: u64,
+    /// Temporary files of an interrupted rewrite, removed at open.
+    pub temporary_files_removed: u64,
+    /// Segments started at open because a crash came between sealing one and starting the next.
+    pub segments_started_on_open: u64,
+}
+
+impl Report {
+    /// Whether open repaired anything (cut a torn write, finished an erasure, cleaned up).
+    pub fn repaired_anything(&self) -> bool {
+        self.dropped_bytes > 0
+            || self.erasures_completed_on_open > 0
+            || self.temporary_files_removed > 0
+            || self.segments_started_on_open > 0
+    }
+}
