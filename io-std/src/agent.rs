@@ -1,0 +1,105 @@
+//! `Agent`: a handle to one agent's memory, shared between threads.
+
+use std::sync::Arc;
+
+use cheesedb_core::{AgentEngine, Batch, Error, Fingerprint, Id, Leg, Mode, Node, Removal, Report};
+
+use crate::store::{lock, SharedEngine, SharedStorage, StoreShared};
+use crate::files::FileStorage;
+
+/// A handle to one agent, reached only through its token. Clones share one engine; every
+/// method takes `&self`, so threads can share a handle. Nothing in it names another agent.
+pub struct Agent<S: SharedStorage = FileStorage> {
+    engine: SharedEngine<S>,
+    _store: Arc<StoreShared<S>>,
+}
+
+impl<S: SharedStorage> Clone for Agent<S> {
+    fn clone(&self) -> Agent<S> {
+        Agent { engine: self.engine.clone(), _store: self._store.clone() }
+    }
+}
+
+impl<S: SharedStorage> std::fmt::Debug for Agent<S> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Agent").finish_non_exhaustive()
+    }
+}
+
+impl<S: SharedStorage> Agent<S> {
+    pub(crate) fn new(engine: SharedEngine<S>, store: Arc<StoreShared<S>>) -> Agent<S> {
+        Agent { engine, _store: store }
+    }
+
+    fn with<T>(&self, action: impl FnOnce(&mut AgentEngine<S>) -> Result<T, Error>) -> Result<T, Error> {
+        action(&mut *lock(&self.engine)?)
+    }
+
+    /// Adds a source: a non-empty label and its content. Durable when this returns.
+    pub fn add_lot(&self, label: &str, content: &[u8]) -> Result<Id, Error> {
+        self.with(|engine| engine.add_lot(label, content))
+    }
+
+    /// Adds a memory learned through `legs`: it lives while at least one leg has all its
+    /// parents alive. Refused (and nothing written) without a leg, with an empty leg, or with a
+    /// parent that is unknown or recalled. Durable when this returns.
+    pub fn remember(&self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
+        self.with(|engine| engine.remember(content, legs))
+    }
+
+    /// Recalls `id` and what depended on it (see `Mode`); returns the memories removed because
+    /// of it, ascending. With `Removal::Erase` the text is gone from the files when this returns.
+    pub fn recall(&self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
+        self.with(|engine| engine.recall(id, mode, removal))
+    }
+
+    /// What `recall(id, mode, ..)` would remove, without writing anything.
+    pub fn preview_recall(&self, id: Id, mode: Mode) -> Result<Vec<Id>, Error> {
+        self.with(|engine| engine.preview_recall(id, mode))
+    }
+
+    /// One lot or memory, read from disk and checked against its digest.
+    pub fn get(&self, id: Id) -> Result<Node, Error> {
+        self.with(|engine| engine.get(id))
+    }
+
+    /// The alive lots, ascending.
+    pub fn lots(&self) -> Result<Vec<Id>, Error> {
+        self.with(|engine| Ok(engine.alive_lots()))
+    }
+
+    /// The alive memories, ascending.
+    pub fn memories(&self) -> Result<Vec<Id>, Error> {
+        self.with(|engine| Ok(engine.alive_memories()))
+    }
+
+    /// Re-reads and checks the whole history; returns its head fingerprint.
+    pub fn verify(&self) -> Result<Fingerprint, Error> {
+        self.with(|engine| engine.verify())
+    }
+
+    /// Like [`Agent::verify`], and checks the history still passes through `kept`.
+    pub fn verify_extends(&self, kept: &Fingerprint) -> Result<Fingerprint, Error> {
+        self.with(|engine| engine.verify_extends(kept))
+    }
+
+    /// Rewrites the files without the text of recalled nodes.
+    pub fn compact(&self) -> Result<(), Error> {
+        self.with(|engine| engine.compact())
+    }
+
+    /// What opening this agent found and did.
+    pub fn report(&self) -> Report {
+        self.with(|engine| Ok(engine.report())).unwrap_or_default()
+    }
+
+    /// All writes made through the batch commit together with one sync, or none do.
+    pub fn batch<T>(&self, collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>) -> Result<T, Error> {
+        self.with(|engine| engine.batch(collect))
+    }
+
+    /// Bytes of RAM held by this agent's recall graph.
+    pub fn graph_heap_bytes(&self) -> Result<usize, Error> {
+        self.with(|engine| Ok(engine.graph_heap_bytes()))
+    }
+}

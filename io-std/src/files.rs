@@ -1,0 +1,170 @@
+//! The std files backend: a folder on a local file system.
+//!
+//! Durability: a data sync is `fdatasync` on Linux and `F_FULLFSYNC` on macOS (a plain fsync
+//! there leaves the data in the drive's cache). A folder sync opens the folder and syncs it, which
+//! makes creates, renames and removes inside it durable. Folders are made 0700, files 0600.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cheesedb_core::{Storage, StorageFile};
+
+/// A store folder on the local file system. Clones share the same folder.
+#[derive(Debug, Clone)]
+pub struct FileStorage {
+    root: Arc<PathBuf>,
+}
+
+/// One open file of a [`FileStorage`].
+#[derive(Debug)]
+pub struct FileHandle {
+    file: File,
+}
+
+impl FileStorage {
+    /// A backend for the existing folder `root`.
+    pub fn new(root: impl Into<PathBuf>) -> FileStorage {
+        FileStorage { root: Arc::new(root.into()) }
+    }
+
+    /// The folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn full_path(&self, path: &str) -> PathBuf {
+        if path.is_empty() {
+            self.root.to_path_buf()
+        } else {
+            self.root.join(path)
+        }
+    }
+}
+
+/// Makes `folder` with mode 0700 (and its parents), if it does not exist.
+pub fn create_private_folder(folder: &Path) -> io::Result<()> {
+    DirBuilder::new().recursive(true).mode(0o700).create(folder)
+}
+
+/// Flushes a file's data to stable storage.
+fn durable_sync(file: &File) -> io::Result<()> {
+    #[cfg(target_vendor = "apple")]
+    {
+        rustix::fs::fcntl_fullfsync(file).map_err(io::Error::from)
+    }
+    #[cfg(not(target_vendor = "apple"))]
+    {
+        file.sync_data()
+    }
+}
+
+impl Storage for FileStorage {
+    type File = FileHandle;
+    type Error = io::Error;
+
+    fn open_file(&self, path: &str, create: bool) -> io::Result<FileHandle> {
+        let file = OpenOptions::new().read(true).write(true).create(create).mode(0o600).open(self.full_path(path))?;
+        Ok(FileHandle { file })
+    }
+
+    fn exists(&self, path: &str) -> io::Result<bool> {
+        self.full_path(path).try_exists()
+    }
+
+    fn list(&self, folder: &str) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in fs::read_dir(self.full_path(folder))? {
+            // Names that are not UTF-8 are not cheesedb's; leave them alone.
+            if let Ok(name) = entry?.file_name().into_string() {
+                names.push(name);
+            }
+        }
+        Ok(names)
+    }
+
+    fn create_folder(&self, path: &str) -> io::Result<()> {
+        match DirBuilder::new().mode(0o700).create(self.full_path(path)) {
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+            other => other,
+        }
+    }
+
+    fn remove_folder(&self, path: &str) -> io::Result<()> {
+        fs::remove_dir(self.full_path(path))
+    }
+
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        fs::rename(self.full_path(from), self.full_path(to))
+    }
+
+    fn remove_file(&self, path: &str) -> io::Result<()> {
+        fs::remove_file(self.full_path(path))
+    }
+
+    fn sync_folder(&self, folder: &str) -> io::Result<()> {
+        durable_sync(&File::open(self.full_path(folder))?)
+    }
+
+    fn fill_random(&self, out: &mut [u8]) -> io::Result<()> {
+        getrandom::fill(out).map_err(|error| io::Error::other(error.to_string()))
+    }
+}
+
+impl StorageFile for FileHandle {
+    type Error = io::Error;
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+
+    fn read_at(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
+        self.file.read_exact_at(out, offset)
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all_at(bytes, offset)
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        durable_sync(&self.file)
+    }
+
+    fn set_len(&mut self, length: u64) -> io::Result<()> {
+        self.file.set_len(length)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn files_are_private_to_their_owner() {
+        let folder = tempfile::tempdir().unwrap();
+        let storage = FileStorage::new(folder.path());
+        storage.create_folder("inner").unwrap();
+        let mut file = storage.open_file("inner/data", true).unwrap();
+        file.write_at(3, b"abc").unwrap();
+        file.sync().unwrap();
+        storage.sync_folder("inner").unwrap();
+        let mode = |path: &str| fs::metadata(folder.path().join(path)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode("inner"), 0o700);
+        assert_eq!(mode("inner/data"), 0o600);
+        let mut back = [0u8; 6];
+        file.read_at(0, &mut back).unwrap();
+        assert_eq!(&back, b"\0\0\0abc");
+    }
+
+    #[test]
+    fn random_bytes_differ() {
+        let storage = FileStorage::new(".");
+        let (mut first, mut second) = ([0u8; 32], [0u8; 32]);
+        storage.fill_random(&mut first).unwrap();
+        storage.fill_random(&mut second).unwrap();
+        assert_ne!(first, second);
+    }
+}

@@ -1,0 +1,58 @@
+//! cheesedb: agent memory with a recall button.
+//!
+//! An AI agent learns from sources it cannot fully trust. Each memory stored here names the
+//! sources (or other memories) it was learned from. When a source turns out to be wrong,
+//! malicious or private, one call removes it and everything learned from it; with
+//! [`Removal::Erase`] the text is gone from the files on disk before the call returns.
+//!
+//! ```
+//! use cheesedb::{Id, Leg, Mode, Removal, Store};
+//!
+//! # fn main() -> Result<(), cheesedb::Error> {
+//! # let folder = tempfile::tempdir().map_err(|_| cheesedb::Error::Locked)?;
+//! let store = Store::open(folder.path())?;
+//! let token = store.create_agent("alice")?;
+//! let alice = store.open_agent(&token)?;
+//!
+//! let a = alice.add_lot("user_message", b"I live in Pune")?;
+//! let b = alice.add_lot("web_page", b"profile: lives in Pune")?;
+//! let c = alice.add_lot("weather_tool", b"Pune: rain")?;
+//! let m1 = alice.remember(b"user lives in Pune", &[Leg::from([a]), Leg::from([b])])?;
+//! let m2 = alice.remember(b"Pune is rainy", &[Leg::from([c])])?;
+//! let m3 = alice.remember(b"carry an umbrella", &[Leg::from([m1, m2])])?;
+//!
+//! assert_eq!(alice.preview_recall(c, Mode::Fair)?, vec![m2, m3]);
+//! let removed: Vec<Id> = alice.recall(c, Mode::Fair, Removal::Erase)?;
+//! assert_eq!(removed, vec![m2, m3]);
+//! assert!(alice.get(m1)?.is_alive());
+//! assert_eq!(alice.get(m2)?.content(), None);
+//! let fingerprint = alice.verify()?; // keep it elsewhere; compare later
+//! # let _ = fingerprint;
+//! # Ok(())
+//! # }
+//! ```
+
+mod agent;
+mod files;
+mod lock;
+mod store;
+
+pub use agent::Agent;
+pub use cheesedb_core::{
+    limits, Batch, Error, Fingerprint, Id, Leg, Mode, Node, NodeKind, Options, Removal, Report, Storage,
+    StorageFile, Token,
+};
+pub use files::FileStorage;
+pub use lock::LOCK_FILE;
+pub use store::{SharedStorage, Store};
+
+#[cfg(test)]
+mod tests {
+    fn assert_send_sync_clone<T: Send + Sync + Clone>() {}
+
+    #[test]
+    fn handles_can_be_shared_between_threads() {
+        assert_send_sync_clone::<crate::Store>();
+        assert_send_sync_clone::<crate::Agent>();
+    }
+}
