@@ -39,3 +39,7 @@ pub fn segment_files(folder: &Path) -> Vec<PathBuf> {
     segments.sort();
     segments
 }
+
+pub mod model;
+
+pub mod faulty;
