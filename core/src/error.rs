@@ -108,10 +108,9 @@ impl fmt::Display for Error {
             Error::Io { operation, path, message } => {
                 write!(formatter, "storage error while {operation} {path}: {message}")
             }
-            Error::Poisoned => write!(
-                formatter,
-                "an earlier write or sync failed; this agent accepts no writes until reopened"
-            ),
+            Error::Poisoned => {
+                write!(formatter, "an earlier write or sync failed; this agent accepts no writes until reopened")
+            }
             Error::UnknownId { id } => write!(formatter, "no lot or memory has id {id}"),
             Error::DeadParent { id } => {
                 write!(formatter, "parent {id} was recalled and cannot be built on")
@@ -130,10 +129,9 @@ impl fmt::Display for Error {
             Error::UnknownToken => write!(formatter, "the token opens no agent of this store"),
             Error::MalformedToken => write!(formatter, "the text is not a cheesedb token"),
             Error::AgentDeleted => write!(formatter, "the agent was deleted"),
-            Error::HistoryMismatch { records } => write!(
-                formatter,
-                "the history differs from the kept fingerprint at record {records}"
-            ),
+            Error::HistoryMismatch { records } => {
+                write!(formatter, "the history differs from the kept fingerprint at record {records}")
+            }
         }
     }
 }

@@ -295,9 +295,8 @@ impl Graph {
         let Some(slot) = self.slots.get(index as usize) else { return false };
         let mut holds = false;
         self.for_each_leg(slot.first_leg_word, |parents| {
-            holds = parents.iter().all(|parent| {
-                self.flags_of_index(*parent) & FLAG_ALIVE != 0 && !dead.contains(parent)
-            });
+            holds =
+                parents.iter().all(|parent| self.flags_of_index(*parent) & FLAG_ALIVE != 0 && !dead.contains(parent));
             !holds
         });
         holds

@@ -52,11 +52,7 @@ impl Options {
     pub fn validate(&self) -> Result<(), Error> {
         let size = self.segment_size_max_bytes;
         if !(SEGMENT_MIN_BYTES..=SEGMENT_MAX_BYTES).contains(&size) {
-            return Err(Error::LimitExceeded {
-                what: "segment size",
-                size,
-                limit: SEGMENT_MAX_BYTES,
-            });
+            return Err(Error::LimitExceeded { what: "segment size", size, limit: SEGMENT_MAX_BYTES });
         }
         Ok(())
     }

@@ -82,7 +82,8 @@ impl Storage for MemoryStorage {
 
     fn list(&self, folder: &str) -> Result<Vec<String>, MemoryError> {
         let state = self.state.borrow();
-        let inside = |path: &String| (parent(path) == folder).then(|| path.rsplit('/').next().unwrap_or_default().to_string());
+        let inside =
+            |path: &String| (parent(path) == folder).then(|| path.rsplit('/').next().unwrap_or_default().to_string());
         Ok(state.files.keys().chain(state.folders.iter()).filter_map(inside).collect())
     }
 
@@ -119,7 +120,8 @@ impl Storage for MemoryStorage {
         let state = self.state.borrow();
         for byte in out {
             // A fixed linear congruential sequence: deterministic, and not a secret.
-            let next = state.random.get().wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let next =
+                state.random.get().wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
             state.random.set(next);
             *byte = (next >> 56) as u8;
         }

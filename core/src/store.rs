@@ -32,7 +32,9 @@ impl<S: Storage + Clone> StoreEngine<S> {
         options.validate()?;
         let exists = |path: &str| storage.exists(path).map_err(|error| io_error("checking", path, error));
         if exists(CATALOG_TEMPORARY_FILE)? {
-            storage.remove_file(CATALOG_TEMPORARY_FILE).map_err(|error| io_error("removing", CATALOG_TEMPORARY_FILE, error))?;
+            storage
+                .remove_file(CATALOG_TEMPORARY_FILE)
+                .map_err(|error| io_error("removing", CATALOG_TEMPORARY_FILE, error))?;
         }
         let catalog = if exists(CATALOG_FILE)? {
             read_catalog(&storage)?
@@ -164,7 +166,9 @@ fn write_catalog<S: Storage>(storage: &S, catalog: &CatalogFile) -> Result<(), E
         .and_then(|()| file.sync())
         .map_err(|error| io_error("writing", CATALOG_TEMPORARY_FILE, error))?;
     drop(file);
-    storage.rename(CATALOG_TEMPORARY_FILE, CATALOG_FILE).map_err(|error| io_error("renaming", CATALOG_TEMPORARY_FILE, error))?;
+    storage
+        .rename(CATALOG_TEMPORARY_FILE, CATALOG_FILE)
+        .map_err(|error| io_error("renaming", CATALOG_TEMPORARY_FILE, error))?;
     storage.sync_folder("").map_err(|error| io_error("syncing", "", error))
 }
 

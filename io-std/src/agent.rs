@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use cheesedb_core::{AgentEngine, Batch, Error, Fingerprint, Id, Leg, Mode, Node, Removal, Report};
 
-use crate::store::{lock, SharedEngine, SharedStorage, StoreShared};
 use crate::files::FileStorage;
+use crate::store::{lock, SharedEngine, SharedStorage, StoreShared};
 
 /// A handle to one agent, reached only through its token. Clones share one engine; every
 /// method takes `&self`, so threads can share a handle. Nothing in it names another agent.

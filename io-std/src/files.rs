@@ -49,7 +49,7 @@ pub fn create_private_folder(folder: &Path) -> io::Result<()> {
     DirBuilder::new().recursive(true).mode(0o700).create(folder)
 }
 
-/// Flushes a file's data to stable storage.
+/// Flushes a file's data (and the metadata needed to read it back) to stable storage.
 fn durable_sync(file: &File) -> io::Result<()> {
     #[cfg(target_vendor = "apple")]
     {
@@ -58,6 +58,18 @@ fn durable_sync(file: &File) -> io::Result<()> {
     #[cfg(not(target_vendor = "apple"))]
     {
         file.sync_data()
+    }
+}
+
+/// Flushes a folder's entries (creates, renames, removes) to stable storage.
+fn durable_folder_sync(folder: &File) -> io::Result<()> {
+    #[cfg(target_vendor = "apple")]
+    {
+        rustix::fs::fcntl_fullfsync(folder).map_err(io::Error::from)
+    }
+    #[cfg(not(target_vendor = "apple"))]
+    {
+        folder.sync_all()
     }
 }
 
@@ -105,7 +117,7 @@ impl Storage for FileStorage {
     }
 
     fn sync_folder(&self, folder: &str) -> io::Result<()> {
-        durable_sync(&File::open(self.full_path(folder))?)
+        durable_folder_sync(&File::open(self.full_path(folder))?)
     }
 
     fn fill_random(&self, out: &mut [u8]) -> io::Result<()> {

@@ -39,8 +39,8 @@ mod store;
 
 pub use agent::Agent;
 pub use cheesedb_core::{
-    limits, Batch, Error, Fingerprint, Id, Leg, Mode, Node, NodeKind, Options, Removal, Report, Storage,
-    StorageFile, Token,
+    limits, Batch, Error, Fingerprint, Id, Leg, Mode, Node, NodeKind, Options, Removal, Report, Storage, StorageFile,
+    Token,
 };
 pub use files::FileStorage;
 pub use lock::LOCK_FILE;

@@ -54,7 +54,9 @@ impl Model {
             if leg.is_empty() {
                 return Err(Refusal::EmptyLeg);
             }
-            for parent in leg {
+            // A leg is a set: its parents are checked in ascending order, once each.
+            let parents: BTreeSet<u64> = leg.iter().copied().collect();
+            for parent in &parents {
                 match self.nodes.get(parent) {
                     None => return Err(Refusal::UnknownParent),
                     Some(node) if !node.alive => return Err(Refusal::DeadParent),
@@ -98,7 +100,8 @@ impl Model {
             Some(_) => {}
         }
         if strict {
-            let removed = self.nodes.keys().copied().filter(|other| self.is_alive(*other) && self.descends_from(*other, id));
+            let removed =
+                self.nodes.keys().copied().filter(|other| self.is_alive(*other) && self.descends_from(*other, id));
             return Ok(removed.collect());
         }
         let mut dead: BTreeSet<u64> = self.nodes.iter().filter(|(_, node)| !node.alive).map(|(id, _)| *id).collect();

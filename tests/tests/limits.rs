@@ -12,7 +12,10 @@ fn oversized_arguments_are_refused_and_write_nothing() {
     let before = alice.verify().unwrap();
 
     let long_label = "l".repeat(LABEL_MAX_BYTES + 1);
-    assert!(matches!(alice.add_lot(&long_label, b"x"), Err(Error::LimitExceeded { what: "label length in bytes", .. })));
+    assert!(matches!(
+        alice.add_lot(&long_label, b"x"),
+        Err(Error::LimitExceeded { what: "label length in bytes", .. })
+    ));
     let huge = vec![0u8; CONTENT_MAX_BYTES + 1];
     assert!(matches!(alice.add_lot("big", &huge), Err(Error::LimitExceeded { what: "content size in bytes", .. })));
     assert!(matches!(alice.remember(&huge, &[Leg::from([lot])]), Err(Error::LimitExceeded { .. })));

@@ -179,7 +179,9 @@ fn threads_share_one_agent_without_losing_writes() {
         .map(|thread| {
             let alice = alice.clone();
             std::thread::spawn(move || {
-                (0..25).map(|index| alice.add_lot("thread", format!("{thread}-{index}").as_bytes()).unwrap()).collect::<Vec<_>>()
+                (0..25)
+                    .map(|index| alice.add_lot("thread", format!("{thread}-{index}").as_bytes()).unwrap())
+                    .collect::<Vec<_>>()
             })
         })
         .collect();

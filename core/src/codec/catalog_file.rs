@@ -117,7 +117,10 @@ mod tests {
     #[test]
     fn golden_bytes_of_an_empty_catalog() {
         let bytes = CatalogFile { next_number: 1, entries: Vec::new() }.encode();
-        assert_eq!(bytes.get(..24), Some(&b"CHEESEDB\x01\x02\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"[..]));
+        assert_eq!(
+            bytes.get(..24),
+            Some(&b"CHEESEDB\x01\x02\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"[..])
+        );
         assert_eq!(bytes.len(), 28);
     }
 

@@ -350,8 +350,7 @@ pub fn claimed_length(bytes: &[u8]) -> Option<u32> {
 /// Whether `bytes` starts with something shaped like a commit marker (its kind and length),
 /// to find candidates quickly before checking them in full.
 pub fn looks_like_commit(bytes: &[u8]) -> bool {
-    claimed_length(bytes) == Some(COMMIT_BYTES as u32)
-        && bytes.get(OFFSET_KIND) == Some(&KIND_COMMIT)
+    claimed_length(bytes) == Some(COMMIT_BYTES as u32) && bytes.get(OFFSET_KIND) == Some(&KIND_COMMIT)
 }
 
 /// Decodes the record at the start of `bytes`; returns it and its length in bytes.
@@ -395,8 +394,7 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, DecodeError
             let id = reader.u64().ok_or(missing)?;
             let label_length = reader.u16().ok_or(missing)?;
             let label_bytes = reader.take(usize::from(label_length)).ok_or(missing)?;
-            let label = core::str::from_utf8(label_bytes)
-                .map_err(|_| DecodeError::BadField("label is not UTF-8"))?;
+            let label = core::str::from_utf8(label_bytes).map_err(|_| DecodeError::BadField("label is not UTF-8"))?;
             Body::Lot { id, label, content: decode_content(reader, erased)? }
         }
         KIND_MEMORY => {
@@ -442,10 +440,7 @@ fn decode_legs<'a>(reader: &mut Reader<'a>, count: u16) -> Result<LegsView<'a>, 
     Ok(LegsView { count, raw })
 }
 
-fn decode_content<'a>(
-    reader: &mut Reader<'a>,
-    erased: bool,
-) -> Result<ContentBlock<'a>, DecodeError> {
+fn decode_content<'a>(reader: &mut Reader<'a>, erased: bool) -> Result<ContentBlock<'a>, DecodeError> {
     let missing = DecodeError::BadField("content cut short");
     let digest = reader.array().ok_or(missing)?;
     if erased {
@@ -458,7 +453,13 @@ fn decode_content<'a>(
 }
 
 /// The commit marker that closes `batch`, the bytes from `batch_start` up to the marker.
-pub fn commit_marker(identity: Identity, batch_start: u64, batch: &[u8], record_count: u32, chain: Hash) -> Record<'static> {
+pub fn commit_marker(
+    identity: Identity,
+    batch_start: u64,
+    batch: &[u8],
+    record_count: u32,
+    chain: Hash,
+) -> Record<'static> {
     Record { identity, body: Body::Commit { batch_start, batch_crc: crc32c(batch), record_count, chain } }
 }
 
@@ -474,10 +475,8 @@ mod tests {
 
     #[test]
     fn golden_bytes_of_a_recall() {
-        let record = Record {
-            identity: identity(),
-            body: Body::Recall { id: 9, mode: Mode::Strict, removal: Removal::Erase },
-        };
+        let record =
+            Record { identity: identity(), body: Body::Recall { id: 9, mode: Mode::Strict, removal: Removal::Erase } };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
         let expected_tail: [u8; 42] = [
@@ -498,8 +497,7 @@ mod tests {
     fn golden_bytes_of_a_lot_and_its_redaction() {
         let salt = [7u8; SALT_BYTES];
         let content = ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")) };
-        let record =
-            Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
+        let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
         assert_eq!(bytes.len(), HEADER_BYTES + 8 + 2 + 4 + 32 + 16 + 4 + 4);

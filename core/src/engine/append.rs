@@ -9,7 +9,10 @@ use crate::digest::{chain_next, content_digest};
 use crate::error::Error;
 use crate::graph::Location;
 use crate::id::{Id, Leg, Mode, Removal};
-use crate::limits::{self, BATCH_MAX_BYTES, CONTENT_MAX_BYTES, LABEL_MAX_BYTES, LEGS_PER_MEMORY_MAX, NODES_PER_AGENT_MAX, PARENTS_PER_LEG_MAX};
+use crate::limits::{
+    self, BATCH_MAX_BYTES, CONTENT_MAX_BYTES, LABEL_MAX_BYTES, LEGS_PER_MEMORY_MAX, NODES_PER_AGENT_MAX,
+    PARENTS_PER_LEG_MAX,
+};
 use crate::log::names::segment_path;
 use crate::storage::{Storage, StorageFile};
 
@@ -116,7 +119,9 @@ impl<S: Storage> AgentEngine<S> {
         }
         let segment = self.active_segment();
         let mut salts = vec![0u8; SALT_BYTES * entries.len()];
-        self.storage.fill_random(&mut salts).map_err(|error| io_error("drawing random bytes for", &self.folder, error))?;
+        self.storage
+            .fill_random(&mut salts)
+            .map_err(|error| io_error("drawing random bytes for", &self.folder, error))?;
         let mut bytes = Vec::new();
         let mut locations = Vec::with_capacity(entries.len());
         let mut sequence = self.sequence;
@@ -139,8 +144,11 @@ impl<S: Storage> AgentEngine<S> {
                     let parents: Vec<Vec<u64>> =
                         legs.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect();
                     LegsView::encode(&parents, &mut legs_raw);
-                    let view = LegsView::parse(legs.len() as u16, &legs_raw)
-                        .ok_or(Error::LimitExceeded { what: "legs of one memory", size: legs.len() as u64, limit: LEGS_PER_MEMORY_MAX as u64 })?;
+                    let view = LegsView::parse(legs.len() as u16, &legs_raw).ok_or(Error::LimitExceeded {
+                        what: "legs of one memory",
+                        size: legs.len() as u64,
+                        limit: LEGS_PER_MEMORY_MAX as u64,
+                    })?;
                     Body::Memory { id: next_id - 1, legs: view, content: content_block(salt, content) }
                 }
                 Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },

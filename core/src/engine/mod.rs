@@ -101,10 +101,7 @@ impl<S: Storage> AgentEngine<S> {
         }
         .encode();
         let mut file = self.storage.open_file(&path, true).map_err(|error| io_error("creating", &path, error))?;
-        let written = file
-            .set_len(0)
-            .and_then(|()| file.write_at(0, &header))
-            .and_then(|()| file.sync());
+        let written = file.set_len(0).and_then(|()| file.write_at(0, &header)).and_then(|()| file.sync());
         written.map_err(|error| io_error("writing", &path, error))?;
         self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
         self.write_offset = header.len() as u64;

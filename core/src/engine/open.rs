@@ -81,12 +81,8 @@ impl<S: Storage> AgentEngine<S> {
         let path = segment_path(&self.folder, segment);
         let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
         let bytes = read_all(&file, &path)?;
-        let expected = Expected {
-            agent: self.agent,
-            segment,
-            sequence_before: self.sequence,
-            chain_before: self.chain,
-        };
+        let expected =
+            Expected { agent: self.agent, segment, sequence_before: self.sequence, chain_before: self.chain };
         let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
         if let Err(damage) = check_header(&bytes, &expected) {
             if !active || find_valid_commit(&bytes, 0, &expected).is_some() {
@@ -105,7 +101,10 @@ impl<S: Storage> AgentEngine<S> {
         } else {
             let clean = end.damage.is_none() && end.committed_end == bytes.len() as u64;
             if !clean || end.sealed_into != Some(segment + 1) {
-                let damage = end.damage.map_or((end.committed_end, "sealed segment does not end with its seal"), |damage| (damage.offset, damage.reason));
+                let damage =
+                    end.damage.map_or((end.committed_end, "sealed segment does not end with its seal"), |damage| {
+                        (damage.offset, damage.reason)
+                    });
                 return Err(corrupt(damage.0, damage.1));
             }
         }

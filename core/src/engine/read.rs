@@ -116,7 +116,8 @@ impl<S: Storage> AgentEngine<S> {
             if end.committed_end != bytes.len() as u64 {
                 return Err(corrupt(end.committed_end, "uncommitted bytes after the last commit marker"));
             }
-            let sealed_as_expected = if segment == last { end.sealed_into.is_none() } else { end.sealed_into == Some(segment + 1) };
+            let sealed_as_expected =
+                if segment == last { end.sealed_into.is_none() } else { end.sealed_into == Some(segment + 1) };
             if !sealed_as_expected {
                 return Err(corrupt(end.committed_end, "segment seal out of place"));
             }
@@ -125,7 +126,11 @@ impl<S: Storage> AgentEngine<S> {
         }
         if sequence != self.sequence || chain != self.chain {
             let path = segment_path(&self.folder, last);
-            return Err(Error::Corrupt { file: path, offset: 0, reason: "log differs from the state it was opened with" });
+            return Err(Error::Corrupt {
+                file: path,
+                offset: 0,
+                reason: "log differs from the state it was opened with",
+            });
         }
         if let Some(kept) = kept {
             if !kept_seen {

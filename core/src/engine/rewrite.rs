@@ -116,7 +116,8 @@ impl<S: Storage> AgentEngine<S> {
     /// Replaces the file at `path` with `bytes`: temporary file, sync, rename, folder sync.
     fn replace_file(&self, path: &str, bytes: &[u8]) -> Result<(), Error> {
         let temporary = format!("{path}{TEMPORARY_SUFFIX}");
-        let mut file = self.storage.open_file(&temporary, true).map_err(|error| io_error("creating", &temporary, error))?;
+        let mut file =
+            self.storage.open_file(&temporary, true).map_err(|error| io_error("creating", &temporary, error))?;
         file.set_len(0)
             .and_then(|()| file.write_at(0, bytes))
             .and_then(|()| file.sync())

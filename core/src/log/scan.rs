@@ -161,18 +161,20 @@ pub fn scan_records<'a, E>(
 pub fn find_valid_commit(bytes: &[u8], from: u64, expected: &Expected) -> Option<u64> {
     let start = usize::try_from(from).ok()?;
     let last = bytes.len().checked_sub(COMMIT_BYTES)?;
-    (start..=last).find(|&position| {
-        let Some(candidate) = bytes.get(position..) else { return false };
-        if !record::looks_like_commit(candidate) {
-            return false;
-        }
-        let Ok((record, _)) = record::decode(candidate) else { return false };
-        let Body::Commit { batch_start, batch_crc, .. } = record.body else { return false };
-        let own = record.identity.agent == expected.agent && record.identity.segment == expected.segment;
-        let batch = usize::try_from(batch_start)
-            .ok()
-            .filter(|start| *start >= SEGMENT_HEADER_BYTES)
-            .and_then(|start| bytes.get(start..position));
-        own && batch.is_some_and(|batch| !batch.is_empty() && crc32c(batch) == batch_crc)
-    }).map(|position| position as u64)
+    (start..=last)
+        .find(|&position| {
+            let Some(candidate) = bytes.get(position..) else { return false };
+            if !record::looks_like_commit(candidate) {
+                return false;
+            }
+            let Ok((record, _)) = record::decode(candidate) else { return false };
+            let Body::Commit { batch_start, batch_crc, .. } = record.body else { return false };
+            let own = record.identity.agent == expected.agent && record.identity.segment == expected.segment;
+            let batch = usize::try_from(batch_start)
+                .ok()
+                .filter(|start| *start >= SEGMENT_HEADER_BYTES)
+                .and_then(|start| bytes.get(start..position));
+            own && batch.is_some_and(|batch| !batch.is_empty() && crc32c(batch) == batch_crc)
+        })
+        .map(|position| position as u64)
 }

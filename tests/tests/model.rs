@@ -1,0 +1,238 @@
+//! Random operation sequences against the reference model: every result, every alive set and
+//! every erasure must match, across compactions and reopens.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use cheesedb::{Agent, Error, Id, Leg, Mode, Options, Removal, Store, Token};
+use cheesedb_tests::model::{Model, Refusal};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Operation {
+    AddLot,
+    Remember(Vec<Vec<u8>>),
+    Recall { target: u8, strict: bool, erase: bool },
+    Preview { target: u8, strict: bool },
+    Batch { lots: u8, memories: Vec<Vec<Vec<u8>>> },
+    Compact,
+    Reopen,
+}
+
+fn legs() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    prop::collection::vec(prop::collection::vec(any::<u8>(), 0..4), 0..4)
+}
+
+fn operation() -> impl Strategy<Value = Operation> {
+    prop_oneof![
+        4 => Just(Operation::AddLot),
+        6 => legs().prop_map(Operation::Remember),
+        3 => (any::<u8>(), any::<bool>(), any::<bool>()).prop_map(|(target, strict, erase)| Operation::Recall { target, strict, erase }),
+        1 => (any::<u8>(), any::<bool>()).prop_map(|(target, strict)| Operation::Preview { target, strict }),
+        1 => (0..3u8, prop::collection::vec(legs(), 0..3)).prop_map(|(lots, memories)| Operation::Batch { lots, memories }),
+        1 => Just(Operation::Compact),
+        1 => Just(Operation::Reopen),
+    ]
+}
+
+/// Picks an id from a byte: mostly existing ids, sometimes the next (unknown) one.
+fn pick(model: &Model, choice: u8) -> u64 {
+    let known = model.ids().len() as u64;
+    u64::from(choice) % (known + 2) + u64::from(known == 0)
+}
+
+fn pick_legs(model: &Model, choices: &[Vec<u8>]) -> Vec<Vec<u64>> {
+    choices.iter().map(|leg| leg.iter().map(|choice| pick(model, *choice)).collect()).collect()
+}
+
+fn to_legs(legs: &[Vec<u64>]) -> Vec<Leg> {
+    legs.iter().map(|leg| leg.iter().copied().map(Id::from).collect()).collect()
+}
+
+fn refusal(error: Error) -> Refusal {
+    match error {
+        Error::NoLegs => Refusal::NoLegs,
+        Error::EmptyLeg { .. } => Refusal::EmptyLeg,
+        Error::DeadParent { .. } => Refusal::DeadParent,
+        Error::AlreadyRecalled { .. } => Refusal::AlreadyRecalled,
+        Error::UnknownId { .. } => Refusal::UnknownParent,
+        other => panic!("unexpected error {other}"),
+    }
+}
+
+fn ids(list: Vec<Id>) -> Vec<u64> {
+    list.into_iter().map(Id::get).collect()
+}
+
+struct Harness {
+    folder: tempfile::TempDir,
+    token: Token,
+    agent: Option<Agent>,
+    model: Model,
+    contents: BTreeMap<u64, Vec<u8>>,
+    attempts: u64,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let folder = tempfile::tempdir().unwrap();
+        let store = open_store(folder.path());
+        let token = store.create_agent("model").unwrap();
+        let agent = Some(store.open_agent(&token).unwrap());
+        Harness { folder, token, agent, model: Model::default(), contents: BTreeMap::new(), attempts: 0 }
+    }
+
+    fn agent(&self) -> &Agent {
+        self.agent.as_ref().unwrap()
+    }
+
+    fn next_content(&mut self) -> Vec<u8> {
+        self.attempts += 1;
+        format!("canary-{:06}-qz", self.attempts).into_bytes()
+    }
+
+    fn run(&mut self, operation: &Operation) {
+        match operation {
+            Operation::AddLot => {
+                let content = self.next_content();
+                let id = self.agent().add_lot("source", &content).unwrap();
+                assert_eq!(id.get(), self.model.add_lot());
+                self.contents.insert(id.get(), content);
+            }
+            Operation::Remember(choices) => {
+                let legs = pick_legs(&self.model, choices);
+                let content = self.next_content();
+                let actual = self.agent().remember(&content, &to_legs(&legs)).map(Id::get).map_err(refusal);
+                let expected = self.model.remember(&legs).map_err(|refusal| match refusal {
+                    Refusal::UnknownParent => Refusal::UnknownParent,
+                    other => other,
+                });
+                assert_eq!(actual, expected, "remember {legs:?}");
+                if let Ok(id) = actual {
+                    self.contents.insert(id, content);
+                }
+            }
+            Operation::Recall { target, strict, erase } => {
+                let id = pick(&self.model, *target);
+                let mode = if *strict { Mode::Strict } else { Mode::Fair };
+                let removal = if *erase { Removal::Erase } else { Removal::Untrusted };
+                let actual = self.agent().recall(Id::from(id), mode, removal).map(ids).map_err(refusal);
+                let expected = self.model.recall(id, *strict, *erase).map_err(|refusal| match refusal {
+                    Refusal::UnknownId => Refusal::UnknownParent,
+                    other => other,
+                });
+                assert_eq!(actual, expected, "recall {id} strict={strict} erase={erase}");
+                if *erase {
+                    self.check_erased_text_is_gone();
+                }
+            }
+            Operation::Preview { target, strict } => {
+                let id = pick(&self.model, *target);
+                let mode = if *strict { Mode::Strict } else { Mode::Fair };
+                let actual = self.agent().preview_recall(Id::from(id), mode).map(ids).map_err(refusal);
+                let expected = self.model.preview(id, *strict).map_err(|refusal| match refusal {
+                    Refusal::UnknownId => Refusal::UnknownParent,
+                    other => other,
+                });
+                assert_eq!(actual, expected, "preview {id}");
+            }
+            Operation::Batch { lots, memories } => self.run_batch(*lots, memories),
+            Operation::Compact => {
+                self.agent().compact().unwrap();
+                for (id, content) in &self.contents {
+                    if self.model.is_dead(*id) {
+                        assert!(
+                            cheesedb_tests::files_containing(self.folder.path(), content).is_empty(),
+                            "{id} after compact"
+                        );
+                    }
+                }
+            }
+            Operation::Reopen => {
+                let fingerprint = self.agent().verify().unwrap();
+                self.agent = None;
+                let store = open_store(self.folder.path());
+                self.agent = Some(store.open_agent(&self.token).unwrap());
+                assert_eq!(self.agent().verify().unwrap(), fingerprint);
+                assert_eq!(self.agent().report().dropped_bytes, 0);
+            }
+        }
+        assert_eq!(ids(self.agent().lots().unwrap()), self.model.alive(false));
+        assert_eq!(ids(self.agent().memories().unwrap()), self.model.alive(true));
+    }
+
+    fn run_batch(&mut self, lots: u8, memories: &[Vec<Vec<u8>>]) {
+        let mut expected_model = self.model.clone();
+        let mut planned = Vec::new();
+        let mut expected: Result<Vec<u64>, Refusal> = Ok(Vec::new());
+        for _ in 0..lots {
+            let content = self.next_content();
+            let id = expected_model.add_lot();
+            planned.push((None, content));
+            if let Ok(ids) = expected.as_mut() {
+                ids.push(id);
+            }
+        }
+        for choices in memories {
+            let legs = pick_legs(&expected_model, choices);
+            let content = self.next_content();
+            if expected.is_ok() {
+                match expected_model.remember(&legs) {
+                    Ok(id) => expected.as_mut().map(|ids| ids.push(id)).unwrap_or_default(),
+                    Err(refusal) => expected = Err(refusal),
+                }
+            }
+            planned.push((Some(legs), content));
+        }
+        let actual = self
+            .agent()
+            .batch(|batch| {
+                let mut written = Vec::new();
+                for (legs, content) in &planned {
+                    let id = match legs {
+                        None => batch.add_lot("batched", content)?,
+                        Some(legs) => batch.remember(content, &to_legs(legs))?,
+                    };
+                    written.push(id.get());
+                }
+                Ok(written)
+            })
+            .map_err(refusal);
+        assert_eq!(actual, expected, "batch");
+        if let Ok(written) = actual {
+            self.model = expected_model;
+            for (id, (_, content)) in written.into_iter().zip(planned) {
+                self.contents.insert(id, content);
+            }
+        }
+    }
+
+    fn check_erased_text_is_gone(&self) {
+        for (id, content) in &self.contents {
+            let present = !cheesedb_tests::files_containing(self.folder.path(), content).is_empty();
+            // Erased text is gone; alive text stays; dead text stays until a compaction.
+            if self.model.is_erased(*id) {
+                assert!(!present, "erased text of {id} is still on disk");
+            } else if !self.model.is_dead(*id) {
+                assert!(present, "alive text of {id} is missing");
+            }
+        }
+    }
+}
+
+fn open_store(folder: &Path) -> Store {
+    Store::open_with_options(folder, Options { segment_size_max_bytes: 4096 }).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_engine_behaves_like_the_model(operations in prop::collection::vec(operation(), 1..60)) {
+        let mut harness = Harness::new();
+        for operation in &operations {
+            harness.run(operation);
+        }
+        harness.agent().verify().unwrap();
+    }
+}
