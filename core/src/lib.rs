@@ -44,6 +44,8 @@ mod id;
 pub mod limits;
 pub mod log;
 pub mod memory;
+#[cfg(feature = "mutants")]
+pub mod mutants;
 mod node;
 mod report;
 mod storage;

@@ -1,0 +1,53 @@
+//! Deliberate bugs, compiled only with the `mutants` feature and off until switched on at run
+//! time. The simulator switches one on and must then report a violation: proof that its checks
+//! would notice a real bug of that kind.
+
+use core::sync::atomic::{AtomicU8, Ordering};
+
+/// One deliberate bug.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Mutant {
+    /// A durable write is acknowledged without syncing the segment.
+    SkipSyncBeforeAcknowledge = 1,
+    /// A rewritten segment is renamed into place without syncing the folder.
+    SkipFolderSyncAfterRename = 2,
+    /// Open cuts the active segment at its first damaged record, even when a valid commit
+    /// marker stands after the damage.
+    CutAtFirstDamage = 3,
+    /// A Strict recall removes only what a Fair one would.
+    StrictLikeFair = 4,
+}
+
+impl Mutant {
+    /// Every mutant.
+    pub const ALL: [Mutant; 4] =
+        [Mutant::SkipSyncBeforeAcknowledge, Mutant::SkipFolderSyncAfterRename, Mutant::CutAtFirstDamage, Mutant::StrictLikeFair];
+
+    /// The mutant's name on the simulator's command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutant::SkipSyncBeforeAcknowledge => "skip-sync-before-acknowledge",
+            Mutant::SkipFolderSyncAfterRename => "skip-folder-sync-after-rename",
+            Mutant::CutAtFirstDamage => "cut-at-first-damage",
+            Mutant::StrictLikeFair => "strict-like-fair",
+        }
+    }
+
+    /// The mutant called `name`.
+    pub fn from_name(name: &str) -> Option<Mutant> {
+        Mutant::ALL.into_iter().find(|mutant| mutant.name() == name)
+    }
+}
+
+static ACTIVE: AtomicU8 = AtomicU8::new(0);
+
+/// Switches `mutant` on (or every mutant off, with `None`) for the whole process.
+pub fn activate(mutant: Option<Mutant>) {
+    ACTIVE.store(mutant.map_or(0, |mutant| mutant as u8), Ordering::Relaxed);
+}
+
+/// Whether `mutant` is switched on.
+pub fn is_active(mutant: Mutant) -> bool {
+    ACTIVE.load(Ordering::Relaxed) == mutant as u8
+}

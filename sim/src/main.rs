@@ -1,0 +1,2 @@
+//! The `cheesedb-sim` command.
+fn main() {}

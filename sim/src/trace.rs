@@ -1,0 +1,246 @@
+//! The trace of a simulation: a running hash of every event (to prove that a seed replays the
+//! same run), the last events (to explain a failure), and the checker of the durability rules.
+//!
+//! The checker watches each call into the engine as a window of storage events. When the call
+//! succeeds (the engine acknowledges it), every file the call wrote must have been synced after
+//! its last write, every folder whose names it changed must have been synced after its last
+//! change (or removed durably), and no storage operation in the window may have failed: an
+//! error the engine did not pass on is a swallowed fault.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::fmt;
+
+/// How many recent events a trace keeps to explain a failure.
+const RECENT_EVENTS_MAX: usize = 48;
+
+/// One storage operation or harness step, as the trace records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// What happened (`write`, `sync`, `rename`, `begin`, `acknowledge`, …).
+    pub operation: &'static str,
+    /// The file or folder, or the engine call.
+    pub subject: String,
+    /// An offset, length or count, when the operation has one.
+    pub number: u64,
+    /// `ok`, or why it failed.
+    pub outcome: &'static str,
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{} {} {} -> {}", self.operation, self.subject, self.number, self.outcome)
+    }
+}
+
+/// FNV-1a, 64 bits: tiny, stable and good enough to tell two traces apart.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceHash(u64);
+
+impl Default for TraceHash {
+    fn default() -> TraceHash {
+        TraceHash(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl TraceHash {
+    /// Mixes `bytes` in.
+    pub fn add(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// The hash so far.
+    pub fn value(&self) -> u64 {
+        self.0
+    }
+}
+
+/// What the checker remembers about the call in progress.
+#[derive(Debug, Clone, Default)]
+struct Window {
+    open: bool,
+    call: String,
+    unsynced_files: BTreeSet<usize>,
+    unsynced_folders: BTreeSet<String>,
+    removed_folders: BTreeSet<String>,
+    failures: Vec<String>,
+}
+
+/// The trace of one simulated disk.
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    hash: TraceHash,
+    events: u64,
+    recent: VecDeque<Event>,
+    window: Window,
+}
+
+impl Trace {
+    /// Records an event.
+    pub fn record(&mut self, event: Event) {
+        self.hash.add(event.operation.as_bytes());
+        self.hash.add(event.subject.as_bytes());
+        self.hash.add(&event.number.to_le_bytes());
+        self.hash.add(event.outcome.as_bytes());
+        self.events += 1;
+        if self.recent.len() == RECENT_EVENTS_MAX {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(event);
+    }
+
+    /// The hash of every event so far.
+    pub fn hash(&self) -> u64 {
+        self.hash.value()
+    }
+
+    /// How many events so far.
+    pub fn event_count(&self) -> u64 {
+        self.events
+    }
+
+    /// The last events, oldest first, one a line.
+    pub fn recent(&self) -> String {
+        self.recent.iter().map(|event| format!("  {event}\n")).collect()
+    }
+
+    /// A call into the engine starts.
+    pub fn begin_call(&mut self, call: &str) {
+        self.window = Window { open: true, call: call.to_string(), ..Window::default() };
+        self.record(Event { operation: "begin", subject: call.to_string(), number: 0, outcome: "ok" });
+    }
+
+    /// Bytes or the length of `inode` changed.
+    pub(crate) fn file_changed(&mut self, inode: usize) {
+        if self.window.open {
+            self.window.unsynced_files.insert(inode);
+        }
+    }
+
+    /// `inode` was synced.
+    pub(crate) fn file_synced(&mut self, inode: usize) {
+        self.window.unsynced_files.remove(&inode);
+    }
+
+    /// A name in `folder` was created, renamed or removed.
+    pub(crate) fn name_changed(&mut self, folder: &str) {
+        if self.window.open {
+            self.window.unsynced_folders.insert(folder.to_string());
+        }
+    }
+
+    /// The folder `path` was removed (its removal is durable once its parent is synced).
+    pub(crate) fn folder_removed(&mut self, path: &str) {
+        if self.window.open {
+            self.window.removed_folders.insert(path.to_string());
+        }
+    }
+
+    /// `folder` was synced.
+    pub(crate) fn folder_synced(&mut self, folder: &str) {
+        self.window.unsynced_folders.remove(folder);
+        let gone: Vec<String> = self.window.removed_folders.iter().filter(|removed| crate::storage::parent_of(removed) == folder).cloned().collect();
+        for removed in gone {
+            // A folder removed durably takes its unsynced name changes with it.
+            self.window.unsynced_folders.remove(&removed);
+            self.window.removed_folders.remove(&removed);
+        }
+    }
+
+    /// A storage operation failed.
+    pub(crate) fn failed(&mut self, what: String) {
+        if self.window.open {
+            self.window.failures.push(what);
+        }
+    }
+
+    /// The engine acknowledged the call; returns what the checker found wrong, if anything.
+    pub fn acknowledge(&mut self) -> Result<(), String> {
+        self.record(Event { operation: "acknowledge", subject: self.window.call.clone(), number: 0, outcome: "ok" });
+        let window = core::mem::take(&mut self.window);
+        if !window.open {
+            return Ok(());
+        }
+        if let Some(failure) = window.failures.first() {
+            return Err(format!("{} was acknowledged although a storage operation failed during it ({failure}): a swallowed fault", window.call));
+        }
+        if !window.unsynced_files.is_empty() {
+            return Err(format!("{} was acknowledged before the sync covering its writes (files {:?} unsynced)", window.call, window.unsynced_files));
+        }
+        if !window.unsynced_folders.is_empty() {
+            return Err(format!("{} was acknowledged before a folder sync covering its creates, renames and removes (folders {:?} unsynced)", window.call, window.unsynced_folders));
+        }
+        Ok(())
+    }
+
+    /// The engine refused the call or failed it.
+    pub fn refuse(&mut self, why: &str) {
+        self.record(Event { operation: "refuse", subject: self.window.call.clone(), number: 0, outcome: "error" });
+        self.hash.add(why.as_bytes());
+        self.window = Window::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_acknowledgement_after_write_and_sync_passes() {
+        let mut trace = Trace::default();
+        trace.begin_call("add_lot");
+        trace.file_changed(3);
+        trace.file_synced(3);
+        assert_eq!(trace.acknowledge(), Ok(()));
+    }
+
+    #[test]
+    fn an_acknowledgement_before_the_sync_is_caught() {
+        let mut trace = Trace::default();
+        trace.begin_call("add_lot");
+        trace.file_changed(3);
+        assert!(trace.acknowledge().is_err());
+    }
+
+    #[test]
+    fn a_rename_needs_its_folder_synced() {
+        let mut trace = Trace::default();
+        trace.begin_call("compact");
+        trace.name_changed("agent");
+        assert!(trace.acknowledge().is_err());
+        trace.begin_call("compact");
+        trace.name_changed("agent");
+        trace.folder_synced("agent");
+        assert_eq!(trace.acknowledge(), Ok(()));
+    }
+
+    #[test]
+    fn a_durably_removed_folder_needs_no_sync_of_its_own() {
+        let mut trace = Trace::default();
+        trace.begin_call("delete_agent");
+        trace.name_changed("agent");
+        trace.name_changed("");
+        trace.folder_removed("agent");
+        trace.folder_synced("");
+        assert_eq!(trace.acknowledge(), Ok(()));
+    }
+
+    #[test]
+    fn a_failure_inside_an_acknowledged_call_is_a_swallowed_fault() {
+        let mut trace = Trace::default();
+        trace.begin_call("remember");
+        trace.failed("sync failed".to_string());
+        assert!(trace.acknowledge().is_err());
+    }
+
+    #[test]
+    fn the_hash_depends_on_every_event() {
+        let mut first = Trace::default();
+        let mut second = Trace::default();
+        first.begin_call("a");
+        second.begin_call("b");
+        assert_ne!(first.hash(), second.hash());
+    }
+}
