@@ -1,0 +1,262 @@
+//! The command line: every subcommand, its arguments, and its help with an example.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Agent memory with a recall button.
+///
+/// Every memory names the sources it was learned from. Recall a source and everything learned
+/// from it goes too; with --erase its text also leaves the files on disk.
+#[derive(Debug, Parser)]
+#[command(name = "cheesedb", version, propagate_version = true, disable_help_subcommand = false)]
+#[command(after_help = "Examples:
+  cheesedb agent create alice
+  cheesedb lot alice weather_tool \"Pune: rain\"
+  cheesedb remember alice \"Pune is rainy\" --leg 1
+  cheesedb recall alice 1 --erase
+  cheesedb demo
+
+Data lives in ~/.cheesedb, or in $CHEESEDB_DIR, or in the folder given with --dir.")]
+pub struct Arguments {
+    /// The data folder [default: $CHEESEDB_DIR, else ~/.cheesedb]
+    #[arg(long, global = true, value_name = "FOLDER")]
+    pub dir: Option<PathBuf>,
+
+    /// Print the result as one line of JSON, for scripts
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// What to do
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands, one per feature.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create, list or delete agents
+    #[command(subcommand)]
+    Agent(AgentCommand),
+
+    /// Add a lot: a source the agent learned from (a message, a page, a tool result)
+    #[command(after_help = "Examples:
+  cheesedb lot alice weather_tool \"Pune: rain\"
+  cheesedb lot alice web_page --file page.html
+  curl -s https://example.org | cheesedb lot alice web_page -")]
+    Lot(LotArguments),
+
+    /// Add a memory, naming the lots or memories it was learned from as legs
+    #[command(after_help = "A leg is a set of parents that must ALL stay alive; a memory lives while ANY leg holds.
+
+Examples:
+  cheesedb remember alice \"user lives in Pune\" --leg 1 --leg 2     # from 1, or from 2
+  cheesedb remember alice \"carry an umbrella\" --leg 4,5            # needs 4 and 5")]
+    Remember(RememberArguments),
+
+    /// Recall a lot or memory: it and everything learned from it are removed
+    #[command(after_help = "Fair (the default) keeps a memory that still has a leg untouched by the recall;
+--strict removes every memory with the id anywhere in its history.
+Without --erase the text stays in the files until `cheesedb compact`; with --erase it is
+gone from every file before the command returns.
+
+Examples:
+  cheesedb recall alice 3 --dry-run      # what would go, writing nothing
+  cheesedb recall alice 3 --erase")]
+    Recall(RecallArguments),
+
+    /// Show one lot or memory with its legs and content
+    #[command(after_help = "Example:
+  cheesedb get alice 4")]
+    Get(AgentAndId),
+
+    /// List the alive lots and memories, with each memory's legs and sources
+    #[command(after_help = "Example:
+  cheesedb list alice")]
+    List(AgentOnly),
+
+    /// Show the provenance graph, as text or as Graphviz DOT
+    #[command(after_help = "Examples:
+  cheesedb graph alice
+  cheesedb graph alice --dot | dot -Tsvg > alice.svg")]
+    Graph(GraphArguments),
+
+    /// Search every byte of every file in the data folder for a text (exit 0 found, 1 not found)
+    #[command(after_help = "It reads the raw files, so it shows whether a text is still on disk, whatever
+the engine thinks is alive.
+
+Example:
+  cheesedb find \"Pune: rain\" && echo \"still on disk\"")]
+    Find(FindArguments),
+
+    /// Check the whole history and print its head fingerprint
+    #[command(after_help = "Keep the fingerprint somewhere else; later, --expect checks that the history
+still passes through it (nothing below it was cut or rewritten).
+
+Examples:
+  cheesedb verify alice
+  cheesedb verify alice --expect 12-3f5a...")]
+    Verify(VerifyArguments),
+
+    /// Rewrite the agent's files without the text of recalled lots and memories
+    #[command(after_help = "Example:
+  cheesedb compact alice")]
+    Compact(AgentOnly),
+
+    /// Show what opening the agent found and did (torn writes cut, erasures finished)
+    #[command(after_help = "Example:
+  cheesedb report alice")]
+    Report(AgentOnly),
+
+    /// Serve one agent to AI apps over the Model Context Protocol (stdio)
+    #[command(after_help = "The app starts this command and speaks JSON-RPC on its standard input and
+output; nothing listens on the network.
+
+Examples:
+  claude mcp add cheesedb -- cheesedb mcp alice
+  { \"mcpServers\": { \"cheesedb\": { \"command\": \"cheesedb\", \"args\": [\"mcp\", \"alice\"] } } }")]
+    Mcp(AgentOnly),
+
+    /// Tell the story of a bad source three ways, with a model (from llm.conf) or a scripted one
+    #[command(after_help = "With llm.conf in the data folder (base_url, model, optional api_key) the demo
+talks to that OpenAI-compatible server; without it, a scripted model plays the part.
+The demo works in a temporary folder of its own and never touches your agents.
+
+Examples:
+  cheesedb demo
+  cheesedb demo --scripted")]
+    Demo(DemoArguments),
+}
+
+/// `cheesedb agent ...`
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Create an agent; its token is printed once and saved in the data folder
+    #[command(after_help = "Example:
+  cheesedb agent create alice")]
+    Create {
+        /// The agent's name (any text up to 256 bytes)
+        name: String,
+    },
+    /// List the agents of the data folder
+    #[command(after_help = "Example:
+  cheesedb agent list")]
+    List,
+    /// Delete an agent and all its files
+    #[command(after_help = "Example:
+  cheesedb agent delete alice")]
+    Delete {
+        /// The agent's name
+        name: String,
+    },
+}
+
+/// Where a text argument comes from: the command line, a file, or standard input.
+#[derive(Debug, Args)]
+pub struct TextSource {
+    /// The text; `-` reads it from standard input
+    #[arg(value_name = "TEXT", allow_hyphen_values = true)]
+    pub text: Option<String>,
+
+    /// Read the text from this file instead
+    #[arg(long, value_name = "PATH", conflicts_with = "text")]
+    pub file: Option<PathBuf>,
+}
+
+/// `cheesedb lot AGENT LABEL TEXT`
+#[derive(Debug, Args)]
+pub struct LotArguments {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// What kind of source it is, e.g. user_message, web_page, weather_tool
+    pub label: String,
+    /// The source's content
+    #[command(flatten)]
+    pub content: TextSource,
+}
+
+/// `cheesedb remember AGENT TEXT --leg IDS...`
+#[derive(Debug, Args)]
+pub struct RememberArguments {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// The memory's content
+    #[command(flatten)]
+    pub content: TextSource,
+    /// One leg: comma-separated ids that must all stay alive; repeat for more legs
+    #[arg(long = "leg", value_name = "IDS")]
+    pub legs: Vec<String>,
+}
+
+/// `cheesedb recall AGENT ID`
+#[derive(Debug, Args)]
+pub struct RecallArguments {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// The lot or memory to recall
+    pub id: u64,
+    /// Remove every memory with the id anywhere in its history, even one backed elsewhere too
+    #[arg(long)]
+    pub strict: bool,
+    /// Erase the text from every file before returning (without it, the text stays until compact)
+    #[arg(long)]
+    pub erase: bool,
+    /// Print what would be removed, writing nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// A subcommand that takes an agent and an id.
+#[derive(Debug, Args)]
+pub struct AgentAndId {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// The lot or memory
+    pub id: u64,
+}
+
+/// A subcommand that takes only an agent.
+#[derive(Debug, Args)]
+pub struct AgentOnly {
+    /// The agent's name (or its token)
+    pub agent: String,
+}
+
+/// `cheesedb graph AGENT [--dot]`
+#[derive(Debug, Args)]
+pub struct GraphArguments {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// Print Graphviz DOT instead of text
+    #[arg(long)]
+    pub dot: bool,
+}
+
+/// `cheesedb find TEXT`
+#[derive(Debug, Args)]
+pub struct FindArguments {
+    /// The text to look for, byte for byte
+    #[arg(allow_hyphen_values = true)]
+    pub text: String,
+}
+
+/// `cheesedb verify AGENT [--expect FINGERPRINT]`
+#[derive(Debug, Args)]
+pub struct VerifyArguments {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// A fingerprint kept earlier: fail unless the history still passes through it
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub expect: Option<String>,
+}
+
+/// `cheesedb demo`
+#[derive(Debug, Args)]
+pub struct DemoArguments {
+    /// Use the scripted model even when llm.conf names a server
+    #[arg(long)]
+    pub scripted: bool,
+    /// Keep the demo's temporary data folder and print where it is
+    #[arg(long)]
+    pub keep: bool,
+}

@@ -1,0 +1,66 @@
+//! `cheesedb agent create|list|delete`.
+
+use serde_json::json;
+
+use crate::arguments::AgentCommand;
+use crate::commands::Context;
+use crate::failure::Failure;
+use crate::session::open_store;
+use crate::tokens::{tokens_path, SavedTokens};
+
+/// Runs one `agent` subcommand.
+pub fn run(command: AgentCommand, context: &Context) -> Result<(), Failure> {
+    match command {
+        AgentCommand::Create { name } => create(&name, context),
+        AgentCommand::List => list(context),
+        AgentCommand::Delete { name } => delete(&name, context),
+    }
+}
+
+fn create(name: &str, context: &Context) -> Result<(), Failure> {
+    let store = open_store(&context.folder)?;
+    let token = store.create_agent(name)?;
+    // Save while the store is open: its folder lock keeps other commands off the tokens file.
+    let saved = SavedTokens::load(&context.folder).and_then(|mut tokens| {
+        tokens.insert(name, &token);
+        tokens.save(&context.folder)
+    });
+    let tokens_file = tokens_path(&context.folder);
+    let value = json!({ "name": name, "token": token.to_string(), "tokens_file": tokens_file.display().to_string() });
+    // The token exists only now: print it even if saving it failed, so it is not lost.
+    context.printer.result(value, || {
+        format!(
+            "created agent {name:?}\ntoken: {token}\nThe token is shown only this once. It is saved in {} (readable by you only) so\nother commands can name the agent; keep a copy somewhere safe too.",
+            tokens_file.display()
+        )
+    })?;
+    saved.map_err(|failure| failure.context("the agent was created but its token could not be saved"))
+}
+
+fn list(context: &Context) -> Result<(), Failure> {
+    let store = open_store(&context.folder)?;
+    let names = store.agent_names()?;
+    let tokens = SavedTokens::load(&context.folder)?;
+    let agents: Vec<_> =
+        names.iter().map(|name| json!({ "name": name, "token_saved": tokens.contains(name) })).collect();
+    context.printer.result(json!({ "agents": agents }), || {
+        if names.is_empty() {
+            return String::from("no agents yet; create one with: cheesedb agent create NAME");
+        }
+        names
+            .iter()
+            .map(|name| if tokens.contains(name) { name.clone() } else { format!("{name}  (token not saved here)") })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+fn delete(name: &str, context: &Context) -> Result<(), Failure> {
+    let store = open_store(&context.folder)?;
+    store.delete_agent(name)?;
+    let mut tokens = SavedTokens::load(&context.folder)?;
+    if tokens.remove(name) {
+        tokens.save(&context.folder)?;
+    }
+    context.printer.result(json!({ "deleted": name }), || format!("deleted agent {name:?} and all its files"))
+}

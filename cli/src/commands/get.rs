@@ -1,0 +1,37 @@
+//! `cheesedb get AGENT ID`: one lot or memory.
+
+use cheesedb::{Id, Node, NodeKind};
+
+use crate::arguments::AgentAndId;
+use crate::commands::remember::describe_legs;
+use crate::commands::Context;
+use crate::failure::Failure;
+use crate::nodes::{node_json, LotWord};
+use crate::session::open_agent;
+
+/// Prints the node: JSON `{"id", "kind", "label"|"legs", "alive", "content", "content_encoding"}`.
+pub fn run(arguments: AgentAndId, context: &Context) -> Result<(), Failure> {
+    let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
+    let node = agent.get(Id::from(arguments.id))?;
+    context.printer.result(node_json(&node, LotWord::Lot), || describe(&node))
+}
+
+fn describe(node: &Node) -> String {
+    let mut lines = vec![format!("id:      {}", node.id)];
+    match &node.kind {
+        NodeKind::Lot { label } => {
+            lines.push(String::from("kind:    lot"));
+            lines.push(format!("label:   {label}"));
+        }
+        NodeKind::Memory { legs } => {
+            lines.push(String::from("kind:    memory"));
+            lines.push(format!("legs:    {}", describe_legs(legs)));
+        }
+    }
+    lines.push(format!("alive:   {}", if node.is_alive() { "yes" } else { "no (recalled)" }));
+    match node.content() {
+        Some(content) => lines.push(format!("content: {}", String::from_utf8_lossy(content))),
+        None => lines.push(String::from("content: (erased)")),
+    }
+    lines.join("\n")
+}

@@ -1,0 +1,51 @@
+//! One file per subcommand. Each takes the parsed arguments and a [`Context`] and returns
+//! `Ok` with the exit status, or the [`Failure`] that stopped it.
+
+pub mod agent;
+pub mod compact;
+pub mod demo;
+pub mod find;
+pub mod get;
+pub mod graph;
+pub mod list;
+pub mod lot;
+pub mod mcp;
+pub mod recall;
+pub mod remember;
+pub mod report;
+pub mod text_input;
+pub mod verify;
+
+use std::path::PathBuf;
+
+use crate::arguments::Command;
+use crate::failure::{Failure, EXIT_SUCCESS};
+use crate::output::Printer;
+
+/// What every subcommand needs: the data folder and how to print.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The data folder.
+    pub folder: PathBuf,
+    /// Where results go, as JSON or text.
+    pub printer: Printer,
+}
+
+/// Runs `command`; returns the exit status.
+pub fn run(command: Command, context: &Context) -> Result<u8, Failure> {
+    match command {
+        Command::Agent(command) => agent::run(command, context).map(|()| EXIT_SUCCESS),
+        Command::Lot(arguments) => lot::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Remember(arguments) => remember::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Recall(arguments) => recall::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Get(arguments) => get::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::List(arguments) => list::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Graph(arguments) => graph::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Find(arguments) => find::run(arguments, context),
+        Command::Verify(arguments) => verify::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Compact(arguments) => compact::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Report(arguments) => report::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Mcp(arguments) => mcp::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Demo(arguments) => demo::run(arguments, context).map(|()| EXIT_SUCCESS),
+    }
+}

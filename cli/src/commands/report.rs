@@ -1,0 +1,41 @@
+//! `cheesedb report AGENT`: what opening the agent found and did.
+
+use serde_json::json;
+
+use crate::arguments::AgentOnly;
+use crate::commands::Context;
+use crate::failure::Failure;
+use crate::session::open_agent;
+
+/// Prints the open report; JSON holds every field of `cheesedb::Report` by name.
+pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
+    let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
+    let report = agent.report();
+    let value = json!({
+        "segments": report.segments,
+        "records": report.records,
+        "dropped_bytes": report.dropped_bytes,
+        "dropped_records": report.dropped_records,
+        "erasures_completed_on_open": report.erasures_completed_on_open,
+        "temporary_files_removed": report.temporary_files_removed,
+        "segments_started_on_open": report.segments_started_on_open,
+        "repaired_anything": report.repaired_anything(),
+    });
+    context.printer.result(value, || {
+        let mut lines = vec![
+            format!("segments:                   {}", report.segments),
+            format!("records:                    {}", report.records),
+            format!("dropped bytes (torn write): {}", report.dropped_bytes),
+            format!("dropped records:            {}", report.dropped_records),
+            format!("erasures finished on open:  {}", report.erasures_completed_on_open),
+            format!("temporary files removed:    {}", report.temporary_files_removed),
+            format!("segments started on open:   {}", report.segments_started_on_open),
+        ];
+        lines.push(String::from(if report.repaired_anything() {
+            "open repaired the damage of an interrupted write (see above)"
+        } else {
+            "open found nothing to repair"
+        }));
+        lines.join("\n")
+    })
+}

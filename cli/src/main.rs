@@ -1,0 +1,87 @@
+//! `cheesedb`: agent memory with a recall button, from the shell.
+//!
+//! Every error ends the command with one line on standard error and a non-zero exit status;
+//! a panic, which would be a bug, is reported the same way rather than as a trace.
+
+mod arguments;
+mod commands;
+mod data_folder;
+mod demo;
+mod failure;
+mod mcp;
+mod nodes;
+mod output;
+mod progress;
+mod search;
+mod session;
+mod tokens;
+
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::Parser;
+
+use crate::arguments::Arguments;
+use crate::commands::Context;
+use crate::failure::{one_line, Failure, EXIT_ERROR};
+use crate::output::Printer;
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let arguments = match Arguments::try_parse() {
+        Ok(arguments) => arguments,
+        Err(error) => return usage_error(&error),
+    };
+    let printer = Printer::new(arguments.json);
+    let outcome = data_folder::resolve(arguments.dir).and_then(|folder| commands::run(arguments.command, &Context { folder, printer }));
+    match outcome {
+        Ok(status) => ExitCode::from(status),
+        Err(failure) => report_failure(&failure, printer),
+    }
+}
+
+/// Prints `failure` as one line on standard error (as JSON with `--json`) and picks the exit status.
+fn report_failure(failure: &Failure, printer: Printer) -> ExitCode {
+    if !failure.message().is_empty() {
+        if printer.is_json() {
+            eprintln!("{}", serde_json::json!({ "error": failure.message() }));
+        } else {
+            eprintln!("cheesedb: {}", failure.message());
+        }
+    }
+    ExitCode::from(failure.exit_status())
+}
+
+/// Help and version go to standard output as clap writes them; a usage error becomes one line.
+fn usage_error(error: &clap::Error) -> ExitCode {
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = error.print();
+            if error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                return ExitCode::from(EXIT_ERROR);
+            }
+            ExitCode::SUCCESS
+        }
+        _ => {
+            let rendered = error.render().to_string();
+            let first = rendered.lines().find(|line| !line.trim().is_empty()).unwrap_or("invalid arguments");
+            let first = first.trim().strip_prefix("error: ").unwrap_or(first.trim());
+            eprintln!("cheesedb: {} (see cheesedb --help)", one_line(first));
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+/// A panic is a bug; it still ends with one readable line, not a trace.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|information| {
+        let message = information
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|text| (*text).to_owned())
+            .or_else(|| information.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| String::from("unknown cause"));
+        let place = information.location().map(|location| format!(" at {}:{}", location.file(), location.line())).unwrap_or_default();
+        eprintln!("cheesedb: internal error{place}: {} (this is a bug; nothing more was written)", one_line(&message));
+    }));
+}

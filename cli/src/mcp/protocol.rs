@@ -1,0 +1,229 @@
+//! JSON-RPC 2.0 as MCP uses it over stdio: one message per line, bounded in size.
+
+use std::io::{self, BufRead};
+
+use serde_json::{json, Value};
+
+/// The protocol versions this server speaks, oldest first; the last is offered when a client
+/// asks for one it does not know.
+pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The largest message accepted. A longer line is answered with an error and skipped without
+/// being held in memory, and the server keeps serving.
+pub const LINE_MAX_BYTES: usize = 4 * 1024 * 1024;
+
+/// The JSON-RPC error codes this server sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The line is not JSON.
+    Parse = -32700,
+    /// The JSON is not a valid request (wrong `jsonrpc`, bad id, a batch, too large).
+    InvalidRequest = -32600,
+    /// No such method.
+    MethodNotFound = -32601,
+    /// The method's parameters are wrong (no tool name, an unknown tool).
+    InvalidParams = -32602,
+}
+
+/// A JSON-RPC error to send back: code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcError {
+    /// The code.
+    pub code: ErrorCode,
+    /// What was wrong, for the client's logs.
+    pub message: String,
+}
+
+impl RpcError {
+    /// An error with `code` and `message`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> RpcError {
+        RpcError { code, message: message.into() }
+    }
+}
+
+/// One incoming line, understood.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A request: it gets exactly one response.
+    Request {
+        /// The id to echo (a string or a number).
+        id: Value,
+        /// The method.
+        method: String,
+        /// The parameters, if any.
+        params: Option<Value>,
+    },
+    /// A notification: it gets no response, whatever it says.
+    Notification {
+        /// The method.
+        method: String,
+    },
+    /// A response to a request of ours; this server sends none, so it is ignored.
+    Response,
+    /// Not a valid message: answered with this error, with `id` when one could be read.
+    Invalid {
+        /// The request's id, or null.
+        id: Value,
+        /// Why it is invalid.
+        error: RpcError,
+    },
+}
+
+/// Understands one line of input.
+pub fn classify(line: &[u8]) -> Incoming {
+    let message: Value = match serde_json::from_slice(line) {
+        Ok(message) => message,
+        Err(error) => {
+            let error = RpcError::new(ErrorCode::Parse, format!("the line is not valid JSON: {error}"));
+            return Incoming::Invalid { id: Value::Null, error };
+        }
+    };
+    let Value::Object(mut object) = message else {
+        let what = if message.is_array() { "batches are not supported; send one message per line" } else { "a message must be a JSON object" };
+        return Incoming::Invalid { id: Value::Null, error: RpcError::new(ErrorCode::InvalidRequest, what) };
+    };
+    let id = object.remove("id");
+    let id_is_usable = matches!(&id, Some(Value::String(_) | Value::Number(_)));
+    let invalid = |id: &Option<Value>, message: &str| Incoming::Invalid {
+        id: if id_is_usable { id.clone().unwrap_or(Value::Null) } else { Value::Null },
+        error: RpcError::new(ErrorCode::InvalidRequest, message),
+    };
+    if object.get("jsonrpc") != Some(&json!("2.0")) {
+        return invalid(&id, "\"jsonrpc\" must be \"2.0\"");
+    }
+    let method = match object.remove("method") {
+        Some(Value::String(method)) => method,
+        Some(_) => return invalid(&id, "\"method\" must be a string"),
+        None if id_is_usable && (object.contains_key("result") || object.contains_key("error")) => return Incoming::Response,
+        None => return invalid(&id, "a request needs a \"method\""),
+    };
+    match id {
+        None => Incoming::Notification { method },
+        Some(Value::String(_) | Value::Number(_)) => {
+            let id = id.unwrap_or(Value::Null);
+            Incoming::Request { id, method, params: object.remove("params") }
+        }
+        Some(_) => invalid(&None, "\"id\" must be a string or a number"),
+    }
+}
+
+/// A success response.
+pub fn result_response(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// An error response.
+pub fn error_response(id: &Value, error: &RpcError) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.code as i32, "message": error.message } })
+}
+
+/// The version to answer an `initialize` with: the client's when this server speaks it, else
+/// the newest this server speaks (the client then decides whether to go on).
+pub fn negotiate_version(requested: &str) -> &'static str {
+    PROTOCOL_VERSIONS.iter().copied().find(|version| *version == requested).unwrap_or(PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.len() - 1])
+}
+
+/// One line read from the client.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A line within the size limit, without its line ending.
+    Complete(Vec<u8>),
+    /// A line over the size limit; its bytes were skipped, not kept.
+    TooLong,
+}
+
+/// Reads the next line of at most `max_bytes`; `None` at the end of input. A longer line is
+/// read to its end and dropped, so one huge message cannot exhaust memory or end the session.
+pub fn read_line(reader: &mut impl BufRead, max_bytes: usize) -> io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    let mut read_any = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            if !read_any {
+                return Ok(None);
+            }
+            break;
+        }
+        read_any = true;
+        let (taken, ended) = match available.iter().position(|byte| *byte == b'\n') {
+            Some(position) => (position, true),
+            None => (available.len(), false),
+        };
+        if !too_long {
+            if line.len() + taken > max_bytes {
+                too_long = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(&available[..taken]);
+            }
+        }
+        reader.consume(if ended { taken + 1 } else { taken });
+        if ended {
+            break;
+        }
+    }
+    if too_long {
+        return Ok(Some(Line::TooLong));
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(Some(Line::Complete(line)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_notifications_and_responses_are_told_apart() {
+        let request = classify(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
+        assert_eq!(request, Incoming::Request { id: json!(7), method: "ping".into(), params: None });
+        let notification = classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(notification, Incoming::Notification { method: "notifications/initialized".into() });
+        assert_eq!(classify(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#), Incoming::Response);
+    }
+
+    #[test]
+    fn malformed_messages_get_the_right_code() {
+        let code = |line: &[u8]| match classify(line) {
+            Incoming::Invalid { error, .. } => Some(error.code),
+            _ => None,
+        };
+        assert_eq!(code(b"{not json"), Some(ErrorCode::Parse));
+        assert_eq!(code(b"[1,2]"), Some(ErrorCode::InvalidRequest));
+        assert_eq!(code(br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#), Some(ErrorCode::InvalidRequest));
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#), Some(ErrorCode::InvalidRequest));
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":1,"method":5}"#), Some(ErrorCode::InvalidRequest));
+    }
+
+    #[test]
+    fn the_id_of_an_invalid_request_is_echoed_when_usable() {
+        let Incoming::Invalid { id, .. } = classify(br#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#) else { panic!() };
+        assert_eq!(id, json!(3));
+    }
+
+    #[test]
+    fn versions_are_echoed_or_replaced_by_the_newest() {
+        assert_eq!(negotiate_version("2025-03-26"), "2025-03-26");
+        assert_eq!(negotiate_version("1999-01-01"), "2025-11-25");
+    }
+
+    #[test]
+    fn lines_over_the_limit_are_skipped_and_reading_goes_on() {
+        let mut input = Vec::new();
+        input.extend(vec![b'x'; 100]);
+        input.extend_from_slice(b"\nshort\r\nlast");
+        let mut reader = io::BufReader::with_capacity(16, &input[..]);
+        assert_eq!(read_line(&mut reader, 10).unwrap(), Some(Line::TooLong));
+        assert_eq!(read_line(&mut reader, 10).unwrap(), Some(Line::Complete(b"short".to_vec())));
+        assert_eq!(read_line(&mut reader, 10).unwrap(), Some(Line::Complete(b"last".to_vec())));
+        assert_eq!(read_line(&mut reader, 10).unwrap(), None);
+    }
+}
