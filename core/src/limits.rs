@@ -17,8 +17,10 @@ pub const PARENTS_PER_LEG_MAX: usize = 64;
 pub const BATCH_MAX_RECORDS: usize = 65_536;
 /// The most bytes one batch may write.
 pub const BATCH_MAX_BYTES: usize = 64 * 1024 * 1024;
-/// The most lots and memories one agent may ever hold (ids are kept in 32 bits in RAM).
-pub const NODES_PER_AGENT_MAX: u64 = u32::MAX as u64 - 1;
+/// The most lots and memories one agent may ever hold (ids are packed into 30 bits in RAM).
+pub const NODES_PER_AGENT_MAX: u64 = crate::graph::NODES_MAX;
+/// The most segment files one agent may have (segment numbers are kept in 16 bits in RAM).
+pub const SEGMENTS_PER_AGENT_MAX: u64 = u16::MAX as u64;
 /// The most agents one store may hold.
 pub const AGENTS_PER_STORE_MAX: usize = 65_536;
 /// The smallest segment size a store may be configured with.

@@ -11,7 +11,7 @@ use crate::graph::Location;
 use crate::id::{Id, Leg, Mode, Removal};
 use crate::limits::{
     self, BATCH_MAX_BYTES, CONTENT_MAX_BYTES, LABEL_MAX_BYTES, LEGS_PER_MEMORY_MAX, NODES_PER_AGENT_MAX,
-    PARENTS_PER_LEG_MAX,
+    PARENTS_PER_LEG_MAX, SEGMENTS_PER_AGENT_MAX,
 };
 use crate::log::names::segment_path;
 use crate::storage::{Storage, StorageFile};
@@ -155,7 +155,7 @@ impl<S: Storage> AgentEngine<S> {
             };
             let record = Record { identity, body };
             let offset = self.write_offset + bytes.len() as u64;
-            locations.push(Location { segment: segment as u32, offset: offset as u32 });
+            locations.push(Location { segment: segment as u16, offset: offset as u32 });
             record.encode(&mut bytes);
             record.encode_chained_fields(&mut fields);
             chain = chain_next(&chain, &fields);
@@ -188,6 +188,13 @@ impl<S: Storage> AgentEngine<S> {
     /// Seals the active segment (a seal record and its commit, synced) and starts the next.
     fn roll(&mut self) -> Result<(), Error> {
         let segment = self.active_segment();
+        if segment >= SEGMENTS_PER_AGENT_MAX {
+            return Err(Error::LimitExceeded {
+                what: "segments of one agent",
+                size: segment + 1,
+                limit: SEGMENTS_PER_AGENT_MAX,
+            });
+        }
         let identity = Identity { agent: self.agent, segment, sequence: self.sequence };
         let mut bytes = Vec::new();
         Record { identity, body: Body::Seal { next_segment: segment + 1 } }.encode(&mut bytes);

@@ -40,6 +40,7 @@ impl<S: Storage> AgentEngine<S> {
         for segment in 1..=count {
             engine.replay_segment(segment, segment == count)?;
         }
+        engine.graph.settle();
         let unfinished = engine.remove_content(false)?;
         engine.report.erasures_completed_on_open = unfinished;
         engine.report.records = engine.sequence;
@@ -151,7 +152,7 @@ impl<S: Storage> AgentEngine<S> {
 /// order, parents alive, recalls of known nodes.
 fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, path: &str) -> Result<(), Error> {
     let corrupt = |reason| Error::Corrupt { file: String::from(path), offset, reason };
-    let location = Location { segment: record.identity.segment as u32, offset: offset as u32 };
+    let location = Location { segment: record.identity.segment as u16, offset: offset as u32 };
     match record.body {
         Body::Lot { id, content, .. } => {
             if id != graph.next_id() {

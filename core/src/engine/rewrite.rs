@@ -86,7 +86,7 @@ impl<S: Storage> AgentEngine<S> {
                         Body::Lot { content, .. } | Body::Memory { content, .. } => content.present.is_some(),
                         _ => false,
                     };
-                    moves.push((id, Location { segment: segment as u32, offset: out.len() as u32 }, present));
+                    moves.push((id, Location { segment: segment as u16, offset: out.len() as u32 }, present));
                     kept.encode(&mut out);
                 }
                 Body::Recall { .. } | Body::Seal { .. } => record.encode(&mut out),

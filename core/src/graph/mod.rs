@@ -1,18 +1,24 @@
 //! The recall graph in RAM: every lot and memory of one agent, its legs, its children and where
 //! its record lies on disk.
 //!
-//! Nodes live in one vector indexed by `id - 1`; legs in one vector of 32-bit words; child edges
-//! in one vector of linked entries. Nothing is allocated per node, so a million memories cost a
-//! few large vectors rather than millions of small ones.
+//! A node costs one 64-bit word (record location and flags), its legs one 32-bit word per
+//! parent, and its child edges 4 bytes each once folded into the row. Nothing is allocated per
+//! node, and content is never held: `get` reads it from disk.
+
+mod children;
+mod legs;
+mod recall;
 
 use alloc::vec::Vec;
-use hashbrown::HashSet;
+
+use children::{for_each_distinct_parent, Children};
+use legs::{parent_of, split_legs, LegWords, PARENT_INDEX_MAX};
 
 use crate::error::Error;
-use crate::id::{Id, Mode};
-use crate::limits::NODES_PER_AGENT_MAX;
+use crate::id::Id;
 
-const NO_EDGE: u32 = u32::MAX;
+/// The most nodes one graph holds (parent indexes are packed into 30 bits).
+pub const NODES_MAX: u64 = PARENT_INDEX_MAX as u64;
 
 const FLAG_MEMORY: u8 = 1;
 const FLAG_ALIVE: u8 = 2;
@@ -21,36 +27,28 @@ const FLAG_ERASE: u8 = 4;
 /// The node's record in the files still holds its content.
 const FLAG_CONTENT_ON_DISK: u8 = 8;
 
+const SEGMENT_SHIFT: u32 = 32;
+const FLAGS_SHIFT: u32 = 48;
+
 /// Where a record lies: segment number and byte offset in that segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Location {
-    /// The segment number.
-    pub segment: u32,
+    /// The segment number (at most 65,535).
+    pub segment: u16,
     /// The record's offset in the segment file.
     pub offset: u32,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    location: Location,
-    first_leg_word: u32,
-    first_child_edge: u32,
-    flags: u8,
+fn pack(location: Location, flags: u8) -> u64 {
+    u64::from(location.offset) | (u64::from(location.segment) << SEGMENT_SHIFT) | (u64::from(flags) << FLAGS_SHIFT)
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Edge {
-    child: u32,
-    next: u32,
+fn unpack_location(slot: u64) -> Location {
+    Location { offset: slot as u32, segment: (slot >> SEGMENT_SHIFT) as u16 }
 }
 
-/// The graph of one agent.
-#[derive(Debug, Default)]
-pub struct Graph {
-    slots: Vec<Slot>,
-    /// For each memory: leg count, then for each leg its parent count and parent indexes.
-    leg_words: Vec<u32>,
-    edges: Vec<Edge>,
+fn unpack_flags(slot: u64) -> u8 {
+    (slot >> FLAGS_SHIFT) as u8
 }
 
 /// Whether a node is a lot or a memory.
@@ -60,6 +58,14 @@ pub enum Kind {
     Lot,
     /// A memory.
     Memory,
+}
+
+/// The graph of one agent.
+#[derive(Debug, Default, Clone)]
+pub struct Graph {
+    slots: Vec<u64>,
+    legs: LegWords,
+    children: Children,
 }
 
 impl Graph {
@@ -78,11 +84,9 @@ impl Graph {
         self.len() + 1
     }
 
-    /// Bytes of RAM the graph's vectors hold (their capacity), for measurements.
+    /// Bytes of RAM the graph holds (capacities of its vectors), for measurements.
     pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * core::mem::size_of::<Slot>()
-            + self.leg_words.capacity() * 4
-            + self.edges.capacity() * core::mem::size_of::<Edge>()
+        self.slots.capacity() * 8 + self.legs.heap_bytes() + self.children.heap_bytes()
     }
 
     fn index(&self, id: u64) -> Option<usize> {
@@ -90,79 +94,85 @@ impl Graph {
         (index < self.slots.len()).then_some(index)
     }
 
-    fn slot(&self, id: u64) -> Result<&Slot, Error> {
-        self.index(id).and_then(|index| self.slots.get(index)).ok_or(Error::UnknownId { id: Id::from(id) })
+    fn slot(&self, id: u64) -> Result<u64, Error> {
+        self.index(id).and_then(|index| self.slots.get(index).copied()).ok_or(Error::UnknownId { id: Id::from(id) })
     }
 
     fn flags_of_index(&self, index: u32) -> u8 {
-        self.slots.get(index as usize).map_or(0, |slot| slot.flags)
+        self.slots.get(index as usize).map_or(0, |slot| unpack_flags(*slot))
+    }
+
+    fn update_flags(&mut self, id: u64, change: impl FnOnce(u8) -> u8) {
+        if let Some(slot) = self.index(id).and_then(|index| self.slots.get_mut(index)) {
+            *slot = pack(unpack_location(*slot), change(unpack_flags(*slot)));
+        }
+    }
+
+    fn is_memory_index(&self, index: usize) -> bool {
+        self.slots.get(index).is_some_and(|slot| unpack_flags(*slot) & FLAG_MEMORY != 0)
+    }
+
+    /// The packed leg words of node `index` (empty for a lot).
+    fn words_of(&self, index: u32) -> &[u32] {
+        self.legs.of(index as usize, |other| self.is_memory_index(other))
     }
 
     /// Whether `id` is a node that is alive.
     pub fn is_alive(&self, id: u64) -> bool {
-        self.slot(id).is_ok_and(|slot| slot.flags & FLAG_ALIVE != 0)
+        self.slot(id).is_ok_and(|slot| unpack_flags(slot) & FLAG_ALIVE != 0)
     }
 
     /// The kind of `id`.
     pub fn kind(&self, id: u64) -> Result<Kind, Error> {
-        let slot = self.slot(id)?;
-        Ok(if slot.flags & FLAG_MEMORY != 0 { Kind::Memory } else { Kind::Lot })
+        let memory = unpack_flags(self.slot(id)?) & FLAG_MEMORY != 0;
+        Ok(if memory { Kind::Memory } else { Kind::Lot })
     }
 
     /// Where the record of `id` lies.
     pub fn location(&self, id: u64) -> Result<Location, Error> {
-        Ok(self.slot(id)?.location)
+        Ok(unpack_location(self.slot(id)?))
     }
 
     /// Moves the record of `id` (after a segment was rewritten).
     pub fn set_location(&mut self, id: u64, location: Location, content_on_disk: bool) {
         if let Some(slot) = self.index(id).and_then(|index| self.slots.get_mut(index)) {
-            slot.location = location;
-            if content_on_disk {
-                slot.flags |= FLAG_CONTENT_ON_DISK;
-            } else {
-                slot.flags &= !FLAG_CONTENT_ON_DISK;
-            }
+            let flags = unpack_flags(*slot) & !FLAG_CONTENT_ON_DISK;
+            let disk = if content_on_disk { FLAG_CONTENT_ON_DISK } else { 0 };
+            *slot = pack(location, flags | disk);
         }
     }
 
     /// Whether an Erase covered `id`.
     pub fn is_erase_requested(&self, id: u64) -> bool {
-        self.slot(id).is_ok_and(|slot| slot.flags & FLAG_ERASE != 0)
+        self.slot(id).is_ok_and(|slot| unpack_flags(slot) & FLAG_ERASE != 0)
     }
 
     /// Whether the record of `id` in the files still holds its content.
     pub fn is_content_on_disk(&self, id: u64) -> bool {
-        self.slot(id).is_ok_and(|slot| slot.flags & FLAG_CONTENT_ON_DISK != 0)
+        self.slot(id).is_ok_and(|slot| unpack_flags(slot) & FLAG_CONTENT_ON_DISK != 0)
     }
 
     /// Marks `ids` as covered by an Erase.
     pub fn request_erase(&mut self, ids: impl IntoIterator<Item = u64>) {
         for id in ids {
-            if let Some(slot) = self.index(id).and_then(|index| self.slots.get_mut(index)) {
-                slot.flags |= FLAG_ERASE;
-            }
+            self.update_flags(id, |flags| flags | FLAG_ERASE);
         }
     }
 
     /// Checks that `id` may be a parent of a new memory: known and alive.
     pub fn check_parent(&self, id: u64) -> Result<(), Error> {
-        if self.slot(id)?.flags & FLAG_ALIVE == 0 {
+        if unpack_flags(self.slot(id)?) & FLAG_ALIVE == 0 {
             return Err(Error::DeadParent { id: Id::from(id) });
         }
         Ok(())
     }
 
     fn push_slot(&mut self, flags: u8, location: Location) -> Result<u64, Error> {
-        if self.len() >= NODES_PER_AGENT_MAX {
-            return Err(Error::LimitExceeded {
-                what: "nodes of one agent",
-                size: self.len() + 1,
-                limit: NODES_PER_AGENT_MAX,
-            });
+        if self.len() >= NODES_MAX {
+            return Err(Error::LimitExceeded { what: "nodes of one agent", size: self.len() + 1, limit: NODES_MAX });
         }
-        let first_leg_word = self.leg_words.len() as u32;
-        self.slots.push(Slot { location, first_leg_word, first_child_edge: NO_EDGE, flags });
+        self.legs.begin_node(self.slots.len());
+        self.slots.push(pack(location, flags));
         Ok(self.len())
     }
 
@@ -172,7 +182,8 @@ impl Graph {
         self.push_slot(FLAG_ALIVE | disk, location)
     }
 
-    /// Adds a memory whose legs were checked (every parent known and alive); returns its id.
+    /// Adds a memory whose legs were checked (at least one, none empty, every parent known and
+    /// alive); returns its id.
     pub fn add_memory<L, P>(&mut self, legs: L, location: Location, content_on_disk: bool) -> Result<u64, Error>
     where
         L: IntoIterator<Item = P>,
@@ -181,161 +192,45 @@ impl Graph {
         let disk = if content_on_disk { FLAG_CONTENT_ON_DISK } else { 0 };
         let id = self.push_slot(FLAG_MEMORY | FLAG_ALIVE | disk, location)?;
         let child = (id - 1) as u32;
-        let count_position = self.leg_words.len();
-        self.leg_words.push(0);
-        let mut leg_count = 0u32;
-        let mut linked: Vec<u32> = Vec::new();
-        for leg in legs {
-            leg_count += 1;
-            let size_position = self.leg_words.len();
-            self.leg_words.push(0);
-            let mut size = 0u32;
-            for parent in leg {
-                let parent_index = (parent - 1) as u32;
-                self.leg_words.push(parent_index);
-                size += 1;
-                if !linked.contains(&parent_index) {
-                    linked.push(parent_index);
-                }
-            }
-            if let Some(word) = self.leg_words.get_mut(size_position) {
-                *word = size;
-            }
-        }
-        if let Some(word) = self.leg_words.get_mut(count_position) {
-            *word = leg_count;
-        }
-        for parent_index in linked {
-            self.link_child(parent_index, child);
+        self.legs.push_legs(legs.into_iter().map(|leg| leg.into_iter().map(|parent| (parent - 1) as u32)));
+        let words: Vec<u32> = self.words_of(child).to_vec();
+        for_each_distinct_parent(&words, |parent| self.children.link(parent, child));
+        if self.children.wants_rebuild() {
+            self.rebuild_children();
         }
         Ok(id)
     }
 
-    fn link_child(&mut self, parent_index: u32, child: u32) {
-        let edge_index = self.edges.len() as u32;
-        if let Some(parent) = self.slots.get_mut(parent_index as usize) {
-            self.edges.push(Edge { child, next: parent.first_child_edge });
-            parent.first_child_edge = edge_index;
-        }
+    /// Folds every child edge into the compact row and gives back spare capacity: call after
+    /// loading many nodes at once.
+    pub fn settle(&mut self) {
+        self.rebuild_children();
+        self.slots.shrink_to_fit();
+        self.legs.shrink();
+    }
+
+    fn rebuild_children(&mut self) {
+        let mut children = core::mem::take(&mut self.children);
+        let memories = (0..self.slots.len() as u32)
+            .filter(|index| self.is_memory_index(*index as usize))
+            .map(|index| (index, self.words_of(index)));
+        children.rebuild(self.slots.len(), memories);
+        self.children = children;
     }
 
     /// The legs of a memory (none for a lot), as ids.
     pub fn legs(&self, id: u64) -> Result<Vec<Vec<u64>>, Error> {
-        let slot = self.slot(id)?;
-        let mut legs = Vec::new();
-        if slot.flags & FLAG_MEMORY == 0 {
-            return Ok(legs);
-        }
-        self.for_each_leg(slot.first_leg_word, |parents| {
-            legs.push(parents.iter().map(|parent| u64::from(*parent) + 1).collect());
-            true
-        });
-        Ok(legs)
-    }
-
-    /// Calls `visit` with each leg's parent indexes until it returns false.
-    fn for_each_leg(&self, first_word: u32, mut visit: impl FnMut(&[u32]) -> bool) {
-        let words = self.leg_words.get(first_word as usize..).unwrap_or_default();
-        let Some((&count, mut rest)) = words.split_first() else { return };
-        for _ in 0..count {
-            let Some((&size, after)) = rest.split_first() else { return };
-            let Some((parents, next)) = after.split_at_checked(size as usize) else { return };
-            if !visit(parents) {
-                return;
-            }
-            rest = next;
-        }
-    }
-
-    fn children(&self, index: u32) -> impl Iterator<Item = u32> + '_ {
-        let mut edge = self.slots.get(index as usize).map_or(NO_EDGE, |slot| slot.first_child_edge);
-        core::iter::from_fn(move || {
-            let current = self.edges.get(edge as usize)?;
-            edge = current.next;
-            Some(current.child)
-        })
-    }
-
-    /// The ids a recall of `id` would remove (not `id` itself), ascending. Changes nothing.
-    pub fn preview_recall(&self, id: u64, mode: Mode) -> Result<Vec<u64>, Error> {
-        let slot = self.slot(id)?;
-        if slot.flags & FLAG_ALIVE == 0 {
-            return Err(Error::AlreadyRecalled { id: Id::from(id) });
-        }
-        let target = (id - 1) as u32;
-        let mut removed = match mode {
-            Mode::Fair => self.fair_closure(target),
-            Mode::Strict => self.descendants(target, |flags| flags & FLAG_ALIVE != 0),
-        };
-        removed.sort_unstable();
-        Ok(removed.into_iter().map(|index| u64::from(index) + 1).collect())
-    }
-
-    /// Memories none of whose legs holds once `target` dies, repeated to a fixpoint.
-    fn fair_closure(&self, target: u32) -> Vec<u32> {
-        let mut dead: HashSet<u32> = HashSet::new();
-        dead.insert(target);
-        let mut queue = alloc::vec![target];
-        let mut removed = Vec::new();
-        while let Some(node) = queue.pop() {
-            for child in self.children(node) {
-                let alive = self.flags_of_index(child) & FLAG_ALIVE != 0;
-                if !alive || dead.contains(&child) || self.has_holding_leg(child, &dead) {
-                    continue;
-                }
-                dead.insert(child);
-                removed.push(child);
-                queue.push(child);
-            }
-        }
-        removed
-    }
-
-    fn has_holding_leg(&self, index: u32, dead: &HashSet<u32>) -> bool {
-        let Some(slot) = self.slots.get(index as usize) else { return false };
-        let mut holds = false;
-        self.for_each_leg(slot.first_leg_word, |parents| {
-            holds =
-                parents.iter().all(|parent| self.flags_of_index(*parent) & FLAG_ALIVE != 0 && !dead.contains(parent));
-            !holds
-        });
-        holds
-    }
-
-    /// Every memory with `target` anywhere in its history (through dead nodes too) whose flags
-    /// pass `keep`.
-    fn descendants(&self, target: u32, keep: impl Fn(u8) -> bool) -> Vec<u32> {
-        let mut seen: HashSet<u32> = HashSet::new();
-        let mut queue = alloc::vec![target];
-        let mut found = Vec::new();
-        while let Some(node) = queue.pop() {
-            for child in self.children(node) {
-                if seen.insert(child) {
-                    if keep(self.flags_of_index(child)) {
-                        found.push(child);
-                    }
-                    queue.push(child);
-                }
-            }
-        }
-        found
-    }
-
-    /// Recalled memories with `id` in their history: what an Erase of an already recalled id
-    /// covers besides the id itself. Ascending.
-    pub fn dead_descendants(&self, id: u64) -> Result<Vec<u64>, Error> {
         self.slot(id)?;
-        let mut found = self.descendants((id - 1) as u32, |flags| flags & FLAG_ALIVE == 0);
-        found.sort_unstable();
-        Ok(found.into_iter().map(|index| u64::from(index) + 1).collect())
+        let index = (id - 1) as u32;
+        Ok(split_legs(self.words_of(index))
+            .map(|leg| leg.iter().map(|word| u64::from(parent_of(*word)) + 1).collect())
+            .collect())
     }
 
     /// Marks `id` and `removed` dead.
     pub fn kill(&mut self, id: u64, removed: &[u64]) {
         for dead in core::iter::once(&id).chain(removed) {
-            if let Some(slot) = self.index(*dead).and_then(|index| self.slots.get_mut(index)) {
-                slot.flags &= !FLAG_ALIVE;
-            }
+            self.update_flags(*dead, |flags| flags & !FLAG_ALIVE);
         }
     }
 
@@ -343,8 +238,8 @@ impl Graph {
     pub fn alive(&self, kind: Kind) -> impl Iterator<Item = u64> + '_ {
         let wanted = if kind == Kind::Memory { FLAG_MEMORY } else { 0 };
         self.slots.iter().enumerate().filter_map(move |(index, slot)| {
-            let alive = slot.flags & FLAG_ALIVE != 0 && slot.flags & FLAG_MEMORY == wanted;
-            alive.then_some(index as u64 + 1)
+            let flags = unpack_flags(*slot);
+            (flags & FLAG_ALIVE != 0 && flags & FLAG_MEMORY == wanted).then_some(index as u64 + 1)
         })
     }
 
@@ -352,8 +247,9 @@ impl Graph {
     /// `all_dead` (compaction).
     pub fn content_to_remove(&self, all_dead: bool) -> impl Iterator<Item = u64> + '_ {
         self.slots.iter().enumerate().filter_map(move |(index, slot)| {
-            let on_disk = slot.flags & FLAG_CONTENT_ON_DISK != 0;
-            let doomed = slot.flags & FLAG_ERASE != 0 || (all_dead && slot.flags & FLAG_ALIVE == 0);
+            let flags = unpack_flags(*slot);
+            let on_disk = flags & FLAG_CONTENT_ON_DISK != 0;
+            let doomed = flags & FLAG_ERASE != 0 || (all_dead && flags & FLAG_ALIVE == 0);
             (on_disk && doomed).then_some(index as u64 + 1)
         })
     }
@@ -362,6 +258,7 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::id::Mode;
     use alloc::vec;
 
     const HERE: Location = Location { segment: 1, offset: 0 };
@@ -371,11 +268,11 @@ mod tests {
     fn example() -> Graph {
         let mut graph = Graph::default();
         for _ in 0..3 {
-            graph.add_lot(HERE, true).unwrap_or_default();
+            graph.add_lot(HERE, true).unwrap();
         }
-        graph.add_memory(vec![vec![1], vec![2]], HERE, true).unwrap_or_default();
-        graph.add_memory(vec![vec![3]], HERE, true).unwrap_or_default();
-        graph.add_memory(vec![vec![4, 5]], HERE, true).unwrap_or_default();
+        graph.add_memory(vec![vec![1], vec![2]], HERE, true).unwrap();
+        graph.add_memory(vec![vec![3]], HERE, true).unwrap();
+        graph.add_memory(vec![vec![4, 5]], HERE, true).unwrap();
         graph
     }
 
@@ -395,7 +292,7 @@ mod tests {
     #[test]
     fn a_dead_node_is_not_a_parent_and_not_recalled_twice() {
         let mut graph = example();
-        let removed = graph.preview_recall(3, Mode::Fair).unwrap_or_default();
+        let removed = graph.preview_recall(3, Mode::Fair).unwrap();
         graph.kill(3, &removed);
         assert_eq!(graph.check_parent(3), Err(Error::DeadParent { id: Id::from(3) }));
         assert_eq!(graph.preview_recall(5, Mode::Fair), Err(Error::AlreadyRecalled { id: Id::from(5) }));
@@ -410,5 +307,22 @@ mod tests {
         assert_eq!(graph.legs(4), Ok(vec![vec![1], vec![2]]));
         assert_eq!(graph.legs(6), Ok(vec![vec![4, 5]]));
         assert_eq!(graph.legs(1), Ok(vec![]));
+    }
+
+    #[test]
+    fn settling_changes_no_answer() {
+        let mut graph = example();
+        let before: Vec<_> = (1..=6).map(|id| graph.preview_recall(id, Mode::Fair)).collect();
+        graph.settle();
+        let after: Vec<_> = (1..=6).map(|id| graph.preview_recall(id, Mode::Fair)).collect();
+        assert_eq!(before, after);
+    }
+
+    #[test]
+    fn location_and_flags_pack_without_loss() {
+        let location = Location { segment: u16::MAX, offset: u32::MAX };
+        let slot = pack(location, 0xA5);
+        assert_eq!(unpack_location(slot), location);
+        assert_eq!(unpack_flags(slot), 0xA5);
     }
 }
