@@ -12,6 +12,10 @@
 //! Same seed, same run: every choice comes from [`random::Random`].
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 
+pub mod campaign;
+pub mod canary;
+pub mod harness;
+pub mod model;
 pub mod random;
 pub mod storage;
 pub mod trace;

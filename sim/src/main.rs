@@ -1,2 +1,148 @@
-//! The `cheesedb-sim` command.
-fn main() {}
+//! `cheesedb-sim`: runs seeds of the deterministic simulation and reports what they found.
+//!
+//! Exits 0 when no seed broke a promise, 1 when one did (printing its seed and the command that
+//! replays it), 2 on a usage error.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use cheesedb_sim::campaign::{run_campaign, CampaignConfig, CampaignSummary};
+use cheesedb_sim::storage::{FaultKind, FaultProfile};
+use clap::Parser;
+
+/// Deterministic simulation of cheesedb: crashes, power loss and disk faults, checked against a
+/// reference model.
+#[derive(Debug, Parser)]
+#[command(name = "cheesedb-sim", version)]
+struct Arguments {
+    /// Run only this seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Run this many seeds, starting at --first.
+    #[arg(long, default_value_t = 100)]
+    seeds: u64,
+    /// The first seed of --seeds.
+    #[arg(long, default_value_t = 0)]
+    first: u64,
+    /// Workload steps per seed.
+    #[arg(long, default_value_t = 200)]
+    ops: u64,
+    /// Fault profile: none, light, heavy or swarm (each seed draws its own mix).
+    #[arg(long, default_value = "swarm")]
+    faults: String,
+    /// Switch on a deliberate bug of the engine (needs a build with the `mutants` feature).
+    #[arg(long)]
+    mutant: Option<String>,
+    /// List the deliberate bugs this build can switch on.
+    #[arg(long)]
+    list_mutants: bool,
+    /// Threads to run seeds on (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+#[cfg(feature = "mutants")]
+fn mutant_names() -> Vec<&'static str> {
+    cheesedb_core::mutants::Mutant::ALL.iter().map(|mutant| mutant.name()).collect()
+}
+
+#[cfg(not(feature = "mutants"))]
+fn mutant_names() -> Vec<&'static str> {
+    Vec::new()
+}
+
+#[cfg(feature = "mutants")]
+fn activate_mutant(name: &str) -> Result<(), String> {
+    let mutant = cheesedb_core::mutants::Mutant::from_name(name).ok_or_else(|| format!("no mutant is named {name:?}; --list-mutants names them"))?;
+    cheesedb_core::mutants::activate(Some(mutant));
+    Ok(())
+}
+
+#[cfg(not(feature = "mutants"))]
+fn activate_mutant(_name: &str) -> Result<(), String> {
+    Err("this build has no mutants: build cheesedb-sim with --features mutants".to_string())
+}
+
+fn print_summary(summary: &CampaignSummary, seconds: f64) {
+    let stats = &summary.stats;
+    println!(
+        "cheesedb-sim: seeds {}, operations {}, acknowledged writes {}, crashes {} (during recovery {}, during erase {}, during compaction {}), reopens {}, unacknowledged writes kept {} lost {}, refusals checked {}",
+        summary.seeds,
+        stats.operations,
+        stats.acknowledged_writes,
+        stats.crashes,
+        stats.crashes_during_recovery,
+        stats.crashes_during_erase,
+        stats.crashes_during_compaction,
+        stats.reopens,
+        stats.unacknowledged_kept,
+        stats.unacknowledged_lost,
+        stats.refusals_checked,
+    );
+    println!("cheesedb-sim: faults injected {} ({})", summary.faults.total(), summary.faults);
+    println!(
+        "cheesedb-sim: failures reported {}, corruption detected {}, silent losses reported {}, violations {}, virtual time {} ticks, trace hash {:016x}, wall time {seconds:.1} s",
+        stats.failures_reported,
+        stats.corruption_detected,
+        stats.silent_losses_reported,
+        summary.violations.len(),
+        summary.clock_ticks,
+        summary.combined_trace_hash,
+    );
+}
+
+fn main() -> ExitCode {
+    let arguments = Arguments::parse();
+    if arguments.list_mutants {
+        let names = mutant_names();
+        if names.is_empty() {
+            println!("this build has no mutants (build with --features mutants)");
+        }
+        for name in names {
+            println!("{name}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let Some(profile) = FaultProfile::from_name(&arguments.faults) else {
+        let names: Vec<&str> = FaultProfile::ALL.iter().map(|profile| profile.name()).collect();
+        eprintln!("cheesedb-sim: unknown fault profile {:?} (one of {})", arguments.faults, names.join(", "));
+        return ExitCode::from(2);
+    };
+    if let Some(name) = &arguments.mutant {
+        if let Err(message) = activate_mutant(name) {
+            eprintln!("cheesedb-sim: {message}");
+            return ExitCode::from(2);
+        }
+    }
+    let (first_seed, seeds) = match arguments.seed {
+        Some(seed) => (seed, 1),
+        None => (arguments.first, arguments.seeds),
+    };
+    let jobs = arguments.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |count| count.get()));
+    let config = CampaignConfig { first_seed, seeds, operations: arguments.ops, profile, jobs, stop_at_first_violation: arguments.mutant.is_some() };
+    let started = Instant::now();
+    let summary = run_campaign(&config);
+    let seconds = started.elapsed().as_secs_f64();
+    for (seed, violation) in &summary.violations {
+        let mutant = arguments.mutant.as_ref().map(|name| format!(" --mutant {name}")).unwrap_or_default();
+        println!("cheesedb-sim: VIOLATION in seed {seed} at {violation}");
+        println!("cheesedb-sim: replay with: cheesedb-sim --seed {seed} --ops {} --faults {}{mutant}", arguments.ops, profile.name());
+    }
+    print_summary(&summary, seconds);
+    let _ = FaultKind::ALL;
+    match (&arguments.mutant, summary.violations.first()) {
+        (Some(name), Some((seed, _))) => {
+            println!("cheesedb-sim: mutant {name} caught by seed {seed}");
+            ExitCode::FAILURE
+        }
+        (Some(name), None) => {
+            println!("cheesedb-sim: mutant {name} NOT caught in {} seeds", summary.seeds);
+            ExitCode::SUCCESS
+        }
+        (None, Some(_)) => ExitCode::FAILURE,
+        (None, None) => {
+            println!("simulation: {} passed, 0 failed", summary.seeds);
+            ExitCode::SUCCESS
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! Contents that can be found again: every lot and memory the harness writes carries a unique
+//! marker at its start and at its end, so a byte search of every file tells exactly whose text is
+//! still stored.
+//!
+//! A marker is `<c:` + 16 hex digits of the run's seed + `:` + 8 hex digits of a serial + `>`.
+//! The filler between the two markers never contains `<`, so markers never overlap.
+
+use std::collections::BTreeSet;
+
+use crate::random::Random;
+
+const MARKER_START: &[u8] = b"<c:";
+/// Bytes of one marker.
+pub const MARKER_BYTES: usize = 3 + 16 + 1 + 8 + 1;
+
+/// The marker of `serial` in the run of `seed`.
+pub fn marker(seed: u64, serial: u64) -> Vec<u8> {
+    format!("<c:{seed:016x}:{:08x}>", serial & 0xffff_ffff).into_bytes()
+}
+
+/// A content for `serial`: marker, up to `filler_max_bytes` of lowercase filler, marker.
+pub fn content(seed: u64, serial: u64, filler_max_bytes: u64, random: &mut Random) -> Vec<u8> {
+    let mark = marker(seed, serial);
+    let filler = random.below(filler_max_bytes + 1) as usize;
+    let mut out = Vec::with_capacity(2 * MARKER_BYTES + filler);
+    out.extend_from_slice(&mark);
+    for _ in 0..filler {
+        out.push(b"abcdefghijklmnopqrstuvwxyz "[random.index(27)]);
+    }
+    out.extend_from_slice(&mark);
+    out
+}
+
+/// The serial of the marker at the start of `content`, if it has one.
+pub fn serial_of(content: &[u8]) -> Option<u64> {
+    let digits = content.get(MARKER_BYTES - 9..MARKER_BYTES - 1)?;
+    u64::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+}
+
+/// Adds to `found` the serial of every marker of `seed` anywhere in `bytes`.
+pub fn find_markers(bytes: &[u8], seed: u64, found: &mut BTreeSet<u64>) {
+    let seed_digits = format!("{seed:016x}").into_bytes();
+    let mut position = 0;
+    while let Some(offset) = bytes.get(position..).and_then(|rest| rest.windows(MARKER_START.len()).position(|window| window == MARKER_START)) {
+        let start = position + offset;
+        position = start + 1;
+        let Some(candidate) = bytes.get(start..start + MARKER_BYTES) else { break };
+        if candidate.get(3..19) != Some(&seed_digits[..]) || candidate.get(MARKER_BYTES - 1) != Some(&b'>') {
+            continue;
+        }
+        if let Some(serial) = serial_of(candidate) {
+            found.insert(serial);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_found_wherever_they_are() {
+        let mut random = Random::seeded(1);
+        let first = content(9, 1, 100, &mut random);
+        let second = content(9, 12, 0, &mut random);
+        let mut disk = b"junk<c:".to_vec();
+        disk.extend_from_slice(&first);
+        disk.extend_from_slice(b"<<");
+        disk.extend_from_slice(second.get(..MARKER_BYTES).unwrap());
+        let mut found = BTreeSet::new();
+        find_markers(&disk, 9, &mut found);
+        assert_eq!(found, BTreeSet::from([1, 12]));
+        let mut other_seed = BTreeSet::new();
+        find_markers(&disk, 10, &mut other_seed);
+        assert!(other_seed.is_empty());
+    }
+
+    #[test]
+    fn a_content_starts_and_ends_with_its_marker() {
+        let text = content(3, 77, 50, &mut Random::seeded(2));
+        assert_eq!(serial_of(&text), Some(77));
+        assert!(text.ends_with(&marker(3, 77)));
+        assert!(!text.get(MARKER_BYTES..text.len() - MARKER_BYTES).unwrap().contains(&b'<'));
+    }
+}

@@ -1,0 +1,200 @@
+//! The full check of an agent against its model, and the byte search for erased text.
+
+use std::collections::BTreeMap;
+
+use cheesedb_core::{Error, Id, Mode, Node, NodeKind};
+
+use super::world::{Step, Stop, World};
+use crate::canary;
+use crate::model::{AgentModel, ModelKind, Text};
+
+/// How a node read back differs from the model.
+pub(crate) enum Mismatch {
+    /// A broken promise.
+    Violation(String),
+    /// The engine reported damage.
+    Corrupt(Error),
+}
+
+/// Compares `get(id)` with the model; returns what the model should now believe about the
+/// node's text when it was uncertain.
+pub(crate) fn compare_node(model: &AgentModel, id: u64, result: Result<Node, Error>) -> Result<Option<Text>, Mismatch> {
+    let node = match (model.node(id), result) {
+        (None, Err(Error::UnknownId { id: unknown })) if unknown.get() == id => return Ok(None),
+        (None, other) => return Err(Mismatch::Violation(format!("the model has no node {id}, the engine answered {other:?}"))),
+        (Some(_), Err(error)) if error.is_corruption() => return Err(Mismatch::Corrupt(error)),
+        (Some(_), Err(error)) => return Err(Mismatch::Violation(format!("reading a known node failed: {error}"))),
+        (Some(expected), Ok(node)) => (expected, node),
+    };
+    let (expected, node) = node;
+    let kind_matches = match (&expected.kind, &node.kind) {
+        (ModelKind::Lot { label }, NodeKind::Lot { label: got }) => label == got,
+        (ModelKind::Memory { legs }, NodeKind::Memory { legs: got }) => {
+            let got: Vec<Vec<u64>> = got.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect();
+            *legs == got
+        }
+        _ => false,
+    };
+    if !kind_matches || node.id != Id::from(id) {
+        return Err(Mismatch::Violation(format!("node {id} reads back as {:?}, the model has {:?}", node.kind, expected.kind)));
+    }
+    if node.is_alive() != expected.alive {
+        return Err(Mismatch::Violation(format!("node {id} alive = {}, the model says {}", node.is_alive(), expected.alive)));
+    }
+    match (expected.text, node.content()) {
+        (Text::Present, Some(content)) | (Text::Either, Some(content)) if content == expected.content.as_slice() => Ok(Some(Text::Present)),
+        (Text::Absent, None) | (Text::Either, None) => Ok(Some(Text::Absent)),
+        (text, content) => Err(Mismatch::Violation(format!(
+            "node {id} content is {}, the model says its text is {text:?}",
+            match content {
+                None => "gone".to_string(),
+                Some(bytes) if bytes == expected.content.as_slice() => "present".to_string(),
+                Some(bytes) => format!("different ({} bytes)", bytes.len()),
+            }
+        ))),
+    }
+}
+
+/// When `before` and `after` differ only in where text is, the model that accepts either for
+/// those nodes; `None` when they differ in anything visible.
+pub(crate) fn merge_uncertain(before: &AgentModel, after: &AgentModel) -> Option<AgentModel> {
+    if before.nodes.len() != after.nodes.len() {
+        return None;
+    }
+    let mut merged = before.clone();
+    for (node, other) in merged.nodes.iter_mut().zip(&after.nodes) {
+        if node.alive != other.alive || node.kind != other.kind {
+            return None;
+        }
+        if node.text != other.text {
+            node.text = Text::Either;
+        }
+    }
+    Some(merged)
+}
+
+impl World {
+    /// Checks agent `index` in full: shape, every node, verify, previews, erased text; after a
+    /// clean reopen without faults, also that open repaired nothing. Faults are off meanwhile.
+    pub(crate) fn check_agent(&mut self, index: usize, clean: bool) -> Step {
+        // A check is not part of the workload: no crash and no fault interrupts it.
+        self.storage.disarm_crash();
+        self.storage.suspend_faults(true);
+        let result = self.check_agent_with_faults_off(index, clean);
+        self.storage.suspend_faults(false);
+        result
+    }
+
+    fn check_agent_with_faults_off(&mut self, index: usize, clean: bool) -> Step {
+        let faults_now = self.storage.fault_counts().total();
+        let nothing_happened = clean && faults_now == self.faults_at_last_check;
+        let preview_count = 6;
+        let mut previews = Vec::new();
+        {
+            let slot = self.slot(index)?;
+            let alive: Vec<u64> = slot.model.ids().filter(|id| slot.model.is_alive(*id)).collect();
+            previews.extend(alive.iter().copied().take(preview_count));
+        }
+        let extra: Vec<u64> = (0..preview_count).map(|_| self.random.next_u64()).collect();
+        let slot = self.slot(index)?;
+        let name = slot.name.clone();
+        let engine = slot.engine.as_ref().ok_or_else(|| Stop::Violation(format!("harness error: agent {name} not open")))?;
+        let model = &mut slot.model;
+        if !super::recovery::shape_matches(engine, model) {
+            return Err(Stop::Violation(format!(
+                "agent {name}: the engine has {} nodes, alive lots {:?}, alive memories {:?}; the model has {} nodes, alive lots {:?}, alive memories {:?}",
+                engine.node_count(),
+                engine.alive_lots().iter().map(|id| id.get()).collect::<Vec<_>>(),
+                engine.alive_memories().iter().map(|id| id.get()).collect::<Vec<_>>(),
+                model.nodes.len(),
+                model.alive_lots(),
+                model.alive_memories()
+            )));
+        }
+        let mut corrupt = None;
+        for id in 1..=model.next_id() {
+            match compare_node(model, id, engine.get(Id::from(id))) {
+                Ok(Some(text)) => {
+                    if let Some(node) = model.nodes.get_mut(id as usize - 1) {
+                        node.text = text;
+                    }
+                }
+                Ok(None) => {}
+                Err(Mismatch::Corrupt(error)) => {
+                    corrupt = Some(error);
+                    break;
+                }
+                Err(Mismatch::Violation(message)) => return Err(Stop::Violation(format!("agent {name}: {message}"))),
+            }
+        }
+        if corrupt.is_none() {
+            let verified = match slot.kept {
+                Some(kept) => engine.verify_extends(&kept),
+                None => engine.verify(),
+            };
+            match verified {
+                Ok(fingerprint) if fingerprint == engine.head() => {}
+                Ok(fingerprint) => return Err(Stop::Violation(format!("agent {name}: verify returned {fingerprint}, the head is {}", engine.head()))),
+                Err(error) if error.is_corruption() => corrupt = Some(error),
+                Err(error) => return Err(Stop::Violation(format!("agent {name}: verify failed: {error}"))),
+            }
+        }
+        if let Some(error) = corrupt {
+            return self.corruption(&error, &format!("checking agent {name}"));
+        }
+        // Previews of the first alive nodes and of a few drawn at random, in both modes.
+        let alive: Vec<u64> = model.ids().filter(|id| model.is_alive(*id)).collect();
+        for draw in extra {
+            if let Some(id) = alive.get((draw % alive.len().max(1) as u64) as usize) {
+                previews.push(*id);
+            }
+        }
+        for id in previews {
+            for mode in [Mode::Fair, Mode::Strict] {
+                let expected = model.preview(id, mode);
+                let got = engine.preview_recall(Id::from(id), mode).map(|ids| ids.iter().map(|id| id.get()).collect::<Vec<u64>>());
+                if got != expected {
+                    return Err(Stop::Violation(format!("agent {name}: preview_recall({id}, {mode:?}) is {got:?}, the model expects {expected:?}")));
+                }
+            }
+        }
+        if nothing_happened && engine.report().repaired_anything() {
+            return Err(Stop::Violation(format!("agent {name}: a clean reopen without faults repaired something: {:?}", engine.report())));
+        }
+        slot.kept = Some(engine.head());
+        self.check_erased_text(&format!("checking agent {name}"))
+    }
+
+    /// Searches every image of every file for the text of nodes whose text must be gone.
+    pub(crate) fn check_erased_text(&mut self, during: &str) -> Step {
+        let mut found = std::collections::BTreeSet::new();
+        let mut places: BTreeMap<u64, String> = BTreeMap::new();
+        let seed = self.seed;
+        self.storage.visit_images(|path, bytes| {
+            let before = found.len();
+            canary::find_markers(bytes, seed, &mut found);
+            if found.len() != before {
+                for serial in &found {
+                    places.entry(*serial).or_insert_with(|| path.to_string());
+                }
+            }
+        });
+        for slot in &self.agents {
+            for (position, node) in slot.model.nodes.iter().enumerate() {
+                if node.text != Text::Absent {
+                    continue;
+                }
+                let Some(serial) = canary::serial_of(&node.content) else { continue };
+                if found.contains(&serial) {
+                    let place = places.get(&serial).cloned().unwrap_or_default();
+                    return Err(Stop::Violation(format!(
+                        "{during}: the text of {} node {} must be gone, but it is in {place}",
+                        slot.name,
+                        position + 1
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}

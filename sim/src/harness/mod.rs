@@ -1,0 +1,127 @@
+//! The harness: random workloads driven through the real engine on a [`SimStorage`], checked
+//! against the [`model`](crate::model) after every step, every crash and every reopen.
+//!
+//! A run is one seed. The seed chooses the fault probabilities, the mix of operations, the size
+//! of contents and segments, and every single choice after that; the same seed replays the same
+//! run exactly (the trace hash proves it). A run ends after its operations, at the first
+//! violation, or when the engine reports corruption caused by a silent fault (a bit flip or a
+//! misdirected write): reporting it is the right answer, and nothing can continue on that store.
+
+mod checks;
+mod operations;
+mod recovery;
+mod world;
+
+use std::fmt;
+
+use crate::random::Random;
+use crate::storage::{FaultCounts, FaultProfile};
+
+pub use world::Stop;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunConfig {
+    /// The seed.
+    pub seed: u64,
+    /// Workload steps.
+    pub operations: u64,
+    /// How each seed draws its fault probabilities.
+    pub profile: FaultProfile,
+}
+
+/// What a run did, counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Workload steps taken.
+    pub operations: u64,
+    /// Writes the engine acknowledged (lots, memories, batches, recalls, compactions, agents).
+    pub acknowledged_writes: u64,
+    /// Calls the engine refused with the error the model expected.
+    pub refusals_checked: u64,
+    /// Crashes (power cuts), in all.
+    pub crashes: u64,
+    /// Crashes while the engine was opening and recovering.
+    pub crashes_during_recovery: u64,
+    /// Crashes during a recall with Erase (in the append or the rewrite).
+    pub crashes_during_erase: u64,
+    /// Crashes during a compaction.
+    pub crashes_during_compaction: u64,
+    /// Reopens of the whole store (after a crash or cleanly), each followed by a full check.
+    pub reopens: u64,
+    /// Unacknowledged writes found complete after a reopen.
+    pub unacknowledged_kept: u64,
+    /// Unacknowledged writes found absent after a reopen.
+    pub unacknowledged_lost: u64,
+    /// Storage errors the engine passed on (and then refused writes as poisoned).
+    pub failures_reported: u64,
+    /// Silent damage the engine reported as corruption (ends the run).
+    pub corruption_detected: u64,
+    /// Silent damage that cost the last acknowledged write, cut by open and reported in its
+    /// `Report` (the engine cannot tell it from a torn write).
+    pub silent_losses_reported: u64,
+}
+
+impl RunStats {
+    /// Adds every count of `other`.
+    pub fn merge(&mut self, other: &RunStats) {
+        self.operations += other.operations;
+        self.acknowledged_writes += other.acknowledged_writes;
+        self.refusals_checked += other.refusals_checked;
+        self.crashes += other.crashes;
+        self.crashes_during_recovery += other.crashes_during_recovery;
+        self.crashes_during_erase += other.crashes_during_erase;
+        self.crashes_during_compaction += other.crashes_during_compaction;
+        self.reopens += other.reopens;
+        self.unacknowledged_kept += other.unacknowledged_kept;
+        self.unacknowledged_lost += other.unacknowledged_lost;
+        self.failures_reported += other.failures_reported;
+        self.corruption_detected += other.corruption_detected;
+        self.silent_losses_reported += other.silent_losses_reported;
+    }
+}
+
+/// A broken promise of the engine (or of the harness itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// What was wrong.
+    pub message: String,
+    /// The workload step at which it was found.
+    pub step: u64,
+    /// The last storage events before it.
+    pub recent_events: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "step {}: {}\nlast storage events:\n{}", self.step, self.message, self.recent_events)
+    }
+}
+
+/// How one run went.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The seed.
+    pub seed: u64,
+    /// What it did.
+    pub stats: RunStats,
+    /// The faults the disk injected.
+    pub faults: FaultCounts,
+    /// The hash of the whole trace: equal for two runs of one seed.
+    pub trace_hash: u64,
+    /// Virtual time the run took.
+    pub clock_ticks: u64,
+    /// The first broken promise, if any.
+    pub violation: Option<Violation>,
+}
+
+/// Runs one seed.
+pub fn run_seed(config: &RunConfig) -> RunOutcome {
+    world::World::run(config, Random::seeded(config.seed))
+}
+
+/// Runs a workload whose every choice is read from `bytes` (for the fuzzer).
+pub fn run_from_bytes(bytes: &[u8], operations: u64) -> RunOutcome {
+    let config = RunConfig { seed: 0, operations, profile: FaultProfile::Swarm };
+    world::World::run(&config, Random::from_bytes(bytes))
+}

@@ -1,0 +1,463 @@
+//! The workload steps: each draws its arguments, computes what the model expects, calls the
+//! engine inside a trace window and compares.
+
+use std::collections::BTreeSet;
+
+use cheesedb_core::{Error, Id, Leg, Mode, Removal, Token};
+
+use super::checks::{compare_node, merge_uncertain, Mismatch};
+use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
+use crate::model::{AgentModel, ModelWrite};
+
+/// Which kind of write was cut short, for the crash counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    Append,
+    Erase,
+    Compaction,
+}
+
+fn as_legs(legs: &[Vec<u64>]) -> Vec<Leg> {
+    legs.iter().map(|leg| leg.iter().map(|id| Id::from(*id)).collect()).collect()
+}
+
+fn ids(ids: &[Id]) -> Vec<u64> {
+    ids.iter().map(|id| id.get()).collect()
+}
+
+impl World {
+    /// Legs over `alive` (and `pending` batch ids): one to three legs of one to three parents,
+    /// half of them drawn from the newest nodes so chains grow deep and diamonds form.
+    fn draw_legs(&mut self, alive: &[u64]) -> Vec<Vec<u64>> {
+        let leg_count = 1 + self.random.weighted(&[6, 3, 1]);
+        let newest = alive.get(alive.len().saturating_sub(4)..).unwrap_or_default().to_vec();
+        (0..leg_count)
+            .map(|_| {
+                let parent_count = 1 + self.random.weighted(&[5, 3, 2]);
+                (0..parent_count)
+                    .filter_map(|_| {
+                        let pool = if self.random.chance(0.5) { &newest } else { alive };
+                        pool.get(self.random.index(pool.len())).copied()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Legs that must be refused: none, an empty one, a dead parent or an unknown one.
+    fn draw_invalid_legs(&mut self, model: &AgentModel) -> Vec<Vec<u64>> {
+        let alive: Vec<u64> = model.ids().filter(|id| model.is_alive(*id)).collect();
+        let dead: Vec<u64> = model.ids().filter(|id| !model.is_alive(*id)).collect();
+        let mut legs = self.draw_legs(&alive);
+        match self.random.below(4) {
+            0 => Vec::new(),
+            1 => {
+                let position = self.random.index(legs.len() + 1);
+                legs.insert(position.min(legs.len()), Vec::new());
+                legs
+            }
+            2 if !dead.is_empty() => {
+                let parent = dead.get(self.random.index(dead.len())).copied().unwrap_or(1);
+                legs.push(vec![parent]);
+                legs
+            }
+            _ => {
+                legs.push(vec![model.next_id() + self.random.below(5)]);
+                legs
+            }
+        }
+    }
+
+    fn label(&mut self) -> String {
+        let labels = ["user_message", "web_page", "tool_result", "document", "ünïcödé source"];
+        labels.get(self.random.index(labels.len())).copied().unwrap_or("source").to_string()
+    }
+
+    /// Records an unacknowledged write: it happened or not, the next reopen decides.
+    fn set_doubt(&mut self, agent: usize, after: AgentModel) -> Step {
+        let slot = self.slot(agent)?;
+        match merge_uncertain(&slot.model, &after) {
+            // The write changes only where text is (an Erase of a dead id, a compaction):
+            // nothing visible but the text tells, so the model accepts either for those nodes.
+            Some(merged) => slot.model = merged,
+            None => slot.in_doubt = Some(after),
+        }
+        Ok(())
+    }
+
+    /// A write the engine did not acknowledge.
+    fn unacknowledged(&mut self, agent: usize, called_failed: Option<Error>, after: AgentModel, kind: WriteKind, label: &str) -> Step {
+        let Some(error) = called_failed else {
+            self.set_doubt(agent, after)?;
+            match kind {
+                WriteKind::Erase => self.stats.crashes_during_erase += 1,
+                WriteKind::Compaction => self.stats.crashes_during_compaction += 1,
+                WriteKind::Append => {}
+            }
+            return self.reopen(true);
+        };
+        match error {
+            Error::Corrupt { .. } | Error::HistoryMismatch { .. } => return self.corruption(&error, label),
+            Error::Poisoned => return Err(Stop::Violation(format!("{label}: refused as poisoned though no earlier write failed"))),
+            _ => {}
+        }
+        self.stats.failures_reported += 1;
+        let (engine, storage) = self.engine(agent)?;
+        if !engine.is_poisoned() {
+            return Err(Stop::Violation(format!("{label}: a write failed ({error}) but the engine is not poisoned")));
+        }
+        let before = storage.operation_count();
+        let next = engine.add_lot("after_failure", b"must be refused");
+        if next != Err(Error::Poisoned) {
+            return Err(Stop::Violation(format!("{label}: after a failed write ({error}) the next write returned {next:?}, not Poisoned")));
+        }
+        if storage.operation_count() != before {
+            return Err(Stop::Violation(format!("{label}: a poisoned engine still used the storage")));
+        }
+        self.set_doubt(agent, after)?;
+        let crash = self.random.chance(0.5);
+        self.reopen(crash)
+    }
+
+    /// An acknowledged append: the model moves on.
+    fn acknowledged(&mut self, agent: usize, after: AgentModel) -> Step {
+        self.stats.acknowledged_writes += 1;
+        let slot = self.slot(agent)?;
+        slot.before_last_write = core::mem::replace(&mut slot.model, after);
+        Ok(())
+    }
+
+    pub(crate) fn add_lot(&mut self, agent: usize) -> Step {
+        let label = self.label();
+        let content = self.content();
+        let mut after = self.slot(agent)?.model.clone();
+        let expected = after.add_lot(&label, &content);
+        let (engine, storage) = self.engine(agent)?;
+        match call(&storage, "add_lot", || engine.add_lot(&label, &content))? {
+            Called::Done(id) if id.get() == expected => self.acknowledged(agent, after),
+            Called::Done(id) => Err(Stop::Violation(format!("add_lot returned id {id}, the model expects {expected}"))),
+            Called::Refused(error) => Err(Stop::Violation(format!("add_lot refused: {error}"))),
+            Called::Failed(error) => self.unacknowledged(agent, Some(error), after, WriteKind::Append, "add_lot"),
+            Called::PowerLost => self.unacknowledged(agent, None, after, WriteKind::Append, "add_lot"),
+        }
+    }
+
+    pub(crate) fn remember(&mut self, agent: usize, invalid: bool) -> Step {
+        let model = self.slot(agent)?.model.clone();
+        let alive: Vec<u64> = model.ids().filter(|id| model.is_alive(*id)).collect();
+        if alive.is_empty() && !invalid {
+            return self.add_lot(agent);
+        }
+        let legs = if invalid { self.draw_invalid_legs(&model) } else { self.draw_legs(&alive) };
+        let content = self.content();
+        let mut after = model.clone();
+        let expected = after.remember(&content, &legs);
+        let engine_legs = as_legs(&legs);
+        let count_before = model.nodes.len() as u64;
+        let (engine, storage) = self.engine(agent)?;
+        let called = call(&storage, "remember", || engine.remember(&content, &engine_legs))?;
+        match (expected, called) {
+            (Ok(expected), Called::Done(id)) if id.get() == expected => self.acknowledged(agent, after),
+            (Err(expected), Called::Refused(error)) if error == expected => self.refused_cleanly(agent, count_before, "remember"),
+            (Ok(_), Called::Failed(error)) => self.unacknowledged(agent, Some(error), after, WriteKind::Append, "remember"),
+            (Ok(_), Called::PowerLost) => self.unacknowledged(agent, None, after, WriteKind::Append, "remember"),
+            (Err(error), Called::Failed(failure)) if failure == Error::Poisoned => Err(Stop::Violation(format!("remember: expected {error}, got Poisoned"))),
+            (expected, called) => Err(Stop::Violation(format!("remember with legs {legs:?}: the model expects {expected:?}, the engine answered {}", describe(&called)))),
+        }
+    }
+
+    /// After a refusal: nothing was written.
+    fn refused_cleanly(&mut self, agent: usize, count_before: u64, label: &str) -> Step {
+        self.stats.refusals_checked += 1;
+        let (engine, _) = self.engine(agent)?;
+        if engine.node_count() != count_before {
+            return Err(Stop::Violation(format!("{label}: refused, yet the node count changed")));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn batch(&mut self, agent: usize) -> Step {
+        let model = self.slot(agent)?.model.clone();
+        let mut alive: Vec<u64> = model.ids().filter(|id| model.is_alive(*id)).collect();
+        let count = self.random.between(2, 8);
+        let mut writes = Vec::new();
+        let mut next_id = model.next_id();
+        for _ in 0..count {
+            let content = self.content();
+            if alive.is_empty() || self.random.chance(0.4) {
+                writes.push(ModelWrite::Lot { label: self.label(), content });
+            } else {
+                writes.push(ModelWrite::Memory { content, legs: self.draw_legs(&alive) });
+            }
+            alive.push(next_id);
+            next_id += 1;
+        }
+        if self.random.chance(0.05) {
+            let legs = self.draw_invalid_legs(&model);
+            if !legs.is_empty() && model.refusal(&legs, &BTreeSet::new()).is_some() {
+                let content = self.content();
+                writes.push(ModelWrite::Memory { content, legs });
+            }
+        }
+        let mut after = model.clone();
+        let expected = after.batch(&writes);
+        let count_before = model.nodes.len() as u64;
+        let (engine, storage) = self.engine(agent)?;
+        let called = call(&storage, "batch", || {
+            engine.batch(|batch| {
+                let mut ids = Vec::new();
+                for write in &writes {
+                    let id = match write {
+                        ModelWrite::Lot { label, content } => batch.add_lot(label, content)?,
+                        ModelWrite::Memory { content, legs } => batch.remember(content, &as_legs(legs))?,
+                    };
+                    ids.push(id.get());
+                }
+                Ok(ids)
+            })
+        })?;
+        match (expected, called) {
+            (Ok(expected), Called::Done(got)) if got == expected => self.acknowledged(agent, after),
+            (Err(expected), Called::Refused(error)) if error == expected => self.refused_cleanly(agent, count_before, "batch"),
+            (Ok(_), Called::Failed(error)) => self.unacknowledged(agent, Some(error), after, WriteKind::Append, "batch"),
+            (Ok(_), Called::PowerLost) => self.unacknowledged(agent, None, after, WriteKind::Append, "batch"),
+            (expected, called) => Err(Stop::Violation(format!("batch of {} writes: the model expects {expected:?}, the engine answered {}", writes.len(), describe(&called)))),
+        }
+    }
+
+    /// A recall of an alive node (lots half the time), or with `again` of a dead or unknown one.
+    pub(crate) fn recall(&mut self, agent: usize, again: bool) -> Step {
+        let model = self.slot(agent)?.model.clone();
+        let target = self.recall_target(&model, again);
+        let mode = if self.random.chance(0.5) { Mode::Fair } else { Mode::Strict };
+        let removal = if self.random.chance(0.5) { Removal::Untrusted } else { Removal::Erase };
+        let mut after = model.clone();
+        let expected = after.recall(target, mode, removal);
+        let kind = if removal == Removal::Erase { WriteKind::Erase } else { WriteKind::Append };
+        let label = format!("recall {target} {mode:?} {removal:?}");
+        let count_before = model.nodes.len() as u64;
+        let (engine, storage) = self.engine(agent)?;
+        let called = call(&storage, &label, || engine.recall(Id::from(target), mode, removal))?;
+        match (expected, called) {
+            (Ok(expected), Called::Done(removed)) if ids(&removed) == expected => {
+                self.acknowledged(agent, after)?;
+                if removal == Removal::Erase {
+                    // Erase promises the text is gone from every file before the call returns.
+                    self.check_erased_text(&label)?;
+                }
+                Ok(())
+            }
+            (Err(expected), Called::Refused(error)) if error == expected => self.refused_cleanly(agent, count_before, &label),
+            (Ok(_), Called::Failed(error)) => self.unacknowledged(agent, Some(error), after, kind, &label),
+            (Ok(_), Called::PowerLost) => self.unacknowledged(agent, None, after, kind, &label),
+            (expected, called) => Err(Stop::Violation(format!("{label}: the model expects {expected:?}, the engine answered {}", describe(&called)))),
+        }
+    }
+
+    fn recall_target(&mut self, model: &AgentModel, again: bool) -> u64 {
+        let alive_lots = model.alive_lots();
+        let alive: Vec<u64> = model.ids().filter(|id| model.is_alive(*id)).collect();
+        let dead: Vec<u64> = model.ids().filter(|id| !model.is_alive(*id)).collect();
+        let unknown = model.next_id() + self.random.below(3);
+        let pool = if again {
+            if dead.is_empty() || self.random.chance(0.1) {
+                return unknown;
+            }
+            dead
+        } else if !alive_lots.is_empty() && self.random.chance(0.5) {
+            alive_lots
+        } else {
+            alive
+        };
+        pool.get(self.random.index(pool.len())).copied().unwrap_or(unknown)
+    }
+
+    pub(crate) fn preview(&mut self, agent: usize) -> Step {
+        let model = self.slot(agent)?.model.clone();
+        let again = self.random.chance(0.1);
+        let target = self.recall_target(&model, again);
+        let mode = if self.random.chance(0.5) { Mode::Fair } else { Mode::Strict };
+        let expected = model.preview(target, mode);
+        let (engine, storage) = self.engine(agent)?;
+        let called = call(&storage, "preview_recall", || engine.preview_recall(Id::from(target), mode))?;
+        match (expected, called) {
+            (Ok(expected), Called::Done(removed)) if ids(&removed) == expected => Ok(()),
+            (Err(expected), Called::Refused(error)) if error == expected => Ok(()),
+            (_, Called::PowerLost) => self.reopen(true),
+            (expected, called) => Err(Stop::Violation(format!("preview_recall({target}, {mode:?}): the model expects {expected:?}, the engine answered {}", describe(&called)))),
+        }
+    }
+
+    pub(crate) fn get(&mut self, agent: usize) -> Step {
+        let model = self.slot(agent)?.model.clone();
+        let id = self.random.between(1, model.next_id() + 1);
+        let (engine, storage) = self.engine(agent)?;
+        storage.begin_call("get");
+        let result = engine.get(Id::from(id));
+        if result.is_ok() {
+            storage.acknowledge().map_err(Stop::Violation)?;
+        } else {
+            storage.refuse("get");
+        }
+        if storage.is_powered_off() {
+            return self.reopen(true);
+        }
+        if let Err(Error::Io { .. }) = result {
+            self.stats.failures_reported += 1;
+            return Ok(());
+        }
+        match compare_node(&model, id, result) {
+            Ok(Some(text)) => {
+                if let Some(node) = self.slot(agent)?.model.nodes.get_mut(id as usize - 1) {
+                    node.text = text;
+                }
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(Mismatch::Corrupt(error)) => self.corruption(&error, "get"),
+            Err(Mismatch::Violation(message)) => Err(Stop::Violation(format!("get({id}): {message}"))),
+        }
+    }
+
+    pub(crate) fn verify(&mut self, agent: usize) -> Step {
+        let kept = self.slot(agent)?.kept;
+        let (engine, storage) = self.engine(agent)?;
+        let head = engine.head();
+        let called = call(&storage, "verify", || match kept {
+            Some(kept) => engine.verify_extends(&kept),
+            None => engine.verify(),
+        })?;
+        match called {
+            Called::Done(fingerprint) if fingerprint == head => Ok(()),
+            Called::Done(fingerprint) => Err(Stop::Violation(format!("verify returned {fingerprint}, the head is {head}"))),
+            Called::Failed(error @ (Error::Corrupt { .. } | Error::HistoryMismatch { .. })) => self.corruption(&error, "verify"),
+            Called::Failed(Error::Io { .. }) => {
+                self.stats.failures_reported += 1;
+                Ok(())
+            }
+            Called::PowerLost => self.reopen(true),
+            called => Err(Stop::Violation(format!("verify answered {}", describe(&called)))),
+        }
+    }
+
+    pub(crate) fn compact(&mut self, agent: usize) -> Step {
+        let model = self.slot(agent)?.model.clone();
+        let mut after = model.clone();
+        after.compact();
+        let (engine, storage) = self.engine(agent)?;
+        match call(&storage, "compact", || engine.compact())? {
+            Called::Done(()) => {
+                self.stats.acknowledged_writes += 1;
+                self.slot(agent)?.model = after;
+                self.check_erased_text("compact")
+            }
+            Called::Refused(error) => Err(Stop::Violation(format!("compact refused: {error}"))),
+            Called::Failed(error) => self.unacknowledged(agent, Some(error), after, WriteKind::Compaction, "compact"),
+            Called::PowerLost => self.unacknowledged(agent, None, after, WriteKind::Compaction, "compact"),
+        }
+    }
+
+    pub(crate) fn create_agent(&mut self) -> Step {
+        let name = format!("agent {} ✓", self.next_agent);
+        self.next_agent += 1;
+        let storage = self.storage.clone();
+        let store = self.store.as_mut().ok_or_else(|| Stop::Violation("harness error: no store open".to_string()))?;
+        match call(&storage, "create_agent", || store.create_agent(&name))? {
+            Called::Done(token) => {
+                self.stats.acknowledged_writes += 1;
+                let number = store.authenticate(&token).map_err(|error| Stop::Violation(format!("a new agent's token does not authenticate: {error}")))?;
+                self.agents.push(Slot {
+                    name,
+                    token: Some(token),
+                    number,
+                    engine: None,
+                    model: AgentModel::default(),
+                    before_last_write: AgentModel::default(),
+                    in_doubt: None,
+                    kept: None,
+                });
+                let index = self.agents.len() - 1;
+                self.open_agent(index)
+            }
+            Called::Refused(error) => Err(Stop::Violation(format!("create_agent refused: {error}"))),
+            Called::Failed(error) => {
+                self.stats.failures_reported += 1;
+                self.store_doubt = Some(StoreDoubt::Create { name });
+                if error.is_corruption() {
+                    return self.corruption(&error, "create_agent");
+                }
+                let crash = self.random.chance(0.5);
+                self.reopen(crash)
+            }
+            Called::PowerLost => {
+                self.store_doubt = Some(StoreDoubt::Create { name });
+                self.reopen(true)
+            }
+        }
+    }
+
+    pub(crate) fn delete_agent(&mut self, agent: usize) -> Step {
+        if agent >= self.agents.len() {
+            return Ok(());
+        }
+        let mut slot = self.agents.remove(agent);
+        slot.engine = None;
+        let storage = self.storage.clone();
+        let store = self.store.as_mut().ok_or_else(|| Stop::Violation("harness error: no store open".to_string()))?;
+        let name = slot.name.clone();
+        match call(&storage, "delete_agent", || store.delete_agent(&name))? {
+            Called::Done(number) if number == slot.number => {
+                self.stats.acknowledged_writes += 1;
+                let folder = cheesedb_core::log::names::agent_folder(number);
+                if self.storage.file_paths().iter().any(|path| path.starts_with(&format!("{folder}/"))) {
+                    return Err(Stop::Violation(format!("delete_agent left files in {folder}")));
+                }
+                Ok(())
+            }
+            Called::Done(number) => Err(Stop::Violation(format!("delete_agent returned number {number}, expected {}", slot.number))),
+            Called::Refused(error) => Err(Stop::Violation(format!("delete_agent refused: {error}"))),
+            Called::Failed(error) => {
+                self.stats.failures_reported += 1;
+                self.store_doubt = Some(StoreDoubt::Delete { slot });
+                if error.is_corruption() {
+                    return self.corruption(&error, "delete_agent");
+                }
+                let crash = self.random.chance(0.5);
+                self.reopen(crash)
+            }
+            Called::PowerLost => {
+                self.store_doubt = Some(StoreDoubt::Delete { slot });
+                self.reopen(true)
+            }
+        }
+    }
+
+    /// Every token opens its own agent and nothing else; an unknown token opens none.
+    pub(crate) fn tokens(&mut self) -> Step {
+        let store = self.store.as_ref().ok_or_else(|| Stop::Violation("harness error: no store open".to_string()))?;
+        for slot in &self.agents {
+            if let Some(token) = &slot.token {
+                let number = store.authenticate(token);
+                if number != Ok(slot.number) {
+                    return Err(Stop::Violation(format!("the token of {} authenticates as {number:?}, expected {}", slot.name, slot.number)));
+                }
+            }
+        }
+        let mut bytes = [0u8; 32];
+        self.random.fill(&mut bytes);
+        let stranger = store.authenticate(&Token::from_bytes(bytes));
+        if stranger != Err(Error::UnknownToken) {
+            return Err(Stop::Violation(format!("a random token authenticates: {stranger:?}")));
+        }
+        Ok(())
+    }
+}
+
+/// A short description of a call's result, for messages.
+pub(crate) fn describe<T: core::fmt::Debug>(called: &Called<T>) -> String {
+    match called {
+        Called::Done(value) => format!("Ok({value:?})"),
+        Called::Refused(error) | Called::Failed(error) => format!("Err({error})"),
+        Called::PowerLost => "a power loss".to_string(),
+    }
+}

@@ -1,0 +1,224 @@
+//! Reopening after a crash or cleanly: open the store and every agent (crashing again during
+//! recovery, sometimes), settle what was in doubt, and run the full check.
+
+use std::collections::BTreeSet;
+
+use cheesedb_core::{AgentEngine, Error, StoreEngine};
+
+use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
+use crate::model::AgentModel;
+use crate::storage::SimStorage;
+
+/// The most crashes injected into one recovery, so that every reopen ends.
+const RECOVERY_CRASHES_MAX: u32 = 3;
+/// The most attempts at opening after transient storage errors.
+const OPEN_ATTEMPTS_MAX: u32 = 30;
+
+/// Why opening everything did not finish.
+enum OpenFailure {
+    PowerLost,
+    Failed(Error),
+    Stop(Stop),
+}
+
+impl From<Stop> for OpenFailure {
+    fn from(stop: Stop) -> OpenFailure {
+        OpenFailure::Stop(stop)
+    }
+}
+
+/// Whether the engine's visible state is the model's: node count and alive sets.
+pub(crate) fn shape_matches(engine: &AgentEngine<SimStorage>, model: &AgentModel) -> bool {
+    let alive_lots: Vec<u64> = engine.alive_lots().iter().map(|id| id.get()).collect();
+    let alive_memories: Vec<u64> = engine.alive_memories().iter().map(|id| id.get()).collect();
+    engine.node_count() == model.nodes.len() as u64 && alive_lots == model.alive_lots() && alive_memories == model.alive_memories()
+}
+
+impl World {
+    /// Closes everything, crashes first if `crash`, opens everything again and checks it all.
+    pub(crate) fn reopen(&mut self, crash: bool) -> Step {
+        self.store = None;
+        for slot in &mut self.agents {
+            slot.engine = None;
+        }
+        if crash {
+            self.storage.crash();
+            self.stats.crashes += 1;
+        }
+        self.stats.reopens += 1;
+        let faults_before = self.storage.fault_counts().total();
+        let mut recovery_crashes = 0;
+        let mut attempts = 0;
+        let opened = loop {
+            attempts += 1;
+            if recovery_crashes < RECOVERY_CRASHES_MAX && self.random.chance(self.recovery_crash_chance) {
+                let countdown = self.random.below(40);
+                self.storage.arm_crash(countdown);
+            }
+            let result = self.open_everything();
+            self.storage.disarm_crash();
+            match result {
+                Ok(opened) => break opened,
+                Err(OpenFailure::PowerLost) => {
+                    self.storage.crash();
+                    recovery_crashes += 1;
+                    self.stats.crashes += 1;
+                    self.stats.crashes_during_recovery += 1;
+                }
+                Err(OpenFailure::Failed(error)) if error.is_corruption() => return self.corruption(&error, "open"),
+                Err(OpenFailure::Failed(error)) if attempts >= OPEN_ATTEMPTS_MAX => {
+                    return Err(Stop::Violation(format!("opening keeps failing: {error}")));
+                }
+                Err(OpenFailure::Failed(_)) => self.stats.failures_reported += 1,
+                Err(OpenFailure::Stop(stop)) => return Err(stop),
+            }
+        };
+        let clean = !crash && recovery_crashes == 0 && self.storage.fault_counts().total() == faults_before;
+        self.reconcile(opened, clean)
+    }
+
+    /// Opens the store and every agent it names.
+    fn open_everything(&mut self) -> Result<Vec<(String, u64, AgentEngine<SimStorage>)>, OpenFailure> {
+        self.store = None;
+        let storage = self.storage.clone();
+        let options = self.options.clone();
+        let store = match call(&storage, "open store", || StoreEngine::open(storage.clone(), options))? {
+            Called::Done(store) => store,
+            Called::PowerLost => return Err(OpenFailure::PowerLost),
+            Called::Failed(error) => return Err(OpenFailure::Failed(error)),
+            Called::Refused(error) => return Err(Stop::Violation(format!("opening the store refused: {error}")).into()),
+        };
+        let mut opened = Vec::new();
+        for name in store.agent_names() {
+            let number = store.agent_number(&name).map_err(|error| Stop::Violation(format!("a listed agent has no number: {error}")))?;
+            match call(&storage, "open agent", || store.open_agent(number))? {
+                Called::Done(engine) => opened.push((name, number, engine)),
+                Called::PowerLost => return Err(OpenFailure::PowerLost),
+                Called::Failed(error) => return Err(OpenFailure::Failed(error)),
+                Called::Refused(error) => return Err(Stop::Violation(format!("opening agent {name} refused: {error}")).into()),
+            }
+        }
+        self.store = Some(store);
+        Ok(opened)
+    }
+
+    /// Settles store-level doubt, hands the engines to their slots, settles each agent's doubt
+    /// and checks every agent in full.
+    fn reconcile(&mut self, opened: Vec<(String, u64, AgentEngine<SimStorage>)>, clean: bool) -> Step {
+        let found: BTreeSet<String> = opened.iter().map(|(name, _, _)| name.clone()).collect();
+        let known: BTreeSet<String> = self.agents.iter().map(|slot| slot.name.clone()).collect();
+        match self.store_doubt.take() {
+            None if found == known => {}
+            None => return Err(Stop::Violation(format!("the store lists agents {found:?}, the model {known:?}"))),
+            Some(StoreDoubt::Create { name }) => {
+                let mut with = known.clone();
+                with.insert(name.clone());
+                if found == with {
+                    self.stats.unacknowledged_kept += 1;
+                    let number = opened.iter().find(|(found, _, _)| *found == name).map_or(0, |(_, number, _)| *number);
+                    self.agents.push(Slot { name, token: None, number, engine: None, model: AgentModel::default(), before_last_write: AgentModel::default(), in_doubt: None, kept: None });
+                } else if found == known {
+                    self.stats.unacknowledged_lost += 1;
+                } else {
+                    return Err(Stop::Violation(format!("after an unacknowledged create of {name:?} the store lists {found:?}, the model {known:?}")));
+                }
+            }
+            Some(StoreDoubt::Delete { slot }) => {
+                let mut with = known.clone();
+                with.insert(slot.name.clone());
+                if found == known {
+                    self.stats.unacknowledged_kept += 1;
+                } else if found == with {
+                    self.stats.unacknowledged_lost += 1;
+                    self.agents.push(slot);
+                } else {
+                    return Err(Stop::Violation(format!("after an unacknowledged delete of {:?} the store lists {found:?}", slot.name)));
+                }
+            }
+        }
+        for (name, number, engine) in opened {
+            let slot = self.agents.iter_mut().find(|slot| slot.name == name).ok_or_else(|| Stop::Violation(format!("harness error: no slot for {name}")))?;
+            if slot.number != number {
+                return Err(Stop::Violation(format!("agent {name} has number {number}, it had {}", slot.number)));
+            }
+            slot.engine = Some(engine);
+        }
+        for index in 0..self.agents.len() {
+            self.reconcile_agent(index, clean)?;
+        }
+        self.faults_at_last_check = self.storage.fault_counts().total();
+        Ok(())
+    }
+
+    /// Decides whether the agent's unacknowledged write happened, then checks everything.
+    fn reconcile_agent(&mut self, index: usize, clean: bool) -> Step {
+        let slot = self.slot(index)?;
+        let engine = slot.engine.as_ref().ok_or_else(|| Stop::Violation("harness error: agent not open".to_string()))?;
+        let mut kept = None;
+        if let Some(after) = slot.in_doubt.take() {
+            if shape_matches(engine, &after) {
+                // The write reached the disk whole: from now on it is as good as acknowledged,
+                // since the engine serves it.
+                slot.before_last_write = core::mem::replace(&mut slot.model, after);
+                kept = Some(true);
+            } else if shape_matches(engine, &slot.model) {
+                kept = Some(false);
+            }
+        }
+        match kept {
+            Some(true) => self.stats.unacknowledged_kept += 1,
+            Some(false) => self.stats.unacknowledged_lost += 1,
+            None => {}
+        }
+        match self.check_agent(index, clean) {
+            Err(Stop::Violation(message)) => self.excuse_silent_loss(index, message),
+            other => other,
+        }
+    }
+
+    /// A silent fault (a flipped bit or a misdirected write) in the last committed write of the
+    /// active segment looks exactly like a torn write: open cuts it and says so in its report.
+    /// That, and only that, is excused: the agent must be exactly as before its last append.
+    fn excuse_silent_loss(&mut self, index: usize, message: String) -> Step {
+        let silent = self.storage.fault_counts().silent() > 0;
+        let slot = self.slot(index)?;
+        let Some(engine) = slot.engine.as_ref() else { return Err(Stop::Violation(message)) };
+        if !silent || engine.report().dropped_bytes == 0 || !shape_matches(engine, &slot.before_last_write) {
+            return Err(Stop::Violation(message));
+        }
+        slot.model = slot.before_last_write.clone();
+        slot.kept = None;
+        self.stats.silent_losses_reported += 1;
+        self.check_agent(index, false)
+    }
+
+    /// Closes one agent and opens it again, then checks it.
+    pub(crate) fn reopen_agent(&mut self, index: usize) -> Step {
+        self.slot(index)?.engine = None;
+        self.open_agent(index)?;
+        if self.slot(index)?.engine.is_some() {
+            return self.check_agent(index, false);
+        }
+        Ok(())
+    }
+
+    /// Opens agent `index` into its slot; on failure, reopens the whole store.
+    pub(crate) fn open_agent(&mut self, index: usize) -> Step {
+        let number = self.slot(index)?.number;
+        let storage = self.storage.clone();
+        let store = self.store.as_ref().ok_or_else(|| Stop::Violation("harness error: no store open".to_string()))?;
+        match call(&storage, "open agent", || store.open_agent(number))? {
+            Called::Done(engine) => {
+                self.slot(index)?.engine = Some(engine);
+                Ok(())
+            }
+            Called::PowerLost => self.reopen(true),
+            Called::Failed(error) if error.is_corruption() => self.corruption(&error, "open agent"),
+            Called::Failed(_) => {
+                self.stats.failures_reported += 1;
+                self.reopen(false)
+            }
+            Called::Refused(error) => Err(Stop::Violation(format!("opening an agent refused: {error}"))),
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! The state of one run: the disk, the engine handles, the model, and the loop that draws and
+//! performs each step.
+
+use cheesedb_core::{AgentEngine, Error, Fingerprint, Options, StoreEngine, Token};
+
+use super::{RunConfig, RunOutcome, RunStats, Violation};
+use crate::model::AgentModel;
+use crate::random::Random;
+use crate::storage::{FaultPlan, SimStorage};
+
+/// Why a run stops early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// A broken promise.
+    Violation(String),
+    /// The engine reported damage that a silent fault caused: correct, and the end of the run.
+    Detected(String),
+}
+
+/// The result of one step.
+pub(crate) type Step = Result<(), Stop>;
+
+/// What an engine call came to.
+pub(crate) enum Called<T> {
+    /// Acknowledged (and the trace checker agreed).
+    Done(T),
+    /// Refused with an error about the arguments or state (nothing written).
+    Refused(Error),
+    /// Failed with a storage, poisoning or corruption error.
+    Failed(Error),
+    /// The power went during the call.
+    PowerLost,
+}
+
+/// Whether `error` reports trouble with the storage or the stored data, rather than a refusal.
+pub(crate) fn is_operating_error(error: &Error) -> bool {
+    matches!(error, Error::Io { .. } | Error::Poisoned | Error::Corrupt { .. } | Error::HistoryMismatch { .. })
+}
+
+/// Calls the engine inside a trace window and sorts the result.
+pub(crate) fn call<T>(storage: &SimStorage, label: &str, body: impl FnOnce() -> Result<T, Error>) -> Result<Called<T>, Stop> {
+    storage.begin_call(label);
+    match body() {
+        Ok(value) => {
+            storage.acknowledge().map_err(Stop::Violation)?;
+            Ok(Called::Done(value))
+        }
+        Err(error) => {
+            storage.refuse(&error.to_string());
+            if storage.is_powered_off() {
+                Ok(Called::PowerLost)
+            } else if is_operating_error(&error) {
+                Ok(Called::Failed(error))
+            } else {
+                Ok(Called::Refused(error))
+            }
+        }
+    }
+}
+
+/// One agent: its handle, its model and what is in doubt about it.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub(crate) name: String,
+    /// `None` when the agent appeared after a create that was never acknowledged.
+    pub(crate) token: Option<Token>,
+    pub(crate) number: u64,
+    pub(crate) engine: Option<AgentEngine<SimStorage>>,
+    pub(crate) model: AgentModel,
+    /// The model before the last acknowledged append: what a silent fault may take us back to.
+    pub(crate) before_last_write: AgentModel,
+    /// The model if the unacknowledged write in flight did happen.
+    pub(crate) in_doubt: Option<AgentModel>,
+    /// The head after the last check: every later history must extend it.
+    pub(crate) kept: Option<Fingerprint>,
+}
+
+/// A store-level change whose outcome is unknown.
+#[derive(Debug)]
+pub(crate) enum StoreDoubt {
+    Create { name: String },
+    Delete { slot: Slot },
+}
+
+/// Relative weights of the workload steps; each seed draws its own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Operation {
+    AddLot,
+    Remember,
+    RememberInvalid,
+    Batch,
+    Recall,
+    RecallAgain,
+    Preview,
+    Get,
+    Verify,
+    Compact,
+    ReopenAgent,
+    ReopenStore,
+    CrashNow,
+    CreateAgent,
+    DeleteAgent,
+    Tokens,
+}
+
+impl Operation {
+    pub(crate) const ALL: [Operation; 16] = [
+        Operation::AddLot,
+        Operation::Remember,
+        Operation::RememberInvalid,
+        Operation::Batch,
+        Operation::Recall,
+        Operation::RecallAgain,
+        Operation::Preview,
+        Operation::Get,
+        Operation::Verify,
+        Operation::Compact,
+        Operation::ReopenAgent,
+        Operation::ReopenStore,
+        Operation::CrashNow,
+        Operation::CreateAgent,
+        Operation::DeleteAgent,
+        Operation::Tokens,
+    ];
+
+    /// The weight range a seed draws from, in tenths.
+    fn weight_range(self) -> (u64, u64) {
+        match self {
+            Operation::AddLot => (100, 300),
+            Operation::Remember => (100, 400),
+            Operation::RememberInvalid => (0, 30),
+            Operation::Batch => (20, 120),
+            Operation::Recall => (40, 160),
+            Operation::RecallAgain => (0, 30),
+            Operation::Preview => (20, 80),
+            Operation::Get => (20, 80),
+            Operation::Verify => (5, 30),
+            Operation::Compact => (5, 40),
+            Operation::ReopenAgent => (5, 20),
+            Operation::ReopenStore => (5, 25),
+            Operation::CrashNow => (10, 50),
+            Operation::CreateAgent => (2, 10),
+            Operation::DeleteAgent => (0, 5),
+            Operation::Tokens => (1, 5),
+        }
+    }
+}
+
+/// Everything one run holds.
+pub(crate) struct World {
+    pub(crate) seed: u64,
+    pub(crate) random: Random,
+    pub(crate) storage: SimStorage,
+    pub(crate) options: Options,
+    pub(crate) store: Option<StoreEngine<SimStorage>>,
+    pub(crate) agents: Vec<Slot>,
+    pub(crate) store_doubt: Option<StoreDoubt>,
+    pub(crate) weights: Vec<u64>,
+    pub(crate) filler_max_bytes: u64,
+    pub(crate) crash_point_chance: f64,
+    pub(crate) recovery_crash_chance: f64,
+    pub(crate) next_serial: u64,
+    pub(crate) next_agent: u64,
+    pub(crate) stats: RunStats,
+    pub(crate) step: u64,
+    /// Faults injected when the last full check passed: a clean reopen after none repairs nothing.
+    pub(crate) faults_at_last_check: u64,
+}
+
+impl World {
+    /// Runs a whole seed.
+    pub(crate) fn run(config: &RunConfig, mut random: Random) -> RunOutcome {
+        let plan = FaultPlan::draw(config.profile, &mut random);
+        let storage = SimStorage::new(plan, random.fork());
+        let mut world = World::new(config.seed, random, storage);
+        let ended = world.run_steps(config.operations);
+        let violation = match ended {
+            Ok(()) => None,
+            Err(Stop::Detected(_)) => {
+                world.stats.corruption_detected += 1;
+                None
+            }
+            Err(Stop::Violation(message)) => Some(Violation { message, step: world.step, recent_events: world.storage.recent_events() }),
+        };
+        RunOutcome {
+            seed: config.seed,
+            stats: world.stats.clone(),
+            faults: world.storage.fault_counts(),
+            trace_hash: world.storage.trace_hash(),
+            clock_ticks: world.storage.clock_ticks(),
+            violation,
+        }
+    }
+
+    fn new(seed: u64, mut random: Random, storage: SimStorage) -> World {
+        let weights = Operation::ALL
+            .iter()
+            .map(|operation| {
+                let (low, high) = operation.weight_range();
+                random.between(low, high)
+            })
+            .collect();
+        let segment_size_max_bytes = match random.below(10) {
+            0..=5 => 4096,
+            6..=8 => 16 * 1024,
+            _ => Options::default().segment_size_max_bytes,
+        };
+        let filler_max_bytes = *random.pick(&[0, 64, 512, 512, 2048]).unwrap_or(&64);
+        let crash_point_chance = random.between(2, 12) as f64 / 100.0;
+        let recovery_crash_chance = random.between(0, 30) as f64 / 100.0;
+        World {
+            seed,
+            random,
+            storage,
+            options: Options { segment_size_max_bytes, ..Options::default() },
+            store: None,
+            agents: Vec::new(),
+            store_doubt: None,
+            weights,
+            filler_max_bytes,
+            crash_point_chance,
+            recovery_crash_chance,
+            next_serial: 1,
+            next_agent: 1,
+            stats: RunStats::default(),
+            step: 0,
+            faults_at_last_check: 0,
+        }
+    }
+
+    fn run_steps(&mut self, operations: u64) -> Step {
+        self.start()?;
+        while self.step < operations {
+            self.step += 1;
+            self.stats.operations += 1;
+            self.one_step()?;
+        }
+        // Every run ends with a crash or a clean reopen and the full check.
+        let crash = self.random.chance(0.5);
+        self.reopen(crash)
+    }
+
+    /// Opens a fresh store with one or two agents, without faults (a run needs a start).
+    fn start(&mut self) -> Step {
+        self.storage.suspend_faults(true);
+        let store = StoreEngine::open(self.storage.clone(), self.options.clone()).map_err(|error| Stop::Violation(format!("opening a new store failed: {error}")))?;
+        self.store = Some(store);
+        let agents = self.random.between(1, 2);
+        for _ in 0..agents {
+            self.create_agent()?;
+        }
+        self.storage.suspend_faults(false);
+        self.faults_at_last_check = self.storage.fault_counts().total();
+        Ok(())
+    }
+
+    fn one_step(&mut self) -> Step {
+        if self.agents.is_empty() {
+            return self.create_agent();
+        }
+        let operation = Operation::ALL.get(self.random.weighted(&self.weights)).copied().unwrap_or(Operation::AddLot);
+        let agent = self.random.index(self.agents.len());
+        let armed = self.random.chance(self.crash_point_chance);
+        if armed {
+            // The power goes after a random number of storage operations, usually inside this
+            // step (its writes, syncs, renames), sometimes not at all.
+            let countdown = self.random.below(48);
+            self.storage.arm_crash(countdown);
+        }
+        self.storage.note("step", operation_name(operation), self.step);
+        let result = self.perform(operation, agent);
+        self.storage.disarm_crash();
+        result
+    }
+
+    fn perform(&mut self, operation: Operation, agent: usize) -> Step {
+        match operation {
+            Operation::AddLot => self.add_lot(agent),
+            Operation::Remember => self.remember(agent, false),
+            Operation::RememberInvalid => self.remember(agent, true),
+            Operation::Batch => self.batch(agent),
+            Operation::Recall => self.recall(agent, false),
+            Operation::RecallAgain => self.recall(agent, true),
+            Operation::Preview => self.preview(agent),
+            Operation::Get => self.get(agent),
+            Operation::Verify => self.verify(agent),
+            Operation::Compact => self.compact(agent),
+            Operation::ReopenAgent => self.reopen_agent(agent),
+            Operation::ReopenStore => self.reopen(false),
+            Operation::CrashNow => self.reopen(true),
+            Operation::CreateAgent => self.create_agent(),
+            Operation::DeleteAgent => self.delete_agent(agent),
+            Operation::Tokens => self.tokens(),
+        }
+    }
+
+    /// The slot of agent `index`.
+    pub(crate) fn slot(&mut self, index: usize) -> Result<&mut Slot, Stop> {
+        self.agents.get_mut(index).ok_or_else(|| Stop::Violation(format!("harness error: no agent {index}")))
+    }
+
+    /// The engine and the storage for agent `index`.
+    pub(crate) fn engine(&mut self, index: usize) -> Result<(&mut AgentEngine<SimStorage>, SimStorage), Stop> {
+        let storage = self.storage.clone();
+        let slot = self.slot(index)?;
+        let name = slot.name.clone();
+        let engine = slot.engine.as_mut().ok_or_else(|| Stop::Violation(format!("harness error: agent {name} is not open")))?;
+        Ok((engine, storage))
+    }
+
+    /// A fresh content with a marker.
+    pub(crate) fn content(&mut self) -> Vec<u8> {
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        crate::canary::content(self.seed, serial, self.filler_max_bytes, &mut self.random)
+    }
+
+    /// The engine reported corruption: right if a silent fault could have caused it.
+    pub(crate) fn corruption(&mut self, error: &Error, during: &str) -> Step {
+        if self.storage.fault_counts().silent() > 0 {
+            Err(Stop::Detected(format!("{during}: {error}")))
+        } else {
+            Err(Stop::Violation(format!("{during}: the engine reported corruption though no silent fault was injected: {error}")))
+        }
+    }
+}
+
+fn operation_name(operation: Operation) -> &'static str {
+    match operation {
+        Operation::AddLot => "add-lot",
+        Operation::Remember => "remember",
+        Operation::RememberInvalid => "remember-invalid",
+        Operation::Batch => "batch",
+        Operation::Recall => "recall",
+        Operation::RecallAgain => "recall-again",
+        Operation::Preview => "preview",
+        Operation::Get => "get",
+        Operation::Verify => "verify",
+        Operation::Compact => "compact",
+        Operation::ReopenAgent => "reopen-agent",
+        Operation::ReopenStore => "reopen-store",
+        Operation::CrashNow => "crash",
+        Operation::CreateAgent => "create-agent",
+        Operation::DeleteAgent => "delete-agent",
+        Operation::Tokens => "tokens",
+    }
+}

@@ -1,0 +1,363 @@
+//! The reference model: what DESIGN section 2 says an agent's memory is, written as plainly as
+//! possible, with no code shared with the engine's graph.
+//!
+//! Nodes are a vector; legs are vectors of ids; Fair recall is a fixpoint over every memory;
+//! Strict recall walks every memory's history. Slow and obvious on purpose.
+
+use std::collections::BTreeSet;
+
+use cheesedb_core::{Error, Id, Mode, Removal};
+
+/// Whether a node's text is still in the files, as far as the model can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Text {
+    /// The text must be readable.
+    Present,
+    /// The text must be gone from every file.
+    Absent,
+    /// Either (an unfinished compaction may or may not have removed it).
+    Either,
+}
+
+/// Lot or memory, with what describes each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelKind {
+    /// A source and its label.
+    Lot {
+        /// The label.
+        label: String,
+    },
+    /// A memory and its legs (each leg's parents ascending, without repeats).
+    Memory {
+        /// The legs.
+        legs: Vec<Vec<u64>>,
+    },
+}
+
+/// One lot or memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelNode {
+    /// Lot or memory.
+    pub kind: ModelKind,
+    /// The content written.
+    pub content: Vec<u8>,
+    /// Not recalled.
+    pub alive: bool,
+    /// Where its text is.
+    pub text: Text,
+}
+
+/// One write of a batch, with legs as given (the model sorts them as the engine's `Leg` does).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelWrite {
+    /// A source.
+    Lot {
+        /// Its label.
+        label: String,
+        /// Its content.
+        content: Vec<u8>,
+    },
+    /// A memory.
+    Memory {
+        /// Its content.
+        content: Vec<u8>,
+        /// Its legs.
+        legs: Vec<Vec<u64>>,
+    },
+}
+
+/// One agent's memory as the model sees it. Ids are positions + 1.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentModel {
+    /// Every node ever added, in id order.
+    pub nodes: Vec<ModelNode>,
+}
+
+fn normalized(legs: &[Vec<u64>]) -> Vec<Vec<u64>> {
+    legs.iter().map(|leg| leg.iter().copied().collect::<BTreeSet<u64>>().into_iter().collect()).collect()
+}
+
+impl AgentModel {
+    /// The id the next node gets.
+    pub fn next_id(&self) -> u64 {
+        self.nodes.len() as u64 + 1
+    }
+
+    /// The node `id`.
+    pub fn node(&self, id: u64) -> Option<&ModelNode> {
+        self.nodes.get(usize::try_from(id.checked_sub(1)?).ok()?)
+    }
+
+    fn node_mut(&mut self, id: u64) -> Option<&mut ModelNode> {
+        self.nodes.get_mut(usize::try_from(id.checked_sub(1)?).ok()?)
+    }
+
+    /// Whether `id` is a node that is alive.
+    pub fn is_alive(&self, id: u64) -> bool {
+        self.node(id).is_some_and(|node| node.alive)
+    }
+
+    /// The alive lots, ascending.
+    pub fn alive_lots(&self) -> Vec<u64> {
+        self.ids().filter(|id| self.node(*id).is_some_and(|node| node.alive && matches!(node.kind, ModelKind::Lot { .. }))).collect()
+    }
+
+    /// The alive memories, ascending.
+    pub fn alive_memories(&self) -> Vec<u64> {
+        self.ids().filter(|id| self.node(*id).is_some_and(|node| node.alive && matches!(node.kind, ModelKind::Memory { .. }))).collect()
+    }
+
+    /// Every id, ascending.
+    pub fn ids(&self) -> impl Iterator<Item = u64> {
+        1..self.next_id()
+    }
+
+    /// Why a memory with these legs would be refused, if it would; `pending` ids are allowed
+    /// as parents too (earlier writes of the same batch).
+    pub fn refusal(&self, legs: &[Vec<u64>], pending: &BTreeSet<u64>) -> Option<Error> {
+        if legs.is_empty() {
+            return Some(Error::NoLegs);
+        }
+        for (leg_index, leg) in normalized(legs).iter().enumerate() {
+            if leg.is_empty() {
+                return Some(Error::EmptyLeg { leg_index });
+            }
+            for parent in leg {
+                if pending.contains(parent) {
+                    continue;
+                }
+                match self.node(*parent) {
+                    None => return Some(Error::UnknownId { id: Id::from(*parent) }),
+                    Some(node) if !node.alive => return Some(Error::DeadParent { id: Id::from(*parent) }),
+                    Some(_) => {}
+                }
+            }
+        }
+        None
+    }
+
+    /// Adds a source; returns its id.
+    pub fn add_lot(&mut self, label: &str, content: &[u8]) -> u64 {
+        self.nodes.push(ModelNode {
+            kind: ModelKind::Lot { label: label.to_string() },
+            content: content.to_vec(),
+            alive: true,
+            text: Text::Present,
+        });
+        self.nodes.len() as u64
+    }
+
+    /// Adds a memory, or says why not.
+    pub fn remember(&mut self, content: &[u8], legs: &[Vec<u64>]) -> Result<u64, Error> {
+        if let Some(refusal) = self.refusal(legs, &BTreeSet::new()) {
+            return Err(refusal);
+        }
+        self.nodes.push(ModelNode {
+            kind: ModelKind::Memory { legs: normalized(legs) },
+            content: content.to_vec(),
+            alive: true,
+            text: Text::Present,
+        });
+        Ok(self.nodes.len() as u64)
+    }
+
+    /// Applies a whole batch, or refuses it whole; returns the ids.
+    pub fn batch(&mut self, writes: &[ModelWrite]) -> Result<Vec<u64>, Error> {
+        let mut next = self.clone();
+        let mut pending = BTreeSet::new();
+        let mut ids = Vec::new();
+        for write in writes {
+            let id = match write {
+                ModelWrite::Lot { label, content } => next.add_lot(label, content),
+                ModelWrite::Memory { content, legs } => {
+                    if let Some(refusal) = self.refusal(legs, &pending) {
+                        return Err(refusal);
+                    }
+                    next.nodes.push(ModelNode {
+                        kind: ModelKind::Memory { legs: normalized(legs) },
+                        content: content.clone(),
+                        alive: true,
+                        text: Text::Present,
+                    });
+                    next.nodes.len() as u64
+                }
+            };
+            pending.insert(id);
+            ids.push(id);
+        }
+        *self = next;
+        Ok(ids)
+    }
+
+    /// The legs of `id` (none for a lot or an unknown id).
+    fn legs(&self, id: u64) -> &[Vec<u64>] {
+        match self.node(id).map(|node| &node.kind) {
+            Some(ModelKind::Memory { legs }) => legs,
+            _ => &[],
+        }
+    }
+
+    /// Whether `ancestor` is anywhere in the history of `id` (through any node, dead or alive).
+    pub fn has_in_history(&self, id: u64, ancestor: u64) -> bool {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![id];
+        while let Some(node) = stack.pop() {
+            for parent in self.legs(node).iter().flatten() {
+                if *parent == ancestor {
+                    return true;
+                }
+                if seen.insert(*parent) {
+                    stack.push(*parent);
+                }
+            }
+        }
+        false
+    }
+
+    /// What recalling `id` would remove (not `id`), ascending, or why it cannot be recalled.
+    pub fn preview(&self, id: u64, mode: Mode) -> Result<Vec<u64>, Error> {
+        match self.node(id) {
+            None => return Err(Error::UnknownId { id: Id::from(id) }),
+            Some(node) if !node.alive => return Err(Error::AlreadyRecalled { id: Id::from(id) }),
+            Some(_) => {}
+        }
+        let memories: Vec<u64> = self.alive_memories();
+        let removed: Vec<u64> = match mode {
+            Mode::Strict => memories.into_iter().filter(|memory| self.has_in_history(*memory, id)).collect(),
+            Mode::Fair => {
+                let mut dead: BTreeSet<u64> = BTreeSet::from([id]);
+                loop {
+                    let holds = |leg: &Vec<u64>| leg.iter().all(|parent| self.is_alive(*parent) && !dead.contains(parent));
+                    let newly: Vec<u64> = memories.iter().copied().filter(|memory| !dead.contains(memory) && !self.legs(*memory).iter().any(holds)).collect();
+                    if newly.is_empty() {
+                        break;
+                    }
+                    dead.extend(newly);
+                }
+                dead.remove(&id);
+                dead.into_iter().collect()
+            }
+        };
+        Ok(removed)
+    }
+
+    /// Recalls `id`; returns what died with it, ascending.
+    pub fn recall(&mut self, id: u64, mode: Mode, removal: Removal) -> Result<Vec<u64>, Error> {
+        match self.preview(id, mode) {
+            Ok(removed) => {
+                for dead in removed.iter().chain([&id]) {
+                    if let Some(node) = self.node_mut(*dead) {
+                        node.alive = false;
+                        if removal == Removal::Erase {
+                            node.text = Text::Absent;
+                        }
+                    }
+                }
+                Ok(removed)
+            }
+            Err(Error::AlreadyRecalled { .. }) if removal == Removal::Erase => {
+                // Erase again: the id and every dead node with it in its history lose their text.
+                let doomed: Vec<u64> = self.ids().filter(|other| *other == id || (!self.is_alive(*other) && self.has_in_history(*other, id))).collect();
+                for dead in doomed {
+                    if let Some(node) = self.node_mut(dead) {
+                        node.text = Text::Absent;
+                    }
+                }
+                Ok(Vec::new())
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// A finished compaction: every dead node's text is gone.
+    pub fn compact(&mut self) {
+        for node in &mut self.nodes {
+            if !node.alive {
+                node.text = Text::Absent;
+            }
+        }
+    }
+
+    /// An unfinished compaction: every dead node's text that was there may be gone.
+    pub fn compact_maybe(&mut self) {
+        for node in &mut self.nodes {
+            if !node.alive && node.text == Text::Present {
+                node.text = Text::Either;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lots A, B, C; M1 = {A} or {B}; M2 = {C}; M3 = {M1, M2}.
+    fn example() -> AgentModel {
+        let mut model = AgentModel::default();
+        for label in ["a", "b", "c"] {
+            model.add_lot(label, label.as_bytes());
+        }
+        model.remember(b"m1", &[vec![1], vec![2]]).unwrap();
+        model.remember(b"m2", &[vec![3]]).unwrap();
+        model.remember(b"m3", &[vec![4, 5]]).unwrap();
+        model
+    }
+
+    #[test]
+    fn fair_recall_of_the_reference_example() {
+        let mut model = example();
+        assert_eq!(model.recall(3, Mode::Fair, Removal::Untrusted), Ok(vec![5, 6]));
+        assert_eq!(model.alive_memories(), vec![4]);
+    }
+
+    #[test]
+    fn strict_recall_follows_any_path() {
+        let model = example();
+        assert_eq!(model.preview(1, Mode::Strict), Ok(vec![4, 6]));
+        assert_eq!(model.preview(1, Mode::Fair), Ok(vec![]));
+    }
+
+    #[test]
+    fn fair_recall_reaches_a_fixpoint_through_chains() {
+        let mut model = AgentModel::default();
+        model.add_lot("a", b"a");
+        model.remember(b"m2", &[vec![1]]).unwrap();
+        model.remember(b"m3", &[vec![2]]).unwrap();
+        model.remember(b"m4", &[vec![3], vec![1]]).unwrap();
+        assert_eq!(model.preview(1, Mode::Fair), Ok(vec![2, 3, 4]));
+    }
+
+    #[test]
+    fn refusals_match_the_engine_errors() {
+        let mut model = example();
+        model.recall(1, Mode::Strict, Removal::Untrusted).unwrap();
+        assert_eq!(model.remember(b"x", &[]), Err(Error::NoLegs));
+        assert_eq!(model.remember(b"x", &[vec![2], vec![]]), Err(Error::EmptyLeg { leg_index: 1 }));
+        assert_eq!(model.remember(b"x", &[vec![99]]), Err(Error::UnknownId { id: Id::from(99) }));
+        assert_eq!(model.remember(b"x", &[vec![1]]), Err(Error::DeadParent { id: Id::from(1) }));
+        assert_eq!(model.recall(1, Mode::Fair, Removal::Untrusted), Err(Error::AlreadyRecalled { id: Id::from(1) }));
+    }
+
+    #[test]
+    fn erase_of_a_dead_id_erases_its_dead_descendants() {
+        let mut model = example();
+        model.recall(1, Mode::Strict, Removal::Untrusted).unwrap();
+        assert_eq!(model.recall(1, Mode::Fair, Removal::Erase), Ok(vec![]));
+        let absent: Vec<u64> = model.ids().filter(|id| model.node(*id).unwrap().text == Text::Absent).collect();
+        assert_eq!(absent, vec![1, 4, 6]);
+    }
+
+    #[test]
+    fn a_batch_is_all_or_nothing() {
+        let mut model = example();
+        let writes = vec![
+            ModelWrite::Lot { label: "l".to_string(), content: b"l".to_vec() },
+            ModelWrite::Memory { content: b"m".to_vec(), legs: vec![vec![7]] },
+            ModelWrite::Memory { content: b"bad".to_vec(), legs: vec![vec![42]] },
+        ];
+        assert_eq!(model.batch(&writes), Err(Error::UnknownId { id: Id::from(42) }));
+        assert_eq!(model.next_id(), 7);
+        assert_eq!(model.batch(writes.get(..2).unwrap()), Ok(vec![7, 8]));
+    }
+}
