@@ -17,7 +17,11 @@ pub fn resolve(option: Option<PathBuf>) -> Result<PathBuf, Failure> {
     choose(option, from_environment, home)
 }
 
-fn choose(option: Option<PathBuf>, from_environment: Option<OsString>, home: Option<OsString>) -> Result<PathBuf, Failure> {
+fn choose(
+    option: Option<PathBuf>,
+    from_environment: Option<OsString>,
+    home: Option<OsString>,
+) -> Result<PathBuf, Failure> {
     if let Some(folder) = option {
         return Ok(folder);
     }

@@ -33,7 +33,8 @@ fn main() -> ExitCode {
         Err(error) => return usage_error(&error),
     };
     let printer = Printer::new(arguments.json);
-    let outcome = data_folder::resolve(arguments.dir).and_then(|folder| commands::run(arguments.command, &Context { folder, printer }));
+    let outcome = data_folder::resolve(arguments.dir)
+        .and_then(|folder| commands::run(arguments.command, &Context { folder, printer }));
     match outcome {
         Ok(status) => ExitCode::from(status),
         Err(failure) => report_failure(&failure, printer),
@@ -63,10 +64,11 @@ fn usage_error(error: &clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => {
+            // clap's first paragraph names the problem; usage and tips follow after a blank line.
             let rendered = error.render().to_string();
-            let first = rendered.lines().find(|line| !line.trim().is_empty()).unwrap_or("invalid arguments");
-            let first = first.trim().strip_prefix("error: ").unwrap_or(first.trim());
-            eprintln!("cheesedb: {} (see cheesedb --help)", one_line(first));
+            let problem = rendered.trim().split("\n\n").next().unwrap_or("invalid arguments");
+            let problem = problem.strip_prefix("error: ").unwrap_or(problem);
+            eprintln!("cheesedb: {} (see cheesedb --help)", one_line(problem));
             ExitCode::from(EXIT_ERROR)
         }
     }
@@ -81,7 +83,10 @@ fn install_panic_hook() {
             .map(|text| (*text).to_owned())
             .or_else(|| information.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| String::from("unknown cause"));
-        let place = information.location().map(|location| format!(" at {}:{}", location.file(), location.line())).unwrap_or_default();
+        let place = information
+            .location()
+            .map(|location| format!(" at {}:{}", location.file(), location.line()))
+            .unwrap_or_default();
         eprintln!("cheesedb: internal error{place}: {} (this is a bug; nothing more was written)", one_line(&message));
     }));
 }

@@ -18,7 +18,9 @@ pub enum LotWord {
 
 /// Legs as JSON: an array of arrays of ids.
 pub fn legs_json(legs: &[Leg]) -> Value {
-    Value::from(legs.iter().map(|leg| leg.parents().iter().map(|id| id.get()).collect::<Vec<u64>>()).collect::<Vec<_>>())
+    Value::from(
+        legs.iter().map(|leg| leg.parents().iter().map(|id| id.get()).collect::<Vec<u64>>()).collect::<Vec<_>>(),
+    )
 }
 
 /// One node as JSON: `id`, `kind`, `label` (lots) or `legs` (memories), `alive`, `content`
@@ -141,7 +143,10 @@ mod tests {
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
         let a = agent.add_lot("web_page", b"text").unwrap();
         let value = node_json(&agent.get(a).unwrap(), LotWord::Source);
-        assert_eq!(value, json!({"id": 1, "kind": "source", "label": "web_page", "alive": true, "content": "text", "content_encoding": "utf-8"}));
+        assert_eq!(
+            value,
+            json!({"id": 1, "kind": "source", "label": "web_page", "alive": true, "content": "text", "content_encoding": "utf-8"})
+        );
         agent.recall(a, cheesedb::Mode::Fair, cheesedb::Removal::Erase).unwrap();
         let value = node_json(&agent.get(a).unwrap(), LotWord::Lot);
         assert_eq!(value["content"], Value::Null);

@@ -49,7 +49,9 @@ fn memories(agent: &Agent) -> Result<(Vec<Value>, Vec<String>), Failure> {
         let NodeKind::Memory { legs } = &node.kind else { continue };
         let sources: Vec<u64> = finder.sources(legs)?.iter().map(|id| id.get()).collect();
         let content = node.content().unwrap_or_default();
-        values.push(json!({ "id": id.get(), "content": content_json(content).0, "legs": legs_json(legs), "sources": sources }));
+        values.push(
+            json!({ "id": id.get(), "content": content_json(content).0, "legs": legs_json(legs), "sources": sources }),
+        );
         let source_list = sources.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
         lines.push(format!(
             "  [{id}] {}   <- legs {}; sources {source_list}",

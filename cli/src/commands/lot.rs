@@ -14,5 +14,7 @@ pub fn run(arguments: LotArguments, context: &Context) -> Result<(), Failure> {
     let content = read_content(&arguments.content)?;
     let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
     let id = agent.add_lot(&arguments.label, &content)?;
-    context.printer.result(json!({ "id": id.get() }), || format!("added lot {id} ({}, {} bytes)", arguments.label, content.len()))
+    context
+        .printer
+        .result(json!({ "id": id.get() }), || format!("added lot {id} ({}, {} bytes)", arguments.label, content.len()))
 }

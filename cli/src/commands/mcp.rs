@@ -14,7 +14,9 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
         // Fail now, with a clear line in the app's log, rather than on every tool call.
         let store = open_store(&context.folder)?;
         let token = agent_token(&context.folder, &store, &arguments.agent)?;
-        store.open_agent(&token).map_err(|error| Failure::from(error).context(&format!("opening agent {:?}", arguments.agent)))?;
+        store
+            .open_agent(&token)
+            .map_err(|error| Failure::from(error).context(&format!("opening agent {:?}", arguments.agent)))?;
         token
     };
     eprintln!("cheesedb mcp: serving agent {:?} from {}", arguments.agent, context.folder.display());

@@ -14,10 +14,17 @@ pub fn run(arguments: RecallArguments, context: &Context) -> Result<(), Failure>
     let id = Id::from(arguments.id);
     let mode = if arguments.strict { Mode::Strict } else { Mode::Fair };
     let removal = if arguments.erase { Removal::Erase } else { Removal::Untrusted };
+    // Recalling a recalled id again is allowed only to erase what it left on disk.
+    let erasing_leftovers = removal == Removal::Erase && !arguments.dry_run && !agent.get(id)?.is_alive();
     let removed = if arguments.dry_run { agent.preview_recall(id, mode)? } else { agent.recall(id, mode, removal)? };
     let numbers: Vec<u64> = removed.iter().map(|id| id.get()).collect();
     let value = json!({ "recalled": id.get(), "removed": numbers, "dry_run": arguments.dry_run });
-    context.printer.result(value, || describe(id, &numbers, arguments.dry_run, removal))
+    context.printer.result(value, || {
+        if erasing_leftovers {
+            return format!("{id} was recalled before; the text it and the memories recalled with it left in the files is now erased");
+        }
+        describe(id, &numbers, arguments.dry_run, removal)
+    })
 }
 
 fn describe(id: Id, removed: &[u64], dry_run: bool, removal: Removal) -> String {

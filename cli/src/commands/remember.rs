@@ -28,9 +28,9 @@ pub fn parse_leg(text: &str) -> Result<Leg, Failure> {
     let mut ids = Vec::new();
     for part in text.split(',') {
         let part = part.trim();
-        let id: u64 = part
-            .parse()
-            .map_err(|_| Failure::new(format!("--leg {text:?}: {part:?} is not an id (ids are whole numbers from 1)")))?;
+        let id: u64 = part.parse().map_err(|_| {
+            Failure::new(format!("--leg {text:?}: {part:?} is not an id (ids are whole numbers from 1)"))
+        })?;
         ids.push(Id::from(id));
     }
     Ok(ids.into_iter().collect())

@@ -13,7 +13,8 @@ use crate::failure::Failure;
 pub fn read_content(source: &TextSource) -> Result<Vec<u8>, Failure> {
     match (&source.text, &source.file) {
         (_, Some(path)) => {
-            let file = File::open(path).map_err(|error| Failure::new(format!("cannot open {}: {error}", path.display())))?;
+            let file =
+                File::open(path).map_err(|error| Failure::new(format!("cannot open {}: {error}", path.display())))?;
             read_bounded(file, &path.display().to_string())
         }
         (Some(text), None) if text == "-" => read_bounded(std::io::stdin().lock(), "standard input"),

@@ -74,13 +74,22 @@ pub fn parse(text: &str) -> Result<LlmConfig, String> {
             "model" => model = Some(value),
             "api_key" => api_key = Some(value).filter(|key| !key.is_empty()),
             "timeout_seconds" => {
-                let seconds: u64 = value.parse().map_err(|_| format!("line {}: timeout_seconds must be a whole number", number + 1))?;
+                let seconds: u64 = value
+                    .parse()
+                    .map_err(|_| format!("line {}: timeout_seconds must be a whole number", number + 1))?;
                 request_timeout = Duration::from_secs(seconds.max(1));
             }
-            other => return Err(format!("line {}: unknown key {other:?} (known: base_url, model, api_key, timeout_seconds)", number + 1)),
+            other => {
+                return Err(format!(
+                    "line {}: unknown key {other:?} (known: base_url, model, api_key, timeout_seconds)",
+                    number + 1
+                ))
+            }
         }
     }
-    let base_url = base_url.filter(|url| !url.is_empty()).ok_or("base_url is missing, e.g. base_url = http://localhost:8000/v1")?;
+    let base_url = base_url
+        .filter(|url| !url.is_empty())
+        .ok_or("base_url is missing, e.g. base_url = http://localhost:8000/v1")?;
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(format!("base_url {base_url:?} must start with http:// or https://"));
     }
@@ -94,7 +103,8 @@ mod tests {
 
     #[test]
     fn a_config_with_comments_parses() {
-        let config = parse("base_url = http://localhost:8000/v1\nmodel    = small # a comment\n# api_key = x\n").unwrap();
+        let config =
+            parse("base_url = http://localhost:8000/v1\nmodel    = small # a comment\n# api_key = x\n").unwrap();
         assert_eq!(config.base_url, "http://localhost:8000/v1");
         assert_eq!(config.model, "small");
         assert_eq!(config.api_key, None);

@@ -28,7 +28,8 @@ Rules:
 [[4, 6]] means it follows from memories 4 and 6 together.
 - Use only the ids of the sources and of memories earlier in your list.";
 
-const ANSWER_INSTRUCTIONS: &str = "Answer the user's question in one or two sentences, using only the memories listed. \
+const ANSWER_INSTRUCTIONS: &str =
+    "Answer the user's question in one or two sentences, using only the memories listed. \
 If the memories do not tell, say that you do not know.";
 
 /// A model reached over HTTP.
@@ -112,7 +113,8 @@ impl ChatModel {
 
 /// The text of the first choice of a chat-completions reply.
 pub fn reply_text(body: &str) -> Result<String, String> {
-    let value: Value = serde_json::from_str(body).map_err(|error| format!("the server's reply is not JSON: {error}"))?;
+    let value: Value =
+        serde_json::from_str(body).map_err(|error| format!("the server's reply is not JSON: {error}"))?;
     match value.pointer("/choices/0/message/content") {
         Some(Value::String(text)) => Ok(text.clone()),
         _ => Err(String::from("the server's reply has no choices[0].message.content text")),
@@ -166,7 +168,8 @@ mod tests {
     #[test]
     fn an_unreachable_server_is_a_failure_not_a_crash() {
         // Port 9 on loopback (discard) is closed on test machines: the connection is refused.
-        let config = crate::demo::config::parse("base_url = http://127.0.0.1:9/v1\nmodel = m\ntimeout_seconds = 2").unwrap();
+        let config =
+            crate::demo::config::parse("base_url = http://127.0.0.1:9/v1\nmodel = m\ntimeout_seconds = 2").unwrap();
         let mut model = ChatModel::new(config);
         let failure = model.answer("q", &[]).unwrap_err();
         assert_eq!(failure.attempts, ATTEMPTS_MAX);

@@ -77,7 +77,8 @@ pub fn parse_extraction(reply: &str, sources: &[SourceView]) -> Result<Vec<Propo
     let mut accepted: Vec<ProposedMemory> = Vec::new();
     for (index, memory) in memories.iter().enumerate() {
         let own_id = first_memory_id + index as u64;
-        let is_known = |id: u64| sources.iter().any(|source| source.id == id) || (first_memory_id..own_id).contains(&id);
+        let is_known =
+            |id: u64| sources.iter().any(|source| source.id == id) || (first_memory_id..own_id).contains(&id);
         accepted.push(check_memory(memory, own_id, is_known).map_err(|problem| format!("memory {own_id}: {problem}"))?);
     }
     Ok(accepted)
@@ -123,7 +124,9 @@ fn check_memory(memory: &Value, own_id: u64, is_known: impl Fn(u64) -> bool) -> 
         for parent in parents {
             match parent.as_u64() {
                 Some(id) if is_known(id) => ids.push(id),
-                Some(id) if id >= own_id => return Err(format!("it names {id}, which is not an earlier source or memory")),
+                Some(id) if id >= own_id => {
+                    return Err(format!("it names {id}, which is not an earlier source or memory"))
+                }
                 _ => return Err(format!("it names {parent}, which is no source or earlier memory")),
             }
         }
@@ -175,7 +178,14 @@ mod tests {
 
     #[test]
     fn junk_is_refused_with_a_reason() {
-        for reply in ["", "I live in Pune", "{\"memories\": []}", "{\"memories\": [{\"text\": \"\", \"legs\": [[1]]}]}", "{\"memories\": [{\"text\": \"a\", \"legs\": []}]}", "{\"memories\": [{\"text\": \"a\", \"legs\": [\"1\"]}]}"] {
+        for reply in [
+            "",
+            "I live in Pune",
+            "{\"memories\": []}",
+            "{\"memories\": [{\"text\": \"\", \"legs\": [[1]]}]}",
+            "{\"memories\": [{\"text\": \"a\", \"legs\": []}]}",
+            "{\"memories\": [{\"text\": \"a\", \"legs\": [\"1\"]}]}",
+        ] {
             assert!(parse_extraction(reply, &sources()).is_err(), "{reply}");
         }
     }

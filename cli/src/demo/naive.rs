@@ -23,7 +23,8 @@ pub struct NaiveList {
 impl NaiveList {
     /// An empty list kept in `folder`.
     pub fn create(folder: &Path) -> Result<NaiveList, Failure> {
-        fs::create_dir_all(folder).map_err(|error| Failure::new(format!("cannot create {}: {error}", folder.display())))?;
+        fs::create_dir_all(folder)
+            .map_err(|error| Failure::new(format!("cannot create {}: {error}", folder.display())))?;
         let list = NaiveList { path: folder.join(LIST_FILE), sources: Vec::new(), memories: Vec::new() };
         list.save()?;
         Ok(list)
@@ -58,7 +59,8 @@ impl NaiveList {
         let memories: Vec<_> = self.memories.iter().map(|(id, text)| json!({ "id": id, "text": text })).collect();
         let text = serde_json::to_string_pretty(&json!({ "sources": sources, "memories": memories }))
             .map_err(|error| Failure::new(error.to_string()))?;
-        fs::write(&self.path, text).map_err(|error| Failure::new(format!("cannot write {}: {error}", self.path.display())))
+        fs::write(&self.path, text)
+            .map_err(|error| Failure::new(format!("cannot write {}: {error}", self.path.display())))
     }
 }
 

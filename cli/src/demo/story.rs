@@ -88,7 +88,8 @@ pub fn tell(model: &mut dyn Model, folder: &Path, printer: Printer) -> Result<Va
     say("1. Three sources arrive; each is stored as a lot with a label.")?;
     let mut sources = Vec::new();
     for (label, text) in SOURCES {
-        let id = same_id(untrusted.agent.add_lot(label, text.as_bytes())?, erase.agent.add_lot(label, text.as_bytes())?)?;
+        let id =
+            same_id(untrusted.agent.add_lot(label, text.as_bytes())?, erase.agent.add_lot(label, text.as_bytes())?)?;
         naive.add_source(id, label, text)?;
         say(&format!("   [{id}] {label}: {text}"))?;
         sources.push(SourceView { id, label: label.to_owned(), text: text.to_owned() });
@@ -108,7 +109,10 @@ pub fn tell(model: &mut dyn Model, folder: &Path, printer: Printer) -> Result<Va
     let mut memories = Vec::new();
     for memory in &proposed {
         let legs = legs_of(memory);
-        let id = same_id(untrusted.agent.remember(memory.text.as_bytes(), &legs)?, erase.agent.remember(memory.text.as_bytes(), &legs)?)?;
+        let id = same_id(
+            untrusted.agent.remember(memory.text.as_bytes(), &legs)?,
+            erase.agent.remember(memory.text.as_bytes(), &legs)?,
+        )?;
         naive.add_memory(id, &memory.text)?;
         say(&format!("   [{id}] {:<52} <- from {}", memory.text, describe_legs(&memory.legs)))?;
         memories.push(MemoryView { id, text: memory.text.clone() });
@@ -124,19 +128,31 @@ pub fn tell(model: &mut dyn Model, folder: &Path, printer: Printer) -> Result<Va
     let mut outcomes = Vec::new();
 
     naive.delete_source(BAD_SOURCE_ID)?;
-    let context: Vec<MemoryView> = naive.memories().iter().map(|(id, text)| MemoryView { id: *id, text: text.clone() }).collect();
+    let context: Vec<MemoryView> =
+        naive.memories().iter().map(|(id, text)| MemoryView { id: *id, text: text.clone() }).collect();
     outcomes.push(outcome("A  naive memory list", model, &context, &tainted, &folder.join("naive-list"))?);
     say_outcome(&printer, outcomes.last(), "deletes the source only; the memories built on it stay")?;
 
     let removed = untrusted.agent.recall(Id::from(BAD_SOURCE_ID), Mode::Fair, Removal::Untrusted)?;
     let context = untrusted.alive_memories()?;
     outcomes.push(outcome("B  cheesedb, Untrusted", model, &context, &tainted, &untrusted.folder)?);
-    say_outcome(&printer, outcomes.last(), &format!("one recall removes [{BAD_SOURCE_ID}] and what was learned from it: {}", id_list(&removed)))?;
+    say_outcome(
+        &printer,
+        outcomes.last(),
+        &format!("one recall removes [{BAD_SOURCE_ID}] and what was learned from it: {}", id_list(&removed)),
+    )?;
 
     let removed = erase.agent.recall(Id::from(BAD_SOURCE_ID), Mode::Fair, Removal::Erase)?;
     let context = erase.alive_memories()?;
     outcomes.push(outcome("C  cheesedb, Erase", model, &context, &tainted, &erase.folder)?);
-    say_outcome(&printer, outcomes.last(), &format!("the same recall, and the text of {BAD_SOURCE_ID} and {} is erased from the files", id_list(&removed)))?;
+    say_outcome(
+        &printer,
+        outcomes.last(),
+        &format!(
+            "the same recall, and the text of [{BAD_SOURCE_ID}] and {} is erased from the files",
+            id_list(&removed)
+        ),
+    )?;
 
     say(&table(&outcomes))?;
     if !model_output_usable || model.is_scripted() {
@@ -171,9 +187,9 @@ fn id_list(ids: &[Id]) -> String {
 }
 
 fn answer(model: &mut dyn Model, memories: &[MemoryView]) -> Result<String, String> {
-    model.answer(QUESTION, memories).map_err(|failure| {
-        format!("no usable answer after {} attempts: {}", failure.attempts, failure.reason)
-    })
+    model
+        .answer(QUESTION, memories)
+        .map_err(|failure| format!("no usable answer after {} attempts: {}", failure.attempts, failure.reason))
 }
 
 fn shown(answer: &Result<String, String>) -> String {

@@ -77,7 +77,9 @@ impl ToolArguments {
         let example = "e.g. [[1]] for one source, [[1, 2]] for a memory needing both, [[1], [2]] for either";
         let legs = match self.values.get(name) {
             Some(Value::Array(legs)) => legs,
-            Some(other) => return Err(format!("{name} must be an array of arrays of ids ({example}), not {}", type_name(other))),
+            Some(other) => {
+                return Err(format!("{name} must be an array of arrays of ids ({example}), not {}", type_name(other)))
+            }
             None => return Err(format!("{name} is required: name the ids this memory was learned from ({example})")),
         };
         if legs.is_empty() {

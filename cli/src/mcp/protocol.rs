@@ -79,7 +79,11 @@ pub fn classify(line: &[u8]) -> Incoming {
         }
     };
     let Value::Object(mut object) = message else {
-        let what = if message.is_array() { "batches are not supported; send one message per line" } else { "a message must be a JSON object" };
+        let what = if message.is_array() {
+            "batches are not supported; send one message per line"
+        } else {
+            "a message must be a JSON object"
+        };
         return Incoming::Invalid { id: Value::Null, error: RpcError::new(ErrorCode::InvalidRequest, what) };
     };
     let id = object.remove("id");
@@ -94,7 +98,9 @@ pub fn classify(line: &[u8]) -> Incoming {
     let method = match object.remove("method") {
         Some(Value::String(method)) => method,
         Some(_) => return invalid(&id, "\"method\" must be a string"),
-        None if id_is_usable && (object.contains_key("result") || object.contains_key("error")) => return Incoming::Response,
+        None if id_is_usable && (object.contains_key("result") || object.contains_key("error")) => {
+            return Incoming::Response
+        }
         None => return invalid(&id, "a request needs a \"method\""),
     };
     match id {
@@ -120,7 +126,11 @@ pub fn error_response(id: &Value, error: &RpcError) -> Value {
 /// The version to answer an `initialize` with: the client's when this server speaks it, else
 /// the newest this server speaks (the client then decides whether to go on).
 pub fn negotiate_version(requested: &str) -> &'static str {
-    PROTOCOL_VERSIONS.iter().copied().find(|version| *version == requested).unwrap_or(PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.len() - 1])
+    PROTOCOL_VERSIONS
+        .iter()
+        .copied()
+        .find(|version| *version == requested)
+        .unwrap_or(PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.len() - 1])
 }
 
 /// One line read from the client.

@@ -36,8 +36,8 @@ impl Server {
     /// Answers messages from `input` on `output` until `input` ends.
     pub fn serve(&self, mut input: impl BufRead, mut output: impl Write) -> Result<(), Failure> {
         let write_failed = |error: std::io::Error| Failure::new(format!("cannot write to the client: {error}"));
-        while let Some(line) =
-            read_line(&mut input, LINE_MAX_BYTES).map_err(|error| Failure::new(format!("cannot read from the client: {error}")))?
+        while let Some(line) = read_line(&mut input, LINE_MAX_BYTES)
+            .map_err(|error| Failure::new(format!("cannot read from the client: {error}")))?
         {
             let Some(response) = self.answer(line) else { continue };
             let mut bytes = serde_json::to_vec(&response).map_err(|error| Failure::new(error.to_string()))?;
@@ -106,7 +106,9 @@ impl Server {
         let store = open_store(&self.folder).map_err(|failure| failure.to_string())?;
         match store.open_agent(&self.token) {
             Ok(agent) => Ok((store, agent)),
-            Err(Error::UnknownToken) => Err(format!("the agent {:?} was deleted; this server can no longer reach it", self.agent_name)),
+            Err(Error::UnknownToken) => {
+                Err(format!("the agent {:?} was deleted; this server can no longer reach it", self.agent_name))
+            }
             Err(error) => Err(tools::explain(error)),
         }
     }
