@@ -41,11 +41,15 @@ pub(crate) fn check(what: &'static str, size: usize, limit: usize) -> Result<(),
 pub struct Options {
     /// A segment is sealed and a new one started once it grows past this size.
     pub segment_size_max_bytes: u64,
+    /// A snapshot of the recall graph is written when the agent is closed, or a segment is
+    /// sealed, once the log has grown by this much since the last one; open then replays only
+    /// what follows it. `u64::MAX` turns snapshots off.
+    pub snapshot_after_bytes: u64,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { segment_size_max_bytes: 64 * 1024 * 1024 }
+        Options { segment_size_max_bytes: 64 * 1024 * 1024, snapshot_after_bytes: 4 * 1024 * 1024 }
     }
 }
 
@@ -75,7 +79,7 @@ mod tests {
 
     #[test]
     fn options_refuse_tiny_segments() {
-        let options = Options { segment_size_max_bytes: 10 };
+        let options = Options { segment_size_max_bytes: 10, ..Options::default() };
         assert!(options.validate().is_err());
         assert!(Options::default().validate().is_ok());
     }

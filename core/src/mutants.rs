@@ -21,8 +21,12 @@ pub enum Mutant {
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 4] =
-        [Mutant::SkipSyncBeforeAcknowledge, Mutant::SkipFolderSyncAfterRename, Mutant::CutAtFirstDamage, Mutant::StrictLikeFair];
+    pub const ALL: [Mutant; 4] = [
+        Mutant::SkipSyncBeforeAcknowledge,
+        Mutant::SkipFolderSyncAfterRename,
+        Mutant::CutAtFirstDamage,
+        Mutant::StrictLikeFair,
+    ];
 
     /// The mutant's name on the simulator's command line.
     pub fn name(self) -> &'static str {

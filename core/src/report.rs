@@ -5,8 +5,13 @@
 pub struct Report {
     /// Segment files of the agent.
     pub segments: u64,
-    /// Records (lots, memories, recalls) replayed from the log.
+    /// Records (lots, memories, recalls) in the log.
     pub records: u64,
+    /// Of those, records loaded from a snapshot rather than replayed.
+    pub records_from_snapshot: u64,
+    /// Why a snapshot present in the folder was not used (damaged, or not matching the log);
+    /// open then replayed the whole log instead.
+    pub snapshot_ignored: Option<&'static str>,
     /// Bytes cut from the end of the active segment: a write that never committed.
     pub dropped_bytes: u64,
     /// Whole records inside those bytes that were cut with them.

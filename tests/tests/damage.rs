@@ -7,7 +7,7 @@ use cheesedb::{Error, Id, Leg, Options, Store, Token};
 use cheesedb_tests::segment_files;
 
 fn small_segments() -> Options {
-    Options { segment_size_max_bytes: 4096 }
+    Options { segment_size_max_bytes: 4096, ..Options::default() }
 }
 
 /// An agent with one sealed segment and a short active one; returns the file length after

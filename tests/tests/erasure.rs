@@ -98,7 +98,7 @@ fn erase_leaves_no_temporary_file_behind() {
 #[test]
 fn erase_across_sealed_segments_and_writes_after_it_still_work() {
     let folder = tempfile::tempdir().unwrap();
-    let options = cheesedb::Options { segment_size_max_bytes: 4096 };
+    let options = cheesedb::Options { segment_size_max_bytes: 4096, ..cheesedb::Options::default() };
     let store = Store::open_with_options(folder.path(), options.clone()).unwrap();
     let token = store.create_agent("alice").unwrap();
     let alice = store.open_agent(&token).unwrap();

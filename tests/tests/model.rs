@@ -221,7 +221,8 @@ impl Harness {
 }
 
 fn open_store(folder: &Path) -> Store {
-    Store::open_with_options(folder, Options { segment_size_max_bytes: 4096 }).unwrap()
+    // Small segments and frequent snapshots, so that rolls and snapshot loads happen often.
+    Store::open_with_options(folder, Options { segment_size_max_bytes: 4096, snapshot_after_bytes: 512 }).unwrap()
 }
 
 proptest! {

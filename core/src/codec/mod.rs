@@ -5,3 +5,4 @@ pub mod bytes;
 pub mod catalog_file;
 pub mod record;
 pub mod segment_header;
+pub mod snapshot_file;

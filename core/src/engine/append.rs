@@ -182,6 +182,7 @@ impl<S: Storage> AgentEngine<S> {
             return Err(io_error("writing", &path, error));
         }
         self.write_offset += bytes.len() as u64;
+        self.bytes_since_snapshot += bytes.len() as u64;
         Ok(())
     }
 
@@ -204,6 +205,8 @@ impl<S: Storage> AgentEngine<S> {
         if started.is_err() {
             self.poisoned = true;
         }
-        started
+        started?;
+        self.snapshot_if_due();
+        Ok(())
     }
 }

@@ -9,6 +9,7 @@ mod open;
 mod read;
 mod recall;
 mod rewrite;
+mod snapshot;
 
 use alloc::format;
 use alloc::string::String;
@@ -45,6 +46,8 @@ pub struct AgentEngine<S: Storage> {
     poisoned: bool,
     deleted: bool,
     report: Report,
+    /// Log bytes written or replayed since the snapshot point.
+    bytes_since_snapshot: u64,
 }
 
 impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
@@ -84,6 +87,7 @@ impl<S: Storage> AgentEngine<S> {
             poisoned: false,
             deleted: false,
             report: Report::default(),
+            bytes_since_snapshot: 0,
         };
         engine.start_segment(1)?;
         engine.report.segments = 1;

@@ -7,13 +7,15 @@ use alloc::vec::Vec;
 use super::rewrite::read_all;
 use super::{io_error, AgentEngine};
 use crate::codec::record::{Body, Record};
+use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::codec::snapshot_file::SnapshotPoint;
 use crate::digest::chain_genesis;
 use crate::error::Error;
 use crate::graph::{Graph, Location};
 use crate::id::Removal;
 use crate::limits::Options;
 use crate::log::names::{agent_folder, parse_segment_name, segment_path, TEMPORARY_SUFFIX};
-use crate::log::scan::{check_header, find_valid_commit, scan_records, Expected, ScanEnd};
+use crate::log::scan::{check_header, find_valid_commit, scan_records, Damage, Expected, ScanEnd};
 use crate::report::Report;
 use crate::storage::{Storage, StorageFile};
 
@@ -35,10 +37,15 @@ impl<S: Storage> AgentEngine<S> {
             poisoned: false,
             deleted: false,
             report: Report::default(),
+            bytes_since_snapshot: 0,
         };
         let count = engine.list_segments()?;
-        for segment in 1..=count {
-            engine.replay_segment(segment, segment == count)?;
+        let (first_replayed, mut resume) = match engine.load_snapshot(count)? {
+            Some((point, graph)) => (engine.resume_from_snapshot(point, graph)?, Some(point.offset)),
+            None => (1, None),
+        };
+        for segment in first_replayed..=count {
+            engine.replay_segment(segment, segment == count, resume.take())?;
         }
         engine.graph.settle();
         let unfinished = engine.remove_content(false)?;
@@ -78,15 +85,38 @@ impl<S: Storage> AgentEngine<S> {
         Ok(numbers.len() as u64)
     }
 
-    fn replay_segment(&mut self, segment: u64, active: bool) -> Result<(), Error> {
+    /// Takes the graph and position from a snapshot and opens (without reading) the segments
+    /// wholly before its point; returns the segment where replay resumes.
+    fn resume_from_snapshot(&mut self, point: SnapshotPoint, graph: Graph) -> Result<u64, Error> {
+        for segment in 1..point.segment {
+            let path = segment_path(&self.folder, segment);
+            let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+            self.segments.push(file);
+        }
+        self.report.records_from_snapshot = point.sequence;
+        self.graph = graph;
+        self.sequence = point.sequence;
+        self.chain = point.chain;
+        self.write_offset = point.offset;
+        Ok(point.segment)
+    }
+
+    /// Replays one segment, from just after its header or, with `resume`, from a snapshot's
+    /// point inside it.
+    fn replay_segment(&mut self, segment: u64, active: bool, resume: Option<u64>) -> Result<(), Error> {
         let path = segment_path(&self.folder, segment);
         let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
         let bytes = read_all(&file, &path)?;
         let expected =
             Expected { agent: self.agent, segment, sequence_before: self.sequence, chain_before: self.chain };
         let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
-        if let Err(damage) = check_header(&bytes, &expected) {
-            if !active || find_valid_commit(&bytes, 0, &expected).is_some() {
+        let start = resume.map_or(SEGMENT_HEADER_BYTES, |offset| offset as usize);
+        let header_checked = match resume {
+            Some(_) => SegmentHeader::decode(&bytes).map(|_| ()).map_err(|reason| Damage { offset: 0, reason }),
+            None => check_header(&bytes, &expected),
+        };
+        if let Err(damage) = header_checked {
+            if !active || resume.is_some() || find_valid_commit(&bytes, 0, &expected).is_some() {
                 return Err(corrupt(damage.offset, damage.reason));
             }
             // A torn header in the newest segment with no commit anywhere: the segment was
@@ -96,7 +126,8 @@ impl<S: Storage> AgentEngine<S> {
             return self.start_segment(segment);
         }
         let graph = &mut self.graph;
-        let end = scan_records(&bytes, &expected, |record, offset| apply_record(graph, record, offset, &path))?;
+        let end = scan_records(&bytes, &expected, start, |record, offset| apply_record(graph, record, offset, &path))?;
+        self.bytes_since_snapshot += end.committed_end - start as u64;
         if active {
             self.cut_torn_tail(&mut file, &bytes, &expected, &end, &path)?;
         } else {
@@ -150,7 +181,7 @@ impl<S: Storage> AgentEngine<S> {
 
 /// Applies one committed record to the graph, checking that the history is possible: ids in
 /// order, parents alive, recalls of known nodes.
-fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, path: &str) -> Result<(), Error> {
+pub(super) fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, path: &str) -> Result<(), Error> {
     let corrupt = |reason| Error::Corrupt { file: String::from(path), offset, reason };
     let location = Location { segment: record.identity.segment as u16, offset: offset as u32 };
     match record.body {

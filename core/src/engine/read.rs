@@ -4,12 +4,15 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::open::apply_record;
 use super::rewrite::read_all;
 use super::{io_error, AgentEngine};
 use crate::codec::record::{self, Body, HEADER_BYTES};
+use crate::codec::segment_header::SEGMENT_HEADER_BYTES;
 use crate::digest::{chain_genesis, content_digest, equal_in_constant_time};
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
+use crate::graph::Graph;
 use crate::id::{Id, Leg};
 use crate::log::names::segment_path;
 use crate::log::scan::{check_header, scan_records, Expected};
@@ -79,6 +82,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut sequence = 0;
         let mut chain = chain_genesis(self.agent);
         let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
+        let mut replayed = Graph::default();
         let last = self.segments.len() as u64;
         for segment in 1..=last {
             let path = segment_path(&self.folder, segment);
@@ -87,7 +91,8 @@ impl<S: Storage> AgentEngine<S> {
             let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
             let expected = Expected { agent: self.agent, segment, sequence_before: sequence, chain_before: chain };
             check_header(&bytes, &expected).map_err(|damage| corrupt(damage.offset, damage.reason))?;
-            let end = scan_records(&bytes, &expected, |record, offset| {
+            let end = scan_records(&bytes, &expected, SEGMENT_HEADER_BYTES, |record, offset| {
+                apply_record(&mut replayed, record, offset, &path)?;
                 match record.body {
                     Body::Lot { content, .. } | Body::Memory { content, .. } => {
                         if let Some((salt, text)) = content.present {
@@ -131,6 +136,10 @@ impl<S: Storage> AgentEngine<S> {
                 offset: 0,
                 reason: "log differs from the state it was opened with",
             });
+        }
+        if replayed.parts() != self.graph.parts() {
+            let path = segment_path(&self.folder, last);
+            return Err(Error::Corrupt { file: path, offset: 0, reason: "the graph in memory differs from the log" });
         }
         if let Some(kept) = kept {
             if !kept_seen {

@@ -49,6 +49,10 @@ impl<S: Storage> AgentEngine<S> {
             .collect();
         segments.sort_unstable();
         segments.dedup();
+        if !segments.is_empty() {
+            // The rewrite moves records, so a snapshot pointing at them must go first.
+            self.remove_snapshot()?;
+        }
         for segment in segments {
             self.rewrite_segment(segment, all_dead)?;
         }
@@ -71,7 +75,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut moves: Vec<(u64, Location, bool)> = Vec::new();
         let mut batch_start = out.len();
         let graph = &self.graph;
-        let end = scan_records(&bytes, &expected, |record, _| -> Result<(), Error> {
+        let end = scan_records(&bytes, &expected, SEGMENT_HEADER_BYTES, |record, _| -> Result<(), Error> {
             match record.body {
                 Body::Commit { record_count, chain, .. } => {
                     let batch = out.get(batch_start..).unwrap_or_default();
@@ -114,7 +118,7 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Replaces the file at `path` with `bytes`: temporary file, sync, rename, folder sync.
-    fn replace_file(&self, path: &str, bytes: &[u8]) -> Result<(), Error> {
+    pub(crate) fn replace_file(&self, path: &str, bytes: &[u8]) -> Result<(), Error> {
         let temporary = format!("{path}{TEMPORARY_SUFFIX}");
         let mut file =
             self.storage.open_file(&temporary, true).map_err(|error| io_error("creating", &temporary, error))?;

@@ -78,6 +78,52 @@ impl LegWords {
         rest.iter().position(|word| word & END_OF_MEMORY != 0).map_or(self.words.len(), |offset| start + offset + 1)
     }
 
+    /// Every packed word, in node order (for snapshots).
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// Takes packed words back from a snapshot, checking that they describe `node_count`
+    /// nodes in order: every memory at least one word, every parent an earlier node, nothing
+    /// left over.
+    pub fn from_words(
+        words: Vec<u32>,
+        node_count: usize,
+        is_memory: impl Fn(usize) -> bool,
+    ) -> Result<LegWords, &'static str> {
+        let mut block_starts = Vec::with_capacity(node_count.div_ceil(BLOCK_NODES));
+        let mut position = 0usize;
+        for index in 0..node_count {
+            if index % BLOCK_NODES == 0 {
+                block_starts.push(position as u32);
+            }
+            if !is_memory(index) {
+                continue;
+            }
+            let mut ended = false;
+            while let Some(word) = words.get(position) {
+                position += 1;
+                if parent_of(*word) as usize >= index {
+                    return Err("snapshot names a parent that is not older than its child");
+                }
+                if word & END_OF_MEMORY != 0 {
+                    ended = word & END_OF_LEG != 0;
+                    if !ended {
+                        return Err("snapshot memory ends inside a leg");
+                    }
+                    break;
+                }
+            }
+            if !ended {
+                return Err("snapshot legs cut short");
+            }
+        }
+        if position != words.len() {
+            return Err("snapshot holds leg words of no node");
+        }
+        Ok(LegWords { words, block_starts })
+    }
+
     /// Bytes of RAM held.
     pub fn heap_bytes(&self) -> usize {
         (self.words.capacity() + self.block_starts.capacity()) * 4

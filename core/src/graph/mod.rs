@@ -218,6 +218,27 @@ impl Graph {
         self.children = children;
     }
 
+    /// The node slots and packed leg words, for a snapshot.
+    pub fn parts(&self) -> (&[u64], &[u32]) {
+        (&self.slots, self.legs.words())
+    }
+
+    /// A graph rebuilt from a snapshot's parts, after checking they describe a possible graph.
+    pub fn from_parts(slots: Vec<u64>, leg_words: Vec<u32>) -> Result<Graph, &'static str> {
+        if slots.len() as u64 > NODES_MAX {
+            return Err("snapshot holds too many nodes");
+        }
+        let known = FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK;
+        if slots.iter().any(|slot| unpack_flags(*slot) & !known != 0 || slot >> (FLAGS_SHIFT + 8) != 0) {
+            return Err("snapshot node has unknown flags");
+        }
+        let is_memory = |index: usize| slots.get(index).is_some_and(|slot| unpack_flags(*slot) & FLAG_MEMORY != 0);
+        let legs = LegWords::from_words(leg_words, slots.len(), is_memory)?;
+        let mut graph = Graph { slots, legs, children: Children::default() };
+        graph.settle();
+        Ok(graph)
+    }
+
     /// The legs of a memory (none for a lot), as ids.
     pub fn legs(&self, id: u64) -> Result<Vec<Vec<u64>>, Error> {
         self.slot(id)?;
@@ -316,6 +337,30 @@ mod tests {
         graph.settle();
         let after: Vec<_> = (1..=6).map(|id| graph.preview_recall(id, Mode::Fair)).collect();
         assert_eq!(before, after);
+    }
+
+    #[test]
+    fn a_graph_survives_its_parts() {
+        let graph = example();
+        let (slots, words) = graph.parts();
+        let back = Graph::from_parts(slots.to_vec(), words.to_vec()).unwrap();
+        for id in 1..=6 {
+            assert_eq!(back.legs(id), graph.legs(id));
+            assert_eq!(back.preview_recall(id, Mode::Strict), graph.preview_recall(id, Mode::Strict));
+        }
+    }
+
+    #[test]
+    fn impossible_parts_are_refused() {
+        let graph = example();
+        let (slots, words) = graph.parts();
+        let mut forward = words.to_vec();
+        forward[0] = (forward[0] & !((1 << 30) - 1)) | 5; // memory 4 naming node 6 as a parent
+        assert!(Graph::from_parts(slots.to_vec(), forward).is_err());
+        assert!(Graph::from_parts(slots.to_vec(), words[..words.len() - 1].to_vec()).is_err());
+        let mut extra = words.to_vec();
+        extra.push(0);
+        assert!(Graph::from_parts(slots.to_vec(), extra).is_err());
     }
 
     #[test]

@@ -24,6 +24,11 @@ pub fn parse_agent_folder(name: &str) -> Option<u64> {
     parse_hex_16(name.strip_prefix(AGENT_PREFIX)?)
 }
 
+/// The path of the snapshot of the agent whose folder is `folder`.
+pub fn snapshot_path(folder: &str) -> String {
+    format!("{folder}/snapshot")
+}
+
 /// The path of segment `segment` of the agent whose folder is `folder`.
 pub fn segment_path(folder: &str, segment: u64) -> String {
     format!("{folder}/{SEGMENT_PREFIX}{segment:016x}{SEGMENT_SUFFIX}")

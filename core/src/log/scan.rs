@@ -65,16 +65,18 @@ pub fn check_header(bytes: &[u8], expected: &Expected) -> Result<(), Damage> {
     Ok(())
 }
 
-/// Scans the records after a checked header. `visit` gets every committed record with its
+/// Scans the records from `start` (just after a checked header, or a committed point whose
+/// sequence and chain `expected` gives). `visit` gets every committed record with its
 /// offset, batch by batch, each batch followed by its commit marker; an error from it stops the
 /// scan and is returned as it is.
 pub fn scan_records<'a, E>(
     bytes: &'a [u8],
     expected: &Expected,
+    start: usize,
     mut visit: impl FnMut(&Record<'a>, u64) -> Result<(), E>,
 ) -> Result<ScanEnd, E> {
     let mut end = ScanEnd {
-        committed_end: SEGMENT_HEADER_BYTES as u64,
+        committed_end: start as u64,
         committed_records: 0,
         sequence: expected.sequence_before,
         chain: expected.chain_before,
@@ -86,7 +88,7 @@ pub fn scan_records<'a, E>(
     let mut sequence = end.sequence;
     let mut chain = end.chain;
     let mut fields = Vec::new();
-    let mut position = SEGMENT_HEADER_BYTES;
+    let mut position = start;
     while position < bytes.len() {
         let rest = bytes.get(position..).unwrap_or_default();
         let damage = |reason| Some(Damage { offset: position as u64, reason });

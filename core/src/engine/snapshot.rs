@@ -1,0 +1,120 @@
+//! Snapshots: the graph saved at a committed point of the log, so that open replays only what
+//! follows. A snapshot is a cache: if it is damaged, or does not match the log at its point, open
+//! ignores it, says so in the report, and replays everything.
+
+use super::rewrite::read_all;
+use super::{io_error, AgentEngine};
+use crate::codec::record::{self, Body, COMMIT_BYTES};
+use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::codec::snapshot_file::{SnapshotFile, SnapshotPoint};
+use crate::error::Error;
+use crate::graph::Graph;
+use crate::log::names::{segment_path, snapshot_path};
+use crate::storage::{Storage, StorageFile};
+
+impl<S: Storage> AgentEngine<S> {
+    /// Saves the graph at the current committed point (durably: temporary file, sync, rename,
+    /// folder sync). It holds no content.
+    pub fn snapshot(&mut self) -> Result<(), Error> {
+        self.check_writable()?;
+        let point = SnapshotPoint {
+            agent: self.agent,
+            segment: self.active_segment(),
+            offset: self.write_offset,
+            sequence: self.sequence,
+            chain: self.chain,
+        };
+        let (slots, leg_words) = self.graph.parts();
+        let bytes = SnapshotFile::encode(&point, slots, leg_words);
+        self.replace_file(&snapshot_path(&self.folder), &bytes)?;
+        self.bytes_since_snapshot = 0;
+        Ok(())
+    }
+
+    /// Takes a snapshot if the log grew enough since the last one. A failure here costs only
+    /// a longer open later, so it is not an error of the write that triggered it.
+    pub(crate) fn snapshot_if_due(&mut self) {
+        let due = self.bytes_since_snapshot >= self.options.snapshot_after_bytes;
+        if due && !self.poisoned && !self.deleted {
+            let _ = self.snapshot();
+        }
+    }
+
+    /// Removes the snapshot, durably, before a rewrite moves the records it points at.
+    pub(crate) fn remove_snapshot(&mut self) -> Result<(), Error> {
+        let path = snapshot_path(&self.folder);
+        if self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
+            self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
+            self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
+        }
+        // Without a snapshot, open replays the whole log: count all of it as due.
+        let sealed_bytes = (self.active_segment() - 1).saturating_mul(self.options.segment_size_max_bytes);
+        self.bytes_since_snapshot = sealed_bytes.saturating_add(self.write_offset);
+        Ok(())
+    }
+
+    /// The snapshot and the graph it holds, if there is one that matches the log at its point
+    /// among the `segment_count` segments. Why a snapshot was refused goes to the report.
+    pub(crate) fn load_snapshot(&mut self, segment_count: u64) -> Result<Option<(SnapshotPoint, Graph)>, Error> {
+        let path = snapshot_path(&self.folder);
+        if !self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
+            return Ok(None);
+        }
+        let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+        let bytes = read_all(&file, &path)?;
+        let checked = SnapshotFile::decode(&bytes).and_then(|snapshot| {
+            if snapshot.point.agent != self.agent || !(1..=segment_count).contains(&snapshot.point.segment) {
+                return Err("snapshot belongs to another agent or segment");
+            }
+            self.point_matches_log(&snapshot.point)?;
+            let graph = Graph::from_parts(snapshot.slots, snapshot.leg_words)?;
+            Ok((snapshot.point, graph))
+        });
+        match checked {
+            Ok(loaded) => Ok(Some(loaded)),
+            Err(reason) => {
+                self.report.snapshot_ignored = Some(reason);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Whether the log, at the snapshot's point, ends a durable write with the snapshot's
+    /// sequence and chain hash: this binds the snapshot to the hash chain.
+    fn point_matches_log(&self, point: &SnapshotPoint) -> Result<(), &'static str> {
+        let path = segment_path(&self.folder, point.segment);
+        let file = self.storage.open_file(&path, false).map_err(|_| "snapshot segment cannot be opened")?;
+        let length = file.len().map_err(|_| "snapshot segment cannot be measured")?;
+        if point.offset > length || point.offset < SEGMENT_HEADER_BYTES as u64 {
+            return Err("snapshot point lies outside its segment");
+        }
+        if point.offset == SEGMENT_HEADER_BYTES as u64 {
+            let mut header = [0u8; SEGMENT_HEADER_BYTES];
+            file.read_at(0, &mut header).map_err(|_| "snapshot segment header unreadable")?;
+            let header = SegmentHeader::decode(&header)?;
+            let same = header.sequence_before == point.sequence && header.chain_before == point.chain;
+            return if same { Ok(()) } else { Err("snapshot does not match the segment it starts") };
+        }
+        let mut marker = [0u8; COMMIT_BYTES];
+        let marker_offset = point.offset.checked_sub(COMMIT_BYTES as u64).ok_or("snapshot point inside the header")?;
+        file.read_at(marker_offset, &mut marker).map_err(|_| "snapshot commit marker unreadable")?;
+        let (record, _) = record::decode(&marker).map_err(|_| "no commit marker at the snapshot point")?;
+        match record.body {
+            Body::Commit { chain, .. }
+                if chain == point.chain
+                    && record.identity.sequence == point.sequence
+                    && record.identity.agent == self.agent
+                    && record.identity.segment == point.segment =>
+            {
+                Ok(())
+            }
+            _ => Err("snapshot does not match the hash chain at its point"),
+        }
+    }
+}
+
+impl<S: Storage> Drop for AgentEngine<S> {
+    fn drop(&mut self) {
+        self.snapshot_if_due();
+    }
+}
