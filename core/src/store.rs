@@ -49,6 +49,9 @@ impl<S: Storage + Clone> StoreEngine<S> {
         };
         let store = StoreEngine { storage, options, catalog };
         store.remove_orphan_folders()?;
+        // The catalog just read may be a rename whose folder sync failed, and the temporary file
+        // removed above is gone only once the folder is synced: what open serves must be durable.
+        store.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
         Ok(store)
     }
 

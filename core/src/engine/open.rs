@@ -48,6 +48,8 @@ impl<S: Storage> AgentEngine<S> {
             engine.replay_segment(segment, segment == count, resume.take())?;
         }
         engine.graph.settle();
+        // Segment names open relied on may come from a start whose folder sync failed.
+        engine.storage.sync_folder(&engine.folder).map_err(|error| io_error("syncing", &engine.folder, error))?;
         let unfinished = engine.remove_content(false)?;
         engine.report.erasures_completed_on_open = unfinished;
         engine.report.records = engine.sequence;
@@ -164,7 +166,10 @@ impl<S: Storage> AgentEngine<S> {
         path: &str,
     ) -> Result<(), Error> {
         if end.committed_end == bytes.len() as u64 {
-            return Ok(());
+            // Nothing to cut, but the cache may still hold a write whose sync failed before the
+            // last close: make what open is about to serve durable, or a crash could take back
+            // ids that were already handed out.
+            return file.sync().map_err(|error| io_error("syncing", path, error));
         }
         let damage_offset = end.damage.map_or(end.committed_end, |damage| damage.offset);
         if find_valid_commit(bytes, damage_offset, expected).is_some() {
