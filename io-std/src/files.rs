@@ -1,8 +1,11 @@
-//! The std files backend: a folder on a local file system.
+//! The files backend: a folder on a local file system, reached through ordinary system calls
+//! or, on Linux, through io_uring ([`Io`]), chosen when the storage is made.
 //!
-//! Durability: a data sync is `fdatasync` on Linux and `F_FULLFSYNC` on macOS (a plain fsync
-//! there leaves the data in the drive's cache). A folder sync opens the folder and syncs it, which
-//! makes creates, renames and removes inside it durable. Folders are made 0700, files 0600.
+//! Durability with [`Io::Std`]: a data sync is `fdatasync` on Linux and `F_FULLFSYNC` on macOS
+//! (a plain fsync there leaves the data in the drive's cache). A folder sync opens the folder and
+//! syncs it, which makes creates, renames and removes inside it durable. With [`Io::Uring`] the
+//! same syncs go through the ring (see the `cheesedb-io-uring` crate). Folders are made 0700,
+//! files 0600, either way.
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io;
@@ -12,22 +15,61 @@ use std::sync::Arc;
 
 use cheesedb_core::{Storage, StorageFile};
 
+use crate::io::Io;
+use crate::uring::{UringFile, UringStorage};
+
 /// A store folder on the local file system. Clones share the same folder.
 #[derive(Debug, Clone)]
 pub struct FileStorage {
     root: Arc<PathBuf>,
+    uring: Option<UringStorage>,
 }
 
 /// One open file of a [`FileStorage`].
 #[derive(Debug)]
 pub struct FileHandle {
-    file: File,
+    handle: Handle,
+}
+
+/// The file as the chosen [`Io`] holds it.
+#[derive(Debug)]
+enum Handle {
+    Std(File),
+    /// Boxed: a ring's state is large, and std handles should not pay for it.
+    Uring(Box<UringFile>),
 }
 
 impl FileStorage {
-    /// A backend for the existing folder `root`.
+    /// A backend for the existing folder `root`, with ordinary system calls ([`Io::Std`]).
     pub fn new(root: impl Into<PathBuf>) -> FileStorage {
-        FileStorage { root: Arc::new(root.into()) }
+        FileStorage { root: Arc::new(root.into()), uring: None }
+    }
+
+    /// A backend for the existing folder `root` that goes through `io`. With [`Io::Uring`] this
+    /// probes the kernel, and fails with an error that says why where io_uring cannot be used
+    /// (not Linux, an old kernel, switched off, forbidden by a seccomp filter).
+    pub fn with_io(root: impl Into<PathBuf>, io: Io) -> io::Result<FileStorage> {
+        let root = root.into();
+        let uring = match io {
+            Io::Std => None,
+            Io::Uring => Some(UringStorage::new(root.clone()).map_err(io::Error::from)?),
+        };
+        Ok(FileStorage { root: Arc::new(root), uring })
+    }
+
+    /// The system interface the files go through.
+    pub fn io(&self) -> Io {
+        if self.uring.is_some() {
+            Io::Uring
+        } else {
+            Io::Std
+        }
+    }
+
+    /// How many io_uring submissions (`io_uring_enter` calls carrying operations) this storage
+    /// and its clones have made: 0 with [`Io::Std`]. Shows that io_uring is really at work.
+    pub fn io_uring_submissions(&self) -> u64 {
+        self.uring.as_ref().map_or(0, UringStorage::submissions)
     }
 
     /// The folder.
@@ -73,13 +115,19 @@ fn durable_folder_sync(folder: &File) -> io::Result<()> {
     }
 }
 
+// Names (create, list, rename, remove) and randomness use the ordinary system calls with either
+// `Io`: io_uring would hand them to a kernel worker and gain nothing. File data and syncs follow
+// the chosen `Io`.
 impl Storage for FileStorage {
     type File = FileHandle;
     type Error = io::Error;
 
     fn open_file(&self, path: &str, create: bool) -> io::Result<FileHandle> {
+        if let Some(uring) = &self.uring {
+            return Ok(FileHandle { handle: Handle::Uring(Box::new(uring.open_file(path, create)?)) });
+        }
         let file = OpenOptions::new().read(true).write(true).create(create).mode(0o600).open(self.full_path(path))?;
-        Ok(FileHandle { file })
+        Ok(FileHandle { handle: Handle::Std(file) })
     }
 
     fn exists(&self, path: &str) -> io::Result<bool> {
@@ -117,6 +165,9 @@ impl Storage for FileStorage {
     }
 
     fn sync_folder(&self, folder: &str) -> io::Result<()> {
+        if let Some(uring) = &self.uring {
+            return uring.sync_folder(folder);
+        }
         durable_folder_sync(&File::open(self.full_path(folder))?)
     }
 
@@ -129,23 +180,38 @@ impl StorageFile for FileHandle {
     type Error = io::Error;
 
     fn len(&self) -> io::Result<u64> {
-        Ok(self.file.metadata()?.len())
+        match &self.handle {
+            Handle::Std(file) => Ok(file.metadata()?.len()),
+            Handle::Uring(file) => file.len(),
+        }
     }
 
     fn read_at(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
-        self.file.read_exact_at(out, offset)
+        match &self.handle {
+            Handle::Std(file) => file.read_exact_at(out, offset),
+            Handle::Uring(file) => file.read_at(offset, out),
+        }
     }
 
     fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        self.file.write_all_at(bytes, offset)
+        match &mut self.handle {
+            Handle::Std(file) => file.write_all_at(bytes, offset),
+            Handle::Uring(file) => file.write_at(offset, bytes),
+        }
     }
 
     fn sync(&mut self) -> io::Result<()> {
-        durable_sync(&self.file)
+        match &mut self.handle {
+            Handle::Std(file) => durable_sync(file),
+            Handle::Uring(file) => file.sync(),
+        }
     }
 
     fn set_len(&mut self, length: u64) -> io::Result<()> {
-        self.file.set_len(length)
+        match &mut self.handle {
+            Handle::Std(file) => file.set_len(length),
+            Handle::Uring(file) => file.set_len(length),
+        }
     }
 }
 
@@ -169,6 +235,20 @@ mod tests {
         let mut back = [0u8; 6];
         file.read_at(0, &mut back).unwrap();
         assert_eq!(&back, b"\0\0\0abc");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn io_uring_files_write_the_same_bytes_and_count_submissions() {
+        let folder = tempfile::tempdir().unwrap();
+        let storage = FileStorage::with_io(folder.path(), Io::Uring).unwrap();
+        assert_eq!(storage.io(), Io::Uring);
+        let mut file = storage.open_file("data", true).unwrap();
+        file.write_at(3, b"abc").unwrap();
+        file.sync().unwrap();
+        assert_eq!(storage.io_uring_submissions(), 1);
+        assert_eq!(fs::read(folder.path().join("data")).unwrap(), b"\0\0\0abc");
+        assert_eq!(FileStorage::new(folder.path()).io_uring_submissions(), 0);
     }
 
     #[test]

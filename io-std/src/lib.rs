@@ -34,15 +34,18 @@
 
 mod agent;
 mod files;
+mod io;
 mod lock;
 mod store;
+mod uring;
 
 pub use agent::Agent;
 pub use cheesedb_core::{
     limits, Batch, Error, Fingerprint, Id, Leg, Mode, Node, NodeKind, Options, Removal, Report, Storage, StorageFile,
     Token,
 };
-pub use files::FileStorage;
+pub use files::{FileHandle, FileStorage};
+pub use io::{Io, UnknownIo};
 pub use lock::LOCK_FILE;
 pub use store::{SharedStorage, Store};
 

@@ -8,6 +8,7 @@ use cheesedb_core::{AgentEngine, Error, Options, Storage, StoreEngine, Token};
 
 use crate::agent::Agent;
 use crate::files::{create_private_folder, FileStorage};
+use crate::io::Io;
 use crate::lock::FolderLock;
 
 /// What a `Storage` must offer to be shared between threads.
@@ -56,14 +57,38 @@ impl Store<FileStorage> {
 
     /// Like [`Store::open`], with settings.
     pub fn open_with_options(path: impl AsRef<Path>, options: Options) -> Result<Store<FileStorage>, Error> {
+        Store::open_with_io(path, options, Io::Std)
+    }
+
+    /// Like [`Store::open_with_options`], with the files reached through `io`. With
+    /// [`Io::Uring`] the kernel is probed first: where io_uring cannot be used the open fails
+    /// with `Error::Io` saying why, and nothing is created.
+    ///
+    /// ```
+    /// use cheesedb::{Io, Options, Store};
+    ///
+    /// # fn main() -> Result<(), cheesedb::Error> {
+    /// # let folder = tempfile::tempdir().map_err(|_| cheesedb::Error::Locked)?;
+    /// let io: Io = std::env::var("CHEESEDB_IO").ok().and_then(|name| name.parse().ok()).unwrap_or_default();
+    /// let store = Store::open_with_io(folder.path(), Options::default(), io)?;
+    /// # let _ = store;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn open_with_io(path: impl AsRef<Path>, options: Options, io: Io) -> Result<Store<FileStorage>, Error> {
         let path = path.as_ref();
+        let storage = FileStorage::with_io(path, io).map_err(|error| Error::Io {
+            operation: "starting io_uring for",
+            path: path.display().to_string(),
+            message: error.to_string(),
+        })?;
         create_private_folder(path).map_err(|error| Error::Io {
             operation: "creating",
             path: path.display().to_string(),
             message: error.to_string(),
         })?;
         let lock = FolderLock::acquire(path)?;
-        Store::open_locked(FileStorage::new(path), options, Some(lock))
+        Store::open_locked(storage, options, Some(lock))
     }
 }
 
