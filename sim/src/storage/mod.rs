@@ -9,9 +9,8 @@
 mod disk;
 mod faults;
 
-use std::cell::RefCell;
 use std::fmt;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cheesedb_core::{Storage, StorageFile};
 
@@ -97,16 +96,39 @@ struct Simulation {
     trace: Trace,
 }
 
+/// The simulation, shared by a disk's clones and files. Behind a lock only so that a store on a
+/// simulated disk can move between threads (`cheesedb::Store` requires it); operations still
+/// happen one at a time, each under the lock, as before.
+#[derive(Debug, Clone)]
+struct Shared(Arc<Mutex<Simulation>>);
+
+impl Shared {
+    fn new(simulation: Simulation) -> Shared {
+        Shared(Arc::new(Mutex::new(simulation)))
+    }
+
+    /// The simulation, to read.
+    fn borrow(&self) -> MutexGuard<'_, Simulation> {
+        // A panic under the lock is a failed test already; the state is still worth reading.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The simulation, to change.
+    fn borrow_mut(&self) -> MutexGuard<'_, Simulation> {
+        self.borrow()
+    }
+}
+
 /// A simulated disk. Clones share it.
 #[derive(Debug, Clone)]
 pub struct SimStorage {
-    shared: Rc<RefCell<Simulation>>,
+    shared: Shared,
 }
 
 /// An open file of a [`SimStorage`].
 #[derive(Debug)]
 pub struct SimFile {
-    shared: Rc<RefCell<Simulation>>,
+    shared: Shared,
     inode: usize,
     epoch: u64,
 }
@@ -243,7 +265,7 @@ impl SimStorage {
             epoch: 0,
             trace: Trace::default(),
         };
-        SimStorage { shared: Rc::new(RefCell::new(simulation)) }
+        SimStorage { shared: Shared::new(simulation) }
     }
 
     /// An empty disk with no faults, seeded with `seed`.
@@ -254,7 +276,7 @@ impl SimStorage {
     /// An independent copy of the whole disk (state, faults, clock, trace), for exploring
     /// several futures from one point.
     pub fn fork(&self) -> SimStorage {
-        SimStorage { shared: Rc::new(RefCell::new(self.shared.borrow().clone())) }
+        SimStorage { shared: Shared::new(self.shared.borrow().clone()) }
     }
 
     /// Stops (or restarts) injecting faults; crashes still happen when armed.
