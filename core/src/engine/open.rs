@@ -34,7 +34,9 @@ impl<S: Storage> AgentEngine<S> {
             write_offset: 0,
             sequence: 0,
             chain: chain_genesis(agent),
-            poisoned: false,
+            // Not fit to write until open has finished: dropping a half-opened engine (open
+            // failed) must not save a snapshot of a half-replayed graph.
+            poisoned: true,
             deleted: false,
             report: Report::default(),
             bytes_since_snapshot: 0,
@@ -53,6 +55,7 @@ impl<S: Storage> AgentEngine<S> {
         let unfinished = engine.remove_content(false)?;
         engine.report.erasures_completed_on_open = unfinished;
         engine.report.records = engine.sequence;
+        engine.poisoned = false;
         Ok(engine)
     }
 

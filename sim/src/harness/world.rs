@@ -205,6 +205,8 @@ impl World {
             6..=8 => 16 * 1024,
             _ => Options::default().segment_size_max_bytes,
         };
+        // Snapshots off, frequent, or at the default interval.
+        let snapshot_after_bytes = *random.pick(&[u64::MAX, 2048, 16 * 1024, Options::default().snapshot_after_bytes]).unwrap_or(&u64::MAX);
         let filler_max_bytes = *random.pick(&[0, 64, 512, 512, 2048]).unwrap_or(&64);
         let crash_point_chance = random.between(2, 12) as f64 / 100.0;
         let recovery_crash_chance = random.between(0, 30) as f64 / 100.0;
@@ -212,7 +214,7 @@ impl World {
             seed,
             random,
             storage,
-            options: Options { segment_size_max_bytes, ..Options::default() },
+            options: Options { segment_size_max_bytes, snapshot_after_bytes },
             store: None,
             agents: Vec::new(),
             store_doubt: None,

@@ -205,8 +205,10 @@ impl Simulation {
 
     /// Records the end of an operation on the trace and, if it failed, with the checker.
     fn finish(&mut self, operation: &'static str, subject: &str, number: u64, outcome: Result<(), SimError>) -> Result<(), SimError> {
-        if let Err(error) = &outcome {
-            self.trace.failed(format!("{operation} {subject}: {error}"));
+        match &outcome {
+            Err(error) => self.trace.failed(operation, subject, format!("{operation} {subject}: {error}")),
+            Ok(()) if operation == "read" => self.trace.read_succeeded(subject),
+            Ok(()) => {}
         }
         self.trace.record(event(operation, subject, number, &outcome));
         outcome
@@ -243,8 +245,12 @@ impl Simulation {
             return Err(SimError::Injected(FaultKind::NameChangeFailed));
         }
         let folder = change.folder().to_string();
+        let path = match &change {
+            NameChange::Link { path, .. } | NameChange::Unlink { path } => path.clone(),
+            NameChange::Rename { from, to, .. } => format!("{from} -> {to}"),
+        };
         self.disk.change_name(change);
-        self.trace.name_changed(&folder);
+        self.trace.name_changed(&folder, &path);
         let _ = (operation, subject);
         Ok(())
     }
@@ -263,7 +269,7 @@ impl SimStorage {
             operations: 0,
             power: Power::On,
             epoch: 0,
-            trace: Trace::default(),
+            trace: Trace::echoing(std::env::var_os("CHEESEDB_SIM_ECHO").is_some()),
         };
         SimStorage { shared: Shared::new(simulation) }
     }
@@ -477,7 +483,8 @@ impl Simulation {
         if self.fault(FaultKind::WriteFailed, plan.write_failed) {
             return Err(SimError::Injected(FaultKind::WriteFailed));
         }
-        self.trace.file_changed(inode);
+        let path = self.disk.inode_name(inode);
+        self.trace.file_changed(inode, &path);
         if length > 0 && self.fault(FaultKind::ShortWrite, plan.short_write) {
             let kept = self.random.below(length) as usize;
             self.disk.write(inode, offset, bytes.get(..kept).unwrap_or_default());
@@ -535,7 +542,8 @@ impl Simulation {
             return Err(SimError::Injected(FaultKind::NoSpace));
         }
         self.disk.set_length(inode, length);
-        self.trace.file_changed(inode);
+        let path = self.disk.inode_name(inode);
+        self.trace.file_changed(inode, &path);
         Ok(())
     }
 

@@ -1,0 +1,111 @@
+//! Engine bugs the simulator found, each replayed as a small deterministic scenario.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use cheesedb_core::{AgentEngine, Error, Id, Options, Storage, StorageFile, StoreEngine};
+use cheesedb_sim::storage::{Fate, FaultPlan, SimStorage};
+
+fn small_segments() -> Options {
+    Options { segment_size_max_bytes: 4096, ..Options::default() }
+}
+
+fn store_with_agent(storage: &SimStorage, options: Options) -> (StoreEngine<SimStorage>, u64) {
+    let mut store = StoreEngine::open(storage.clone(), options).unwrap();
+    let token = store.create_agent("agent").unwrap();
+    let number = store.authenticate(&token).unwrap();
+    (store, number)
+}
+
+fn failing(configure: impl FnOnce(&mut FaultPlan)) -> FaultPlan {
+    let mut plan = FaultPlan::none();
+    configure(&mut plan);
+    plan
+}
+
+/// Crashes dropping every unsynced change, then opens the store and the agent again.
+fn crash_and_open(storage: &SimStorage, number: u64, options: Options) -> AgentEngine<SimStorage> {
+    let drops = vec![Fate::Drop; storage.pending_changes().len()];
+    storage.crash_with(&drops);
+    let store = StoreEngine::open(storage.clone(), options).unwrap();
+    store.open_agent(number).unwrap()
+}
+
+fn segment_length(storage: &SimStorage, number: u64, segment: u64) -> u64 {
+    let folder = cheesedb_core::log::names::agent_folder(number);
+    let path = cheesedb_core::log::names::segment_path(&folder, segment);
+    storage.open_file(&path, false).and_then(|file| file.len()).unwrap_or(0)
+}
+
+#[test]
+fn a_write_served_by_a_reopen_after_its_sync_failed_survives_a_crash() {
+    let storage = SimStorage::without_faults(1);
+    let (store, number) = store_with_agent(&storage, Options::default());
+    let mut agent = store.open_agent(number).unwrap();
+    agent.add_lot("kept", b"first").unwrap();
+    storage.set_plan(failing(|plan| plan.sync_failed = 1.0));
+    assert!(matches!(agent.add_lot("doubt", b"second"), Err(Error::Io { .. })));
+    storage.set_plan(FaultPlan::none());
+    drop(agent);
+    // A clean reopen serves the write, complete in the cache: id 2 is handed out...
+    let reopened = store.open_agent(number).unwrap();
+    assert_eq!(reopened.node_count(), 2);
+    drop((reopened, store));
+    // ...so a crash must not take it back.
+    let after_crash = crash_and_open(&storage, number, Options::default());
+    assert_eq!(after_crash.node_count(), 2);
+    assert_eq!(after_crash.get(Id::from(2)).unwrap().content(), Some(&b"second"[..]));
+}
+
+#[test]
+fn a_seal_whose_sync_failed_does_not_corrupt_the_log_after_a_reopen_and_a_crash() {
+    let storage = SimStorage::without_faults(2);
+    let (store, number) = store_with_agent(&storage, small_segments());
+    let mut agent = store.open_agent(number).unwrap();
+    while segment_length(&storage, number, 1) < small_segments().segment_size_max_bytes {
+        agent.add_lot("fill", &[b'x'; 300]).unwrap();
+    }
+    let count = agent.node_count();
+    // The next write seals segment 1 first; that sync fails.
+    storage.set_plan(failing(|plan| plan.sync_failed = 1.0));
+    assert!(agent.add_lot("next", b"x").is_err());
+    storage.set_plan(FaultPlan::none());
+    drop(agent);
+    let reopened = store.open_agent(number).unwrap();
+    drop((reopened, store));
+    let after_crash = crash_and_open(&storage, number, small_segments());
+    assert_eq!(after_crash.node_count(), count);
+    assert!(after_crash.verify().is_ok());
+}
+
+#[test]
+fn writes_to_a_segment_whose_creation_was_not_synced_survive_a_crash() {
+    let storage = SimStorage::without_faults(3);
+    let (store, number) = store_with_agent(&storage, small_segments());
+    let mut agent = store.open_agent(number).unwrap();
+    while segment_length(&storage, number, 1) < small_segments().segment_size_max_bytes {
+        agent.add_lot("fill", &[b'x'; 300]).unwrap();
+    }
+    // The roll writes the seal and the new segment, but the folder sync naming it fails.
+    storage.set_plan(failing(|plan| plan.folder_sync_failed = 1.0));
+    assert!(agent.add_lot("next", b"x").is_err());
+    storage.set_plan(FaultPlan::none());
+    drop(agent);
+    let mut reopened = store.open_agent(number).unwrap();
+    let id = reopened.add_lot("acknowledged", b"must survive").unwrap();
+    drop((reopened, store));
+    let after_crash = crash_and_open(&storage, number, small_segments());
+    assert_eq!(after_crash.get(id).unwrap().content(), Some(&b"must survive"[..]));
+}
+
+#[test]
+fn opening_a_store_makes_the_removal_of_a_leftover_catalog_durable() {
+    let storage = SimStorage::without_faults(4);
+    drop(store_with_agent(&storage, Options::default()));
+    let mut leftover = storage.open_file("catalog.tmp", true).unwrap();
+    leftover.write_at(0, b"half a catalog").unwrap();
+    leftover.sync().unwrap();
+    storage.sync_folder("").unwrap();
+    storage.begin_call("open store");
+    let store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
+    assert_eq!(storage.acknowledge(), Ok(()));
+    assert_eq!(store.agent_names(), vec!["agent".to_string()]);
+}
