@@ -4,6 +4,7 @@
 //! a panic, which would be a bug, is reported the same way rather than as a trace.
 
 mod arguments;
+mod bench;
 mod commands;
 mod data_folder;
 mod demo;
@@ -21,7 +22,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::Parser;
 
-use crate::arguments::Arguments;
+use crate::arguments::{Arguments, Command};
 use crate::commands::Context;
 use crate::failure::{one_line, Failure, EXIT_ERROR};
 use crate::output::Printer;
@@ -33,8 +34,13 @@ fn main() -> ExitCode {
         Err(error) => return usage_error(&error),
     };
     let printer = Printer::new(arguments.json);
-    let outcome = data_folder::resolve(arguments.dir)
-        .and_then(|folder| commands::run(arguments.command, &Context { folder, printer }));
+    let outcome = match arguments.command {
+        // The benchmark never touches the user's data: without --dir it works in a temporary folder.
+        Command::Bench(bench_arguments) => bench::run(bench_arguments, arguments.dir, printer),
+        command => {
+            data_folder::resolve(arguments.dir).and_then(|folder| commands::run(command, &Context { folder, printer }))
+        }
+    };
     match outcome {
         Ok(status) => ExitCode::from(status),
         Err(failure) => report_failure(&failure, printer),

@@ -1,0 +1,155 @@
+//! cheesedb under test: one store, one agent, every write durable before it returns.
+
+use std::path::{Path, PathBuf};
+
+use cheesedb::{Agent, Id, Leg, Mode, Removal, Store, Token};
+
+use crate::bench::engine::{ConcurrentWriter, Engine, OpenFigures};
+use crate::bench::folder::{files_size_bytes, is_segment_file};
+use crate::bench::open_probe;
+use crate::bench::workload::PlannedNode;
+use crate::failure::Failure;
+
+/// The name of the only agent in the benchmark's store.
+const AGENT_NAME: &str = "bench";
+
+/// Where an open is measured: in a fresh process (what a user's program sees, and the only
+/// honest place for the resident memory it costs) or in this one (for tests, where this
+/// executable is not the `cheesedb` command).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenMeasurement {
+    /// Run `cheesedb bench --open-probe` from this executable.
+    InChildProcess(PathBuf),
+    /// Open in this process.
+    InThisProcess,
+}
+
+/// The cheesedb side of the benchmark.
+pub struct CheesedbSide {
+    folder: PathBuf,
+    token: Token,
+    store: Option<Store>,
+    agent: Option<Agent>,
+    open_measurement: OpenMeasurement,
+}
+
+impl CheesedbSide {
+    /// Creates a store in `folder` (which must not hold one yet) with one agent.
+    pub fn create(folder: &Path, open_measurement: OpenMeasurement) -> Result<CheesedbSide, Failure> {
+        let store = Store::open(folder)?;
+        let token = store.create_agent(AGENT_NAME)?;
+        let agent = store.open_agent(&token)?;
+        Ok(CheesedbSide {
+            folder: folder.to_path_buf(),
+            token,
+            store: Some(store),
+            agent: Some(agent),
+            open_measurement,
+        })
+    }
+
+    fn agent(&self) -> Result<&Agent, Failure> {
+        self.agent.as_ref().ok_or_else(|| Failure::new("the benchmark's agent is not open"))
+    }
+
+    /// Bytes of the agent's log: the segment files.
+    pub fn log_bytes(&self) -> Result<u64, Failure> {
+        files_size_bytes(&self.folder, is_segment_file)
+    }
+}
+
+/// The legs of a planned memory as the library takes them.
+fn legs_of(legs: &[Vec<u64>]) -> Vec<Leg> {
+    legs.iter().map(|leg| leg.iter().map(|parent| Id::from(*parent)).collect()).collect()
+}
+
+fn write_node(agent: &Agent, node: &PlannedNode) -> Result<u64, Failure> {
+    let id = match node {
+        PlannedNode::Lot { label, content } => agent.add_lot(label, content)?,
+        PlannedNode::Memory { content, legs } => agent.remember(content, &legs_of(legs))?,
+    };
+    Ok(id.get())
+}
+
+impl Engine for CheesedbSide {
+    fn name(&self) -> &'static str {
+        "cheesedb"
+    }
+
+    fn write_batch(&mut self, nodes: &[PlannedNode]) -> Result<Vec<u64>, Failure> {
+        let ids = self.agent()?.batch(|batch| {
+            let mut ids = Vec::with_capacity(nodes.len());
+            for node in nodes {
+                let id = match node {
+                    PlannedNode::Lot { label, content } => batch.add_lot(label, content)?,
+                    PlannedNode::Memory { content, legs } => batch.remember(content, &legs_of(legs))?,
+                };
+                ids.push(id.get());
+            }
+            Ok(ids)
+        })?;
+        Ok(ids)
+    }
+
+    fn write_one(&mut self, node: &PlannedNode) -> Result<u64, Failure> {
+        write_node(self.agent()?, node)
+    }
+
+    fn concurrent_writer(&self) -> Result<Box<dyn ConcurrentWriter>, Failure> {
+        Ok(Box::new(AgentWriter { agent: self.agent()?.clone() }))
+    }
+
+    fn recall(&mut self, id: u64, mode: Mode, removal: Removal) -> Result<Vec<u64>, Failure> {
+        let removed = self.agent()?.recall(Id::from(id), mode, removal)?;
+        Ok(removed.into_iter().map(Id::get).collect())
+    }
+
+    #[cfg(all(test, feature = "sqlite"))]
+    fn preview_recall(&mut self, id: u64, mode: Mode) -> Result<Vec<u64>, Failure> {
+        let removed = self.agent()?.preview_recall(Id::from(id), mode)?;
+        Ok(removed.into_iter().map(Id::get).collect())
+    }
+
+    fn alive_memories(&mut self) -> Result<Vec<u64>, Failure> {
+        Ok(self.agent()?.memories()?.into_iter().map(Id::get).collect())
+    }
+
+    fn reopen(&mut self) -> Result<OpenFigures, Failure> {
+        // Every handle goes, so the folder lock is free for a child process.
+        self.agent = None;
+        self.store = None;
+        let from_child = match &self.open_measurement {
+            OpenMeasurement::InChildProcess(executable) => {
+                Some(open_probe::measure_in_child(executable, &self.folder, &self.token)?)
+            }
+            OpenMeasurement::InThisProcess => None,
+        };
+        let (store, agent, in_this_process) = open_probe::open_measured(&self.folder, &self.token)?;
+        self.store = Some(store);
+        self.agent = Some(agent);
+        Ok(from_child.unwrap_or(in_this_process))
+    }
+
+    fn verify(&mut self) -> Result<u64, Failure> {
+        self.agent()?.verify()?;
+        self.log_bytes()
+    }
+
+    fn compact(&mut self) -> Result<(), Failure> {
+        Ok(self.agent()?.compact()?)
+    }
+
+    fn disk_bytes(&self) -> Result<u64, Failure> {
+        files_size_bytes(&self.folder, |_| true)
+    }
+}
+
+struct AgentWriter {
+    agent: Agent,
+}
+
+impl ConcurrentWriter for AgentWriter {
+    fn write_one(&mut self, node: &PlannedNode) -> Result<(), Failure> {
+        write_node(&self.agent, node).map(|_| ())
+    }
+}

@@ -1,0 +1,199 @@
+//! `cheesedb bench`: cheesedb measured on a million memories in one agent (writes, recall, open,
+//! RAM, verify, compaction), side by side with SQLite when built with the `sqlite` feature.
+//!
+//! Every engine gets the same seeded data and runs the same scenarios in the same process, one
+//! after the other; with `--repeat` the runs alternate which engine goes first and the report
+//! gives medians. Figures from one machine compare engines; they are not absolute speeds.
+
+mod cheesedb_side;
+mod engine;
+mod figures;
+mod folder;
+mod open_probe;
+mod progress;
+mod report;
+mod scenarios;
+mod size;
+#[cfg(feature = "sqlite")]
+mod sqlite_side;
+mod workload;
+
+#[cfg(all(test, feature = "sqlite"))]
+mod agreement_tests;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use crate::bench::cheesedb_side::{CheesedbSide, OpenMeasurement};
+use crate::bench::figures::{medians, Figures};
+use crate::bench::folder::BenchFolder;
+use crate::bench::progress::Progress;
+use crate::bench::report::Outcome;
+use crate::bench::size::Size;
+use crate::failure::{Failure, EXIT_SUCCESS};
+use crate::output::Printer;
+
+/// The workload's seed: every run, and every engine, gets the same data.
+const WORKLOAD_SEED: u64 = 0x6368_6565_7365;
+
+/// `cheesedb bench`
+#[derive(Debug, Args)]
+pub struct BenchArguments {
+    /// A smaller run (100,000 memories) that finishes in about two minutes
+    #[arg(long, conflicts_with = "smoke")]
+    pub quick: bool,
+
+    /// A tiny run (2,000 memories) that only shows every scenario works
+    #[arg(long)]
+    pub smoke: bool,
+
+    /// Run every scenario on another engine too, and print the ratios
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub compare: Option<CompareWith>,
+
+    /// Run everything this many times and report the median of each figure
+    #[arg(long, value_name = "COUNT", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=99))]
+    pub repeat: u32,
+
+    /// Open the benchmark's agent in FOLDER, token on standard input, and print what the open took
+    #[arg(long, value_name = "FOLDER", hide = true)]
+    pub open_probe: Option<PathBuf>,
+}
+
+/// Engines to compare with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareWith {
+    /// SQLite (bundled), WAL with synchronous=FULL, the same data model
+    Sqlite,
+}
+
+/// What one benchmark does.
+#[derive(Debug, Clone)]
+struct Settings {
+    size: Size,
+    compare_sqlite: bool,
+    repeat: u32,
+    open_measurement: OpenMeasurement,
+}
+
+/// Runs the benchmark in `folder` (a temporary one when `None`) and prints the outcome.
+pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, printer: Printer) -> Result<u8, Failure> {
+    if let Some(probe_folder) = arguments.open_probe {
+        open_probe::run_probe(&probe_folder)?;
+        return Ok(EXIT_SUCCESS);
+    }
+    let size = match (arguments.smoke, arguments.quick) {
+        (true, _) => size::SMOKE,
+        (false, true) => size::QUICK,
+        (false, false) => size::FULL,
+    };
+    let compare_sqlite = arguments.compare == Some(CompareWith::Sqlite);
+    if compare_sqlite && !cfg!(feature = "sqlite") {
+        return Err(Failure::new(
+            "this cheesedb was built without SQLite; build it with `cargo build --release -p cheesedb-cli --features sqlite`",
+        ));
+    }
+    if cfg!(debug_assertions) {
+        eprintln!("cheesedb bench: this is a debug build; build with --release for figures worth comparing");
+    }
+    // The probe must be this very program; without it, opens are measured in this process.
+    let open_measurement =
+        std::env::current_exe().map_or(OpenMeasurement::InThisProcess, OpenMeasurement::InChildProcess);
+    let settings = Settings { size, compare_sqlite, repeat: arguments.repeat, open_measurement };
+    let folder = BenchFolder::new(folder)?;
+    let outcome = measure(&settings, &folder, Progress::new())?;
+    report::print(&outcome, printer)?;
+    Ok(EXIT_SUCCESS)
+}
+
+/// Runs every engine `settings.repeat` times and gathers the medians.
+fn measure(settings: &Settings, folder: &BenchFolder, progress: Progress) -> Result<Outcome, Failure> {
+    let mut runs = Vec::with_capacity(settings.repeat as usize);
+    for run in 1..=settings.repeat {
+        // Alternate which engine goes first, so neither always gets the cooler machine.
+        let sqlite_first = run % 2 == 0;
+        let mut sqlite = None;
+        if settings.compare_sqlite && sqlite_first {
+            sqlite = Some(run_sqlite(&folder.fresh("sqlite", run)?, settings, progress)?);
+        }
+        let cheesedb = run_cheesedb(&folder.fresh("cheesedb", run)?, settings, progress)?;
+        if settings.compare_sqlite && !sqlite_first {
+            sqlite = Some(run_sqlite(&folder.fresh("sqlite", run)?, settings, progress)?);
+        }
+        folder.release_runs()?;
+        runs.push((cheesedb, sqlite));
+    }
+    let cheesedb = medians(&runs.iter().map(|(cheesedb, _)| cheesedb.clone()).collect::<Vec<_>>());
+    let sqlite_runs: Vec<Figures> = runs.iter().filter_map(|(_, sqlite)| sqlite.clone()).collect();
+    let sqlite = (!sqlite_runs.is_empty()).then(|| medians(&sqlite_runs));
+    Ok(Outcome {
+        size: settings.size,
+        seed: WORKLOAD_SEED,
+        file_system: folder::file_system_type(folder.root()),
+        sqlite_version: settings.compare_sqlite.then(sqlite_version).flatten(),
+        runs,
+        cheesedb,
+        sqlite,
+    })
+}
+
+fn run_cheesedb(folder: &Path, settings: &Settings, progress: Progress) -> Result<Figures, Failure> {
+    let mut side = CheesedbSide::create(folder, settings.open_measurement.clone())?;
+    scenarios::run_all(&mut side, &settings.size, WORKLOAD_SEED, progress)
+}
+
+#[cfg(feature = "sqlite")]
+fn run_sqlite(folder: &Path, settings: &Settings, progress: Progress) -> Result<Figures, Failure> {
+    let mut side = sqlite_side::SqliteSide::create(folder)?;
+    scenarios::run_all(&mut side, &settings.size, WORKLOAD_SEED, progress)
+}
+
+#[cfg(not(feature = "sqlite"))]
+fn run_sqlite(_folder: &Path, _settings: &Settings, _progress: Progress) -> Result<Figures, Failure> {
+    Err(Failure::new("this cheesedb was built without SQLite"))
+}
+
+fn sqlite_version() -> Option<String> {
+    #[cfg(feature = "sqlite")]
+    return Some(sqlite_side::version().to_owned());
+    #[cfg(not(feature = "sqlite"))]
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::figures::{Metric, RecallKind};
+
+    #[test]
+    fn a_smoke_run_measures_every_scenario() {
+        let folder = BenchFolder::new(None).unwrap();
+        let settings = Settings {
+            size: size::SMOKE,
+            compare_sqlite: false,
+            repeat: 1,
+            open_measurement: OpenMeasurement::InThisProcess,
+        };
+        let outcome = measure(&settings, &folder, Progress::hidden()).unwrap();
+        let figures = &outcome.cheesedb;
+        for metric in [
+            Metric::SingleWritesPerSecond,
+            Metric::Batch64MemoriesPerSecond,
+            Metric::Batch1024MemoriesPerSecond,
+            Metric::EightThreadsWritesPerSecond,
+            Metric::AgentOpenSeconds,
+            Metric::GraphBytesPerMemory,
+            Metric::VerifyBytesPerSecond,
+            Metric::CompactSeconds,
+        ] {
+            assert!(figures.get(&metric).is_some_and(|value| *value > 0.0), "{metric:?} missing");
+        }
+        let shape = size::SMOKE.shape;
+        assert_eq!(figures[&Metric::RecallRemoved(RecallKind::FairErase)], shape.family_memories as f64);
+        let strict = (shape.family_memories + shape.family_witnesses) as f64;
+        assert_eq!(figures[&Metric::RecallRemoved(RecallKind::StrictUntrusted)], strict);
+        assert!(outcome.sqlite.is_none());
+        assert!(report::to_text(&outcome).contains("targets"));
+    }
+}
