@@ -14,6 +14,8 @@
 
 pub mod campaign;
 pub mod canary;
+pub mod compare;
+pub mod explore;
 pub mod harness;
 pub mod model;
 pub mod random;

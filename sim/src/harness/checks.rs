@@ -2,76 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use cheesedb_core::{Error, Id, Mode, Node, NodeKind};
+use cheesedb_core::{Id, Mode};
 
 use super::world::{Step, Stop, World};
 use crate::canary;
-use crate::model::{AgentModel, ModelKind, Text};
-
-/// How a node read back differs from the model.
-pub(crate) enum Mismatch {
-    /// A broken promise.
-    Violation(String),
-    /// The engine reported damage.
-    Corrupt(Error),
-}
-
-/// Compares `get(id)` with the model; returns what the model should now believe about the
-/// node's text when it was uncertain.
-pub(crate) fn compare_node(model: &AgentModel, id: u64, result: Result<Node, Error>) -> Result<Option<Text>, Mismatch> {
-    let node = match (model.node(id), result) {
-        (None, Err(Error::UnknownId { id: unknown })) if unknown.get() == id => return Ok(None),
-        (None, other) => return Err(Mismatch::Violation(format!("the model has no node {id}, the engine answered {other:?}"))),
-        (Some(_), Err(error)) if error.is_corruption() => return Err(Mismatch::Corrupt(error)),
-        (Some(_), Err(error)) => return Err(Mismatch::Violation(format!("reading a known node failed: {error}"))),
-        (Some(expected), Ok(node)) => (expected, node),
-    };
-    let (expected, node) = node;
-    let kind_matches = match (&expected.kind, &node.kind) {
-        (ModelKind::Lot { label }, NodeKind::Lot { label: got }) => label == got,
-        (ModelKind::Memory { legs }, NodeKind::Memory { legs: got }) => {
-            let got: Vec<Vec<u64>> = got.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect();
-            *legs == got
-        }
-        _ => false,
-    };
-    if !kind_matches || node.id != Id::from(id) {
-        return Err(Mismatch::Violation(format!("node {id} reads back as {:?}, the model has {:?}", node.kind, expected.kind)));
-    }
-    if node.is_alive() != expected.alive {
-        return Err(Mismatch::Violation(format!("node {id} alive = {}, the model says {}", node.is_alive(), expected.alive)));
-    }
-    match (expected.text, node.content()) {
-        (Text::Present, Some(content)) | (Text::Either, Some(content)) if content == expected.content.as_slice() => Ok(Some(Text::Present)),
-        (Text::Absent, None) | (Text::Either, None) => Ok(Some(Text::Absent)),
-        (text, content) => Err(Mismatch::Violation(format!(
-            "node {id} content is {}, the model says its text is {text:?}",
-            match content {
-                None => "gone".to_string(),
-                Some(bytes) if bytes == expected.content.as_slice() => "present".to_string(),
-                Some(bytes) => format!("different ({} bytes)", bytes.len()),
-            }
-        ))),
-    }
-}
-
-/// When `before` and `after` differ only in where text is, the model that accepts either for
-/// those nodes; `None` when they differ in anything visible.
-pub(crate) fn merge_uncertain(before: &AgentModel, after: &AgentModel) -> Option<AgentModel> {
-    if before.nodes.len() != after.nodes.len() {
-        return None;
-    }
-    let mut merged = before.clone();
-    for (node, other) in merged.nodes.iter_mut().zip(&after.nodes) {
-        if node.alive != other.alive || node.kind != other.kind {
-            return None;
-        }
-        if node.text != other.text {
-            node.text = Text::Either;
-        }
-    }
-    Some(merged)
-}
+use crate::compare::{compare_node, shape_matches, Mismatch};
+use crate::model::Text;
 
 impl World {
     /// Checks agent `index` in full: shape, every node, verify, previews, erased text; after a
@@ -100,7 +36,7 @@ impl World {
         let name = slot.name.clone();
         let engine = slot.engine.as_ref().ok_or_else(|| Stop::Violation(format!("harness error: agent {name} not open")))?;
         let model = &mut slot.model;
-        if !super::recovery::shape_matches(engine, model) {
+        if !shape_matches(engine, model) {
             return Err(Stop::Violation(format!(
                 "agent {name}: the engine has {} nodes, alive lots {:?}, alive memories {:?}; the model has {} nodes, alive lots {:?}, alive memories {:?}",
                 engine.node_count(),

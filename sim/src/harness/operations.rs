@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use cheesedb_core::{Error, Id, Leg, Mode, Removal, Token};
 
-use super::checks::{compare_node, merge_uncertain, Mismatch};
+use crate::compare::{compare_node, merge_uncertain, Mismatch};
 use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
 use crate::model::{AgentModel, ModelWrite};
 

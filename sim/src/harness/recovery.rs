@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use cheesedb_core::{AgentEngine, Error, StoreEngine};
 
 use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
+use crate::compare::shape_matches;
 use crate::model::AgentModel;
 use crate::storage::SimStorage;
 
@@ -25,13 +26,6 @@ impl From<Stop> for OpenFailure {
     fn from(stop: Stop) -> OpenFailure {
         OpenFailure::Stop(stop)
     }
-}
-
-/// Whether the engine's visible state is the model's: node count and alive sets.
-pub(crate) fn shape_matches(engine: &AgentEngine<SimStorage>, model: &AgentModel) -> bool {
-    let alive_lots: Vec<u64> = engine.alive_lots().iter().map(|id| id.get()).collect();
-    let alive_memories: Vec<u64> = engine.alive_memories().iter().map(|id| id.get()).collect();
-    engine.node_count() == model.nodes.len() as u64 && alive_lots == model.alive_lots() && alive_memories == model.alive_memories()
 }
 
 impl World {

@@ -214,7 +214,7 @@ impl World {
             seed,
             random,
             storage,
-            options: Options { segment_size_max_bytes, snapshot_after_bytes },
+            options: Options { segment_size_max_bytes, snapshot_after_bytes, ..Options::default() },
             store: None,
             agents: Vec::new(),
             store_doubt: None,

@@ -424,6 +424,13 @@ impl SimStorage {
         true
     }
 
+    /// Whether segment `segment` of agent `number` exists now.
+    pub fn exists_segment(&self, number: u64, segment: u64) -> bool {
+        let folder = cheesedb_core::log::names::agent_folder(number);
+        let path = cheesedb_core::log::names::segment_path(&folder, segment);
+        self.shared.borrow().disk.lookup(&path).is_some()
+    }
+
     /// The paths of every file, now.
     pub fn file_paths(&self) -> Vec<String> {
         let simulation = self.shared.borrow();
