@@ -87,19 +87,20 @@ impl ChatModel {
     /// Asks until `accept` takes a reply or the attempts run out. A refused reply is shown to
     /// the model with the reason, so it can correct itself.
     fn ask<T>(&self, mut messages: Vec<Value>, accept: impl Fn(&str) -> Result<T, String>) -> Result<T, ModelFailure> {
-        let mut reason = String::new();
+        let mut reasons = Vec::new();
         for attempt in 1..=ATTEMPTS_MAX {
             let reply = match self.chat(&messages) {
                 Ok(reply) => reply,
                 Err(problem) => {
-                    reason = problem;
+                    reasons.push(format!("attempt {attempt}: {problem}"));
                     continue;
                 }
             };
             match accept(&reply) {
                 Ok(value) => return Ok(value),
                 Err(problem) => {
-                    reason = format!("{problem} (reply began: {:?})", reply.chars().take(80).collect::<String>());
+                    let excerpt: String = reply.chars().take(80).collect();
+                    reasons.push(format!("attempt {attempt}: {problem} (the reply began {excerpt:?})"));
                     if attempt < ATTEMPTS_MAX {
                         messages.push(json!({ "role": "assistant", "content": reply }));
                         messages.push(json!({ "role": "user", "content": format!("That reply was not usable: {problem}. Try again, following the rules exactly.") }));
@@ -107,7 +108,7 @@ impl ChatModel {
                 }
             }
         }
-        Err(ModelFailure { reason, attempts: ATTEMPTS_MAX })
+        Err(ModelFailure { reason: reasons.join("; "), attempts: ATTEMPTS_MAX })
     }
 }
 
@@ -167,9 +168,10 @@ mod tests {
 
     #[test]
     fn an_unreachable_server_is_a_failure_not_a_crash() {
-        // Port 9 on loopback (discard) is closed on test machines: the connection is refused.
-        let config =
-            crate::demo::config::parse("base_url = http://127.0.0.1:9/v1\nmodel = m\ntimeout_seconds = 2").unwrap();
+        // A port that was just bound and let go has nothing listening: the connection is refused.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let text = format!("base_url = http://127.0.0.1:{port}/v1\nmodel = m\ntimeout_seconds = 2");
+        let config = crate::demo::config::parse(&text).unwrap();
         let mut model = ChatModel::new(config);
         let failure = model.answer("q", &[]).unwrap_err();
         assert_eq!(failure.attempts, ATTEMPTS_MAX);

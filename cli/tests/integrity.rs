@@ -1,0 +1,86 @@
+//! `verify`, `verify --expect`, `compact` and `report`.
+
+mod common;
+
+use common::{files_below, Cli};
+use serde_json::json;
+
+fn segment(cli: &Cli) -> std::path::PathBuf {
+    files_below(cli.folder())
+        .into_iter()
+        .find(|path| path.extension().is_some_and(|extension| extension == "log"))
+        .expect("a segment file")
+}
+
+#[test]
+fn verify_prints_a_fingerprint_that_later_histories_extend() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    let kept = cli.json(&["verify", "alice"])["fingerprint"].as_str().unwrap().to_owned();
+    assert!(kept.starts_with("6-"), "{kept}");
+    cli.lot("alice", "note", "more");
+    let later = cli.json(&["verify", "alice", "--expect", &kept]);
+    assert_eq!(later["extends"], json!(kept));
+    assert!(later["fingerprint"].as_str().unwrap().starts_with("7-"));
+}
+
+#[test]
+fn a_fingerprint_the_history_does_not_pass_through_fails() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    let forged = format!("3-{}", "0".repeat(64));
+    let message = cli.run(&["verify", "alice", "--expect", &forged]).fails_with(3).to_owned();
+    assert!(message.contains("verification failed"), "{message}");
+    cli.run(&["verify", "alice", "--expect", "not-a-fingerprint"]).fails_with(2);
+}
+
+#[test]
+fn a_damaged_file_is_reported_as_damage_in_one_line() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    let path = segment(&cli);
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Flip a bit inside a stored text, so the damage is in committed data.
+    let inside = bytes.windows(10).position(|window| window == b"Pune: rain").expect("the text is stored") + 3;
+    bytes[inside] ^= 0x40;
+    std::fs::write(&path, bytes).unwrap();
+    let run = cli.run(&["verify", "alice"]);
+    assert!(matches!(run.status, Some(2) | Some(3)), "{run:?}");
+    common::assert_one_clean_line(&run.stderr);
+    assert!(run.stderr.contains("corrupt") || run.stderr.contains("damage"), "{}", run.stderr);
+}
+
+#[test]
+fn report_has_every_field_and_compact_succeeds() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    let report = cli.json(&["report", "alice"]);
+    for field in [
+        "segments",
+        "records",
+        "dropped_bytes",
+        "dropped_records",
+        "erasures_completed_on_open",
+        "temporary_files_removed",
+        "segments_started_on_open",
+        "repaired_anything",
+    ] {
+        assert!(report.get(field).is_some(), "report has {field}: {report}");
+    }
+    assert_eq!(report["records"], 6);
+    assert_eq!(report["repaired_anything"], false);
+    assert_eq!(cli.json(&["compact", "alice"]), json!({ "compacted": true }));
+    assert!(cli.run(&["report", "alice"]).ok().contains("nothing to repair"));
+}
+
+#[test]
+fn a_torn_tail_is_cut_and_reported() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    let path = segment(&cli);
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut file, &[0xAB; 37]).unwrap();
+    drop(file);
+    let report = cli.json(&["report", "alice"]);
+    assert_eq!(report["records"], 6, "{report}");
+}

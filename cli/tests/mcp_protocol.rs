@@ -1,0 +1,240 @@
+//! The MCP server over stdio: the handshake, the tools, and hostile input.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::mcp_process::McpProcess;
+use common::Cli;
+use serde_json::{json, Value};
+
+fn served(agent: &str) -> (Cli, McpProcess) {
+    let cli = Cli::new();
+    cli.create_agent(agent);
+    let server = McpProcess::start(&cli, agent);
+    (cli, server)
+}
+
+fn error_code(response: &Value) -> i64 {
+    response["error"]["code"].as_i64().unwrap_or_else(|| panic!("an error: {response}"))
+}
+
+#[test]
+fn every_supported_version_is_echoed_and_an_unknown_one_gets_the_newest() {
+    let (_cli, mut server) = served("alice");
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "1999-01-01"] {
+        let response = server.request("initialize", json!({ "protocolVersion": version, "capabilities": {} }));
+        let expected = if version == "1999-01-01" { "2025-11-25" } else { version };
+        assert_eq!(response["result"]["protocolVersion"], expected);
+        assert_eq!(response["result"]["serverInfo"]["name"], "cheesedb");
+        assert!(response["result"]["capabilities"]["tools"].is_object());
+    }
+    let response = server.request("initialize", json!({}));
+    assert_eq!(error_code(&response), -32602);
+}
+
+#[test]
+fn server_discover_and_unknown_methods_get_method_not_found_at_once() {
+    let (_cli, mut server) = served("alice");
+    let started = Instant::now();
+    for method in ["server/discover", "resources/list", "prompts/list", "no/such/method"] {
+        assert_eq!(error_code(&server.request(method, json!({}))), -32601, "{method}");
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn ping_answers_an_empty_object_and_notifications_get_no_response() {
+    let (_cli, mut server) = served("alice");
+    server.initialize();
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 9 } }));
+    server.send(&json!({ "jsonrpc": "2.0", "method": "made/up/notification" }));
+    server.send(&json!({ "jsonrpc": "2.0", "method": "tools/call", "params": { "name": "nope" } }));
+    assert!(server.is_silent_for(Duration::from_millis(300)), "notifications are never answered");
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn the_five_tools_are_listed_and_no_tool_takes_an_agent() {
+    let (_cli, mut server) = served("alice");
+    server.initialize();
+    let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
+    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["add_source", "remember", "forget_source", "get", "list_memories"]);
+    for tool in tools.as_array().unwrap() {
+        assert_eq!(tool["inputSchema"]["type"], "object");
+        assert!(tool["inputSchema"]["properties"].get("agent").is_none());
+        assert!(tool["description"].as_str().unwrap().len() > 40);
+    }
+    let forget = &tools[2];
+    assert_eq!(forget["annotations"]["destructiveHint"], true);
+    assert!(forget["description"].as_str().unwrap().contains("DELETES"));
+    assert!(forget["description"].as_str().unwrap().contains("NOT a search"));
+    assert_eq!(forget["inputSchema"]["properties"]["erase"]["default"], true);
+}
+
+#[test]
+fn the_tools_store_recall_and_read_with_provenance() {
+    let (_cli, mut server) = served("alice");
+    server.initialize();
+    let a = server.call_ok("add_source", json!({ "label": "user_message", "text": "I live in Pune" }))["id"].clone();
+    let b =
+        server.call_ok("add_source", json!({ "label": "web_page", "text": "profile: lives in Pune" }))["id"].clone();
+    let c = server.call_ok("add_source", json!({ "label": "weather_tool", "text": "Pune: rain" }))["id"].clone();
+    let m1 = server.call_ok("remember", json!({ "text": "user lives in Pune", "legs": [[a], [b]] }))["id"].clone();
+    let m2 = server.call_ok("remember", json!({ "text": "Pune is rainy", "legs": [[c]] }))["id"].clone();
+    let m3 = server.call_ok("remember", json!({ "text": "carry an umbrella", "legs": [[m1, m2]] }))["id"].clone();
+    assert_eq!(server.call_ok("get", json!({ "id": m3 }))["sources"], json!([1, 2, 3]));
+    assert_eq!(server.call_ok("get", json!({ "id": a }))["kind"], "source");
+    let forgotten = server.call_ok("forget_source", json!({ "id": c }));
+    assert_eq!(forgotten, json!({ "removed": [5, 6], "recalled": 3, "erased": true, "dry_run": false }));
+    let listed = server.call_ok("list_memories", json!({}));
+    assert_eq!(listed["total"], 1);
+    assert_eq!(listed["memories"][0]["id"], m1);
+    assert_eq!(server.call_ok("get", json!({ "id": m2 }))["content"], json!(null));
+}
+
+#[test]
+fn bad_arguments_are_error_results_that_say_why() {
+    let (_cli, mut server) = served("alice");
+    server.initialize();
+    server.call_ok("add_source", json!({ "label": "note", "text": "x" }));
+    let cases = [
+        ("add_source", json!({ "label": "note" }), "text"),
+        ("add_source", json!({ "label": 5, "text": "x" }), "label"),
+        ("add_source", json!({ "label": "", "text": "x" }), "label"),
+        ("add_source", json!({ "label": "note", "text": "x", "agent": "bob" }), "agent"),
+        ("remember", json!({ "text": "m", "legs": [] }), "legs"),
+        ("remember", json!({ "text": "m", "legs": [[]] }), "legs[0]"),
+        ("remember", json!({ "text": "m", "legs": [1] }), "legs[0]"),
+        ("remember", json!({ "text": "m", "legs": "1" }), "legs"),
+        ("remember", json!({ "text": "m", "legs": [["1"]] }), "legs[0]"),
+        ("remember", json!({ "text": "m", "legs": [[-1]] }), "legs[0]"),
+        ("remember", json!({ "text": "m", "legs": [[18446744073709551615u64]] }), "18446744073709551615"),
+        ("remember", json!({ "text": "m", "legs": [[1, 7]] }), "7"),
+        ("get", json!({ "id": "1" }), "id"),
+        ("get", json!({ "id": 1.5 }), "id"),
+        ("get", json!({ "id": 0 }), "id"),
+        ("get", json!({}), "id"),
+        ("get", json!([1]), "object"),
+        ("forget_source", json!({ "id": 1, "erase": "yes" }), "erase"),
+        ("forget_source", json!({ "id": 99 }), "99"),
+        ("list_memories", json!({ "limit": 0 }), "limit"),
+        ("list_memories", json!({ "cursor": "not a cursor" }), "cursor"),
+    ];
+    for (tool, arguments, named) in cases {
+        let reason = server.call_refused(tool, arguments.clone());
+        assert!(reason.contains(named), "{tool} {arguments}: {reason}");
+    }
+    // Nothing refused was written: the next id is 2.
+    assert_eq!(server.call_ok("add_source", json!({ "label": "note", "text": "y" }))["id"], 2);
+}
+
+#[test]
+fn a_forgotten_parent_is_refused_with_its_id() {
+    let (_cli, mut server) = served("alice");
+    server.initialize();
+    server.call_ok("add_source", json!({ "label": "weather_tool", "text": "rain" }));
+    server.call_ok("forget_source", json!({ "id": 1, "erase": false }));
+    let reason = server.call_refused("remember", json!({ "text": "rainy", "legs": [[1]] }));
+    assert!(reason.contains("1") && reason.contains("forgotten"), "{reason}");
+    let reason = server.call_refused("forget_source", json!({ "id": 1, "erase": false }));
+    assert!(reason.contains("already"), "{reason}");
+}
+
+#[test]
+fn unknown_tools_and_malformed_calls_are_json_rpc_errors() {
+    let (_cli, mut server) = served("alice");
+    server.initialize();
+    let unknown = server.request("tools/call", json!({ "name": "drop_table", "arguments": {} }));
+    assert_eq!(error_code(&unknown), -32602);
+    assert!(unknown["error"]["message"].as_str().unwrap().contains("add_source"));
+    assert_eq!(error_code(&server.request("tools/call", json!({ "arguments": {} }))), -32602);
+    assert_eq!(error_code(&server.request("tools/call", json!({ "name": 7 }))), -32602);
+    assert_eq!(error_code(&server.request("tools/call", json!(null))), -32602);
+}
+
+#[test]
+fn invalid_json_and_invalid_requests_get_errors_and_the_server_keeps_serving() {
+    let (_cli, mut server) = served("alice");
+    let cases: [(&[u8], i64); 8] = [
+        (b"{this is not json", -32700),
+        (b"\xff\xfe\x00garbage", -32700),
+        (b"[]", -32600),
+        (b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", -32600),
+        (b"42", -32600),
+        (b"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", -32600),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"ping\"}", -32600),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":3}", -32600),
+    ];
+    for (line, code) in cases {
+        server.send_raw(line);
+        let response = server.receive();
+        assert_eq!(error_code(&response), code, "{}", String::from_utf8_lossy(line));
+    }
+    server.send_raw(b"");
+    server.send_raw(b"   ");
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn a_huge_line_is_refused_without_ending_the_session() {
+    let (_cli, mut server) = served("alice");
+    server.initialize();
+    let text = "x".repeat(5 * 1024 * 1024);
+    let huge = json!({ "jsonrpc": "2.0", "id": 77, "method": "tools/call",
+        "params": { "name": "add_source", "arguments": { "label": "big", "text": text } } });
+    server.send(&huge);
+    let response = server.receive();
+    assert_eq!(error_code(&response), -32600);
+    assert_eq!(response["id"], json!(null));
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+    // Nothing of the huge message was stored.
+    assert_eq!(server.call_ok("list_memories", json!({}))["total"], 0);
+    assert!(server.call_refused("get", json!({ "id": 1 })).contains('1'));
+}
+
+#[test]
+fn an_id_of_another_agent_is_unknown_here() {
+    let cli = Cli::new();
+    cli.create_agent("alice");
+    cli.create_agent("bob");
+    for text in ["bob's secret one", "bob's secret two", "bob's secret three"] {
+        cli.lot("bob", "note", text);
+    }
+    cli.lot("alice", "note", "alice's note");
+    let mut alice = McpProcess::start(&cli, "alice");
+    alice.initialize();
+    for id in [2, 3] {
+        let reason = alice.call_refused("get", json!({ "id": id }));
+        assert!(!reason.contains("secret"), "{reason}");
+        alice.call_refused("forget_source", json!({ "id": id }));
+        alice.call_refused("remember", json!({ "text": "stolen", "legs": [[id]] }));
+    }
+    assert_eq!(alice.call_ok("get", json!({ "id": 1 }))["content"], "alice's note");
+    assert_eq!(cli.json(&["get", "bob", "3"])["alive"], true, "bob's data is untouched");
+}
+
+#[test]
+fn an_unknown_agent_fails_at_start_with_one_line() {
+    let cli = Cli::new();
+    let run = cli.run(&["mcp", "nobody"]);
+    run.fails_with(2);
+    assert!(run.stdout.is_empty(), "nothing on the protocol channel");
+}
+
+#[test]
+fn the_server_ends_cleanly_when_the_client_closes_its_input() {
+    let (_cli, mut server) = served("alice");
+    server.initialize();
+    assert_eq!(server.finish(), Some(0));
+}
+
+#[test]
+fn the_store_is_free_between_calls_so_the_command_works_beside_a_server() {
+    let (cli, mut server) = served("alice");
+    server.initialize();
+    server.call_ok("add_source", json!({ "label": "from_app", "text": "one" }));
+    assert_eq!(cli.json(&["lot", "alice", "from_shell", "two"]), json!({ "id": 2 }));
+    assert_eq!(server.call_ok("add_source", json!({ "label": "from_app", "text": "three" }))["id"], 3);
+}

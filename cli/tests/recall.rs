@@ -1,0 +1,81 @@
+//! `cheesedb recall` in its modes, and what it leaves on disk.
+
+mod common;
+
+use common::Cli;
+use serde_json::json;
+
+#[test]
+fn a_fair_recall_removes_exactly_what_depended_on_the_source() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    let recalled = cli.json(&["recall", "alice", "3"]);
+    assert_eq!(recalled, json!({ "recalled": 3, "removed": [5, 6], "dry_run": false }));
+    assert_eq!(cli.json(&["get", "alice", "4"])["alive"], true);
+    assert_eq!(cli.json(&["get", "alice", "6"])["alive"], false);
+    let memories: Vec<u64> = cli.json(&["list", "alice"])["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(memories, vec![4]);
+}
+
+#[test]
+fn a_strict_recall_removes_everything_the_source_touched() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    assert_eq!(cli.json(&["recall", "alice", "1", "--strict"])["removed"], json!([4, 6]));
+}
+
+#[test]
+fn a_dry_run_writes_nothing() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    let before = cli.json(&["verify", "alice"]);
+    let preview = cli.json(&["recall", "alice", "3", "--dry-run", "--erase"]);
+    assert_eq!(preview, json!({ "recalled": 3, "removed": [5, 6], "dry_run": true }));
+    assert_eq!(cli.json(&["verify", "alice"]), before);
+    assert_eq!(cli.json(&["get", "alice", "3"])["alive"], true);
+    assert!(cli.run(&["find", "Pune: rain"]).status == Some(0));
+}
+
+#[test]
+fn untrusted_keeps_the_text_on_disk_until_compact_and_erase_removes_it_at_once() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    cli.json(&["recall", "alice", "3"]);
+    assert_eq!(cli.json(&["get", "alice", "3"])["alive"], false);
+    assert_eq!(cli.run(&["find", "Pune: rain"]).status, Some(0), "Untrusted only hides");
+    assert_eq!(cli.json(&["compact", "alice"]), json!({ "compacted": true }));
+    assert_eq!(cli.run(&["find", "Pune: rain"]).status, Some(1), "compaction removed it");
+
+    let erased = Cli::new();
+    erased.seed_story("alice");
+    assert_eq!(erased.json(&["recall", "alice", "3", "--erase"])["removed"], json!([5, 6]));
+    for text in ["Pune: rain", "Pune is rainy", "carry an umbrella"] {
+        assert_eq!(erased.run(&["find", text]).status, Some(1), "{text} is erased");
+    }
+    assert_eq!(erased.run(&["find", "user lives in Pune"]).status, Some(0), "alive memories keep their text");
+    assert_eq!(erased.json(&["get", "alice", "5"])["content"], json!(null));
+}
+
+#[test]
+fn hide_now_erase_later_works() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    cli.json(&["recall", "alice", "3"]);
+    let text = cli.run(&["recall", "alice", "3", "--erase"]).ok().to_owned();
+    assert!(text.contains("now erased"), "{text}");
+    assert_eq!(cli.run(&["find", "rain"]).status, Some(1));
+}
+
+#[test]
+fn recalling_twice_without_erase_or_an_unknown_id_is_an_error() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    cli.json(&["recall", "alice", "3"]);
+    assert!(cli.run(&["recall", "alice", "3"]).fails_with(2).contains("already recalled"));
+    cli.run(&["recall", "alice", "77"]).fails_with(2);
+}
