@@ -33,6 +33,18 @@
 
 extern crate alloc;
 
+/// Whether the deliberate bug `$name` is switched on: always false unless the crate is built
+/// with the `mutants` feature (see `mutants`), so a default build holds no trace of them.
+macro_rules! mutant {
+    ($name:ident) => {{
+        #[cfg(feature = "mutants")]
+        let active = crate::mutants::is_active(crate::mutants::Mutant::$name);
+        #[cfg(not(feature = "mutants"))]
+        let active = false;
+        active
+    }};
+}
+
 pub mod checksum;
 pub mod codec;
 pub mod digest;

@@ -36,6 +36,9 @@ pub(crate) fn check(what: &'static str, size: usize, limit: usize) -> Result<(),
     Ok(())
 }
 
+/// The largest stretch of zeros written ahead of the active segment's writes.
+pub const PREALLOCATE_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Tunable settings of a store; the defaults suit most uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
@@ -45,17 +48,32 @@ pub struct Options {
     /// sealed, once the log has grown by this much since the last one; open then replays only
     /// what follows it. `u64::MAX` turns snapshots off.
     pub snapshot_after_bytes: u64,
+    /// The active segment is extended with this many zero bytes at a time, ahead of the writes,
+    /// so that most durable writes change no file size (and need no metadata flush). Zero
+    /// turns this off.
+    pub preallocate_bytes: u64,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { segment_size_max_bytes: 64 * 1024 * 1024, snapshot_after_bytes: 4 * 1024 * 1024 }
+        Options {
+            segment_size_max_bytes: 64 * 1024 * 1024,
+            snapshot_after_bytes: 4 * 1024 * 1024,
+            preallocate_bytes: 256 * 1024,
+        }
     }
 }
 
 impl Options {
     /// Checks the settings, clamping nothing silently.
     pub fn validate(&self) -> Result<(), Error> {
+        if self.preallocate_bytes > PREALLOCATE_MAX_BYTES {
+            return Err(Error::LimitExceeded {
+                what: "preallocation in bytes",
+                size: self.preallocate_bytes,
+                limit: PREALLOCATE_MAX_BYTES,
+            });
+        }
         let size = self.segment_size_max_bytes;
         if !(SEGMENT_MIN_BYTES..=SEGMENT_MAX_BYTES).contains(&size) {
             return Err(Error::LimitExceeded { what: "segment size", size, limit: SEGMENT_MAX_BYTES });

@@ -32,19 +32,19 @@ impl<S: SharedStorage> Agent<S> {
     }
 
     fn with<T>(&self, action: impl FnOnce(&mut AgentEngine<S>) -> Result<T, Error>) -> Result<T, Error> {
-        action(&mut *lock(&self.engine)?)
+        action(&mut *lock(&self.engine.engine)?)
     }
 
     /// Adds a source: a non-empty label and its content. Durable when this returns.
     pub fn add_lot(&self, label: &str, content: &[u8]) -> Result<Id, Error> {
-        self.with(|engine| engine.add_lot(label, content))
+        self.engine.add_lot(label, content)
     }
 
     /// Adds a memory learned through `legs`: it lives while at least one leg has all its
     /// parents alive. Refused (and nothing written) without a leg, with an empty leg, or with a
     /// parent that is unknown or recalled. Durable when this returns.
     pub fn remember(&self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
-        self.with(|engine| engine.remember(content, legs))
+        self.engine.remember(content, legs)
     }
 
     /// Recalls `id` and what depended on it (see `Mode`); returns the memories removed because

@@ -34,6 +34,7 @@
 
 mod agent;
 mod files;
+mod group;
 mod io;
 mod lock;
 mod store;

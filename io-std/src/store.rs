@@ -4,10 +4,11 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use cheesedb_core::{AgentEngine, Error, Options, Storage, StoreEngine, Token};
+use cheesedb_core::{Error, Options, Storage, StoreEngine, Token};
 
 use crate::agent::Agent;
 use crate::files::{create_private_folder, FileStorage};
+use crate::group::Shared;
 use crate::io::Io;
 use crate::lock::FolderLock;
 
@@ -15,13 +16,13 @@ use crate::lock::FolderLock;
 pub trait SharedStorage: Storage<File: Send> + Clone + Send + 'static {}
 impl<S> SharedStorage for S where S: Storage<File: Send> + Clone + Send + 'static {}
 
-pub(crate) type SharedEngine<S> = Arc<Mutex<AgentEngine<S>>>;
+pub(crate) type SharedEngine<S> = Arc<Shared<S>>;
 
 pub(crate) struct StoreShared<S: SharedStorage> {
     catalog: Mutex<StoreEngine<S>>,
     /// One engine per agent, however many handles are open, so two handles never write the
     /// same log independently.
-    open_agents: Mutex<HashMap<u64, Weak<Mutex<AgentEngine<S>>>>>,
+    open_agents: Mutex<HashMap<u64, Weak<Shared<S>>>>,
     _lock: Option<FolderLock>,
 }
 
@@ -119,7 +120,7 @@ impl<S: SharedStorage> Store<S> {
         if let Some(engine) = open_agents.get(&number).and_then(Weak::upgrade) {
             return Ok(Agent::new(engine, self.shared.clone()));
         }
-        let engine: SharedEngine<S> = Arc::new(Mutex::new(catalog.open_agent(number)?));
+        let engine: SharedEngine<S> = Arc::new(Shared::new(catalog.open_agent(number)?));
         open_agents.retain(|_, engine| engine.strong_count() > 0);
         open_agents.insert(number, Arc::downgrade(&engine));
         Ok(Agent::new(engine, self.shared.clone()))
@@ -134,7 +135,7 @@ impl<S: SharedStorage> Store<S> {
         match open {
             Some(engine) => {
                 // Hold the engine while its files go, so no write slips in between.
-                let mut engine = lock(&engine)?;
+                let mut engine = lock(&engine.engine)?;
                 engine.mark_deleted();
                 catalog.delete_agent(name)?;
             }

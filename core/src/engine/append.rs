@@ -170,19 +170,50 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Writes `bytes` at the end of the active segment and syncs; poisons the engine on failure.
+    /// A write that would pass the zeros written ahead carries a new stretch of zeros with it,
+    /// so the file grows (and the sync flushes its size) only once per stretch.
     fn write_durably(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let offset = self.write_offset;
+        let end = offset + bytes.len() as u64;
+        let ahead = self.options.preallocate_bytes as usize;
+        let extended;
+        let written = if end > self.allocated_end && ahead > 0 {
+            let mut with_zeros = Vec::with_capacity(bytes.len() + ahead);
+            with_zeros.extend_from_slice(bytes);
+            with_zeros.resize(bytes.len() + ahead, 0);
+            extended = with_zeros;
+            &extended[..]
+        } else {
+            bytes
+        };
         let Some(file) = self.segments.last_mut() else {
             self.poisoned = true;
             return Err(Error::Poisoned);
         };
-        if let Err(error) = file.write_at(offset, bytes).and_then(|()| file.sync()) {
+        // The mutant acknowledges what only the page cache holds.
+        let sync = |file: &mut S::File| if mutant!(SkipSyncBeforeAcknowledge) { Ok(()) } else { file.sync() };
+        if let Err(error) = file.write_at(offset, written).and_then(|()| sync(file)) {
             self.poisoned = true;
             let path = segment_path(&self.folder, self.segments.len() as u64);
             return Err(io_error("writing", &path, error));
         }
-        self.write_offset += bytes.len() as u64;
+        self.write_offset = end;
+        self.allocated_end = self.allocated_end.max(offset + written.len() as u64);
         self.bytes_since_snapshot += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Cuts the zeros written ahead off a segment that was just sealed: it is never written
+    /// again, so they would only waste space.
+    fn trim_sealed_segment(&mut self) -> Result<(), Error> {
+        let length = self.write_offset;
+        let Some(file) = self.segments.last_mut() else { return Ok(()) };
+        if let Err(error) = file.set_len(length).and_then(|()| file.sync()) {
+            self.poisoned = true;
+            let path = segment_path(&self.folder, self.segments.len() as u64);
+            return Err(io_error("trimming", &path, error));
+        }
+        self.allocated_end = length;
         Ok(())
     }
 
@@ -201,6 +232,7 @@ impl<S: Storage> AgentEngine<S> {
         Record { identity, body: Body::Seal { next_segment: segment + 1 } }.encode(&mut bytes);
         commit_marker(identity, self.write_offset, &bytes, 1, self.chain).encode(&mut bytes);
         self.write_durably(&bytes)?;
+        self.trim_sealed_segment()?;
         let started = self.start_segment(segment + 1);
         if started.is_err() {
             self.poisoned = true;

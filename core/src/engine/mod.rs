@@ -48,6 +48,9 @@ pub struct AgentEngine<S: Storage> {
     report: Report,
     /// Log bytes written or replayed since the snapshot point.
     bytes_since_snapshot: u64,
+    /// The length of the active segment file: zeros past `write_offset` were written ahead so
+    /// that a durable write inside them changes no file size and needs no metadata flush.
+    allocated_end: u64,
 }
 
 impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
@@ -88,6 +91,7 @@ impl<S: Storage> AgentEngine<S> {
             deleted: false,
             report: Report::default(),
             bytes_since_snapshot: 0,
+            allocated_end: 0,
         };
         engine.start_segment(1)?;
         engine.report.segments = 1;
@@ -109,6 +113,7 @@ impl<S: Storage> AgentEngine<S> {
         written.map_err(|error| io_error("writing", &path, error))?;
         self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
         self.write_offset = header.len() as u64;
+        self.allocated_end = self.write_offset;
         self.segments.push(file);
         Ok(())
     }

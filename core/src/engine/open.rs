@@ -40,6 +40,7 @@ impl<S: Storage> AgentEngine<S> {
             deleted: false,
             report: Report::default(),
             bytes_since_snapshot: 0,
+            allocated_end: 0,
         };
         let count = engine.list_segments()?;
         let (first_replayed, mut resume) = match engine.load_snapshot(count)? {
@@ -136,8 +137,7 @@ impl<S: Storage> AgentEngine<S> {
         if active {
             self.cut_torn_tail(&mut file, &bytes, &expected, &end, &path)?;
         } else {
-            let clean = end.damage.is_none() && end.committed_end == bytes.len() as u64;
-            if !clean || end.sealed_into != Some(segment + 1) {
+            if !end.is_clean() || end.sealed_into != Some(segment + 1) {
                 let damage =
                     end.damage.map_or((end.committed_end, "sealed segment does not end with its seal"), |damage| {
                         (damage.offset, damage.reason)
@@ -168,19 +168,21 @@ impl<S: Storage> AgentEngine<S> {
         end: &ScanEnd,
         path: &str,
     ) -> Result<(), Error> {
-        if end.committed_end == bytes.len() as u64 {
+        if end.is_clean() {
+            self.allocated_end = bytes.len() as u64;
             // Nothing to cut, but the cache may still hold a write whose sync failed before the
             // last close: make what open is about to serve durable, or a crash could take back
             // ids that were already handed out.
             return file.sync().map_err(|error| io_error("syncing", path, error));
         }
         let damage_offset = end.damage.map_or(end.committed_end, |damage| damage.offset);
-        if find_valid_commit(bytes, damage_offset, expected).is_some() {
+        if find_valid_commit(bytes, damage_offset, expected).is_some() && !mutant!(CutAtFirstDamage) {
             let reason = end.damage.map_or("damaged record before a commit marker", |damage| damage.reason);
             return Err(Error::Corrupt { file: String::from(path), offset: damage_offset, reason });
         }
-        self.report.dropped_bytes += bytes.len() as u64 - end.committed_end;
+        self.report.dropped_bytes += end.data_end - end.committed_end;
         self.report.dropped_records += end.uncommitted_records;
+        self.allocated_end = end.committed_end;
         file.set_len(end.committed_end)
             .and_then(|()| file.sync())
             .map_err(|error| io_error("cutting the torn end of", path, error))

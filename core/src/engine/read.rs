@@ -118,7 +118,7 @@ impl<S: Storage> AgentEngine<S> {
             if let Some(damage) = end.damage {
                 return Err(corrupt(damage.offset, damage.reason));
             }
-            if end.committed_end != bytes.len() as u64 {
+            if !end.is_clean() {
                 return Err(corrupt(end.committed_end, "uncommitted bytes after the last commit marker"));
             }
             let sealed_as_expected =

@@ -100,7 +100,7 @@ impl<S: Storage> AgentEngine<S> {
         if let Some(damage) = end.damage {
             return Err(corrupt(damage.offset, damage.reason));
         }
-        if end.committed_end != bytes.len() as u64 {
+        if !end.is_clean() {
             return Err(corrupt(end.committed_end, "uncommitted bytes in a segment being rewritten"));
         }
         self.replace_file(&path, &out)?;
@@ -113,6 +113,7 @@ impl<S: Storage> AgentEngine<S> {
         }
         if segment == self.active_segment() {
             self.write_offset = out.len() as u64;
+            self.allocated_end = self.write_offset;
         }
         Ok(())
     }
@@ -128,6 +129,9 @@ impl<S: Storage> AgentEngine<S> {
             .map_err(|error| io_error("writing", &temporary, error))?;
         drop(file);
         self.storage.rename(&temporary, path).map_err(|error| io_error("renaming", &temporary, error))?;
+        if mutant!(SkipFolderSyncAfterRename) {
+            return Ok(());
+        }
         self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))
     }
 }

@@ -19,6 +19,7 @@ impl Graph {
         let target = (id - 1) as u32;
         let mut removed = match mode {
             Mode::Fair => self.fair_closure(target),
+            Mode::Strict if mutant!(StrictLikeFair) => self.fair_closure(target),
             Mode::Strict => self.descendants(target, |flags| flags & FLAG_ALIVE != 0),
         };
         removed.sort_unstable();

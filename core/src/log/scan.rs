@@ -36,6 +36,9 @@ pub struct Damage {
 pub struct ScanEnd {
     /// Offset just after the last valid commit marker (the header size if none).
     pub committed_end: u64,
+    /// Offset just after the last byte that is not zero, and at least `committed_end`. Zeros
+    /// after the committed part are space set aside for later writes, not data.
+    pub data_end: u64,
     /// Chained records committed in this segment.
     pub committed_records: u64,
     /// The sequence after the committed part.
@@ -48,6 +51,13 @@ pub struct ScanEnd {
     pub damage: Option<Damage>,
     /// Records that decoded after the last commit marker (a torn write's, if no damage before).
     pub uncommitted_records: u64,
+}
+
+impl ScanEnd {
+    /// Whether nothing but zeros follows the committed part.
+    pub fn is_clean(&self) -> bool {
+        self.data_end == self.committed_end
+    }
 }
 
 /// Whether the header is the one `expected` describes.
@@ -77,6 +87,7 @@ pub fn scan_records<'a, E>(
 ) -> Result<ScanEnd, E> {
     let mut end = ScanEnd {
         committed_end: start as u64,
+        data_end: start as u64,
         committed_records: 0,
         sequence: expected.sequence_before,
         chain: expected.chain_before,
@@ -154,6 +165,10 @@ pub fn scan_records<'a, E>(
         position += length;
     }
     end.uncommitted_records = pending.iter().filter(|(record, _)| record.is_chained()).count() as u64;
+    end.data_end = bytes.iter().rposition(|byte| *byte != 0).map_or(0, |last| last as u64 + 1).max(end.committed_end);
+    if end.is_clean() {
+        end.damage = None;
+    }
     Ok(end)
 }
 
