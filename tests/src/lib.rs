@@ -1,4 +1,6 @@
-//! Helpers shared by the integration tests in `tests/`.
+//! Helpers shared by the integration tests in `tests/`: the [`backend::Backend`] abstraction
+//! and the [`conformance!`] macro that runs one behaviour suite on every storage backend, a
+//! reference model, and storage wrappers that inject failures or fix the random bytes.
 
 use std::path::{Path, PathBuf};
 
@@ -43,3 +45,7 @@ pub fn segment_files(folder: &Path) -> Vec<PathBuf> {
 pub mod model;
 
 pub mod faulty;
+
+pub mod backend;
+
+pub mod seeded;

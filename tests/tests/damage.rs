@@ -1,19 +1,18 @@
-//! Damaged, cut and garbage-extended files: committed data is never cut silently.
+//! Damaged, cut and garbage-extended files: committed data is never cut silently, on every
+//! backend.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use cheesedb::{Agent, Error, Id, Leg, Options, Token};
+use cheesedb_tests::backend::Backend;
 
-use cheesedb::{Error, Id, Leg, Options, Store, Token};
-use cheesedb_tests::segment_files;
-
+/// Small segments, and no zeros written ahead, so that the file ends where each write ends.
 fn small_segments() -> Options {
-    Options { segment_size_max_bytes: 4096, ..Options::default() }
+    Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, ..Options::default() }
 }
 
 /// An agent with one sealed segment and a short active one; returns the file length after
 /// each durable write in the active segment.
-fn two_segment_agent(folder: &Path) -> (Token, Vec<u64>) {
-    let store = Store::open_with_options(folder, small_segments()).unwrap();
+fn two_segment_agent<B: Backend>(place: &B) -> (Token, Vec<u64>) {
+    let store = place.open(small_segments()).unwrap();
     let token = store.create_agent("alice").unwrap();
     let alice = store.open_agent(&token).unwrap();
     let lot = alice.add_lot("source", b"the source").unwrap();
@@ -22,150 +21,195 @@ fn two_segment_agent(folder: &Path) -> (Token, Vec<u64>) {
         alice.remember(format!("memory {index}").as_bytes(), &[Leg::from([lot])]).unwrap();
         index += 1;
     }
-    let active = segment_files(folder).pop().unwrap();
-    let mut boundaries = vec![fs::metadata(&active).unwrap().len()];
+    let active = place.segment_files().pop().unwrap();
+    let mut boundaries = vec![place.read_file(&active).len() as u64];
     for extra in 0..4 {
         alice.remember(format!("late memory {extra}").as_bytes(), &[Leg::from([lot])]).unwrap();
-        boundaries.push(fs::metadata(&active).unwrap().len());
+        boundaries.push(place.read_file(&active).len() as u64);
     }
     (token, boundaries)
 }
 
-fn open(folder: &Path, token: &Token) -> Result<cheesedb::Agent, Error> {
-    Store::open_with_options(folder, small_segments())?.open_agent(token)
+fn open<B: Backend>(place: &B, token: &Token) -> Result<Agent<B::Storage>, Error> {
+    place.open(small_segments())?.open_agent(token)
 }
 
-fn copy_folder(from: &Path, to: &Path) {
-    for (path, bytes) in cheesedb_tests::all_files(from) {
-        let target = to.join(path.strip_prefix(from).unwrap());
-        fs::create_dir_all(target.parent().unwrap()).unwrap();
-        fs::write(target, bytes).unwrap();
-    }
-}
-
-fn flip(path: &PathBuf, offset: usize) {
-    let mut bytes = fs::read(path).unwrap();
+fn flip<B: Backend>(place: &B, path: &str, offset: usize) {
+    let mut bytes = place.read_file(path);
     bytes[offset] ^= 0x20;
-    fs::write(path, bytes).unwrap();
+    place.replace_file(path, &bytes);
 }
 
-#[test]
-fn every_flipped_byte_of_a_sealed_segment_is_corrupt() {
-    let folder = tempfile::tempdir().unwrap();
-    let (token, _) = two_segment_agent(folder.path());
-    let sealed = segment_files(folder.path()).remove(0);
-    let length = fs::metadata(&sealed).unwrap().len() as usize;
+fn cut<B: Backend>(place: &B, path: &str, length: u64) {
+    let bytes = place.read_file(path);
+    place.replace_file(path, &bytes[..length as usize]);
+}
+
+fn every_flipped_byte_of_a_sealed_segment_is_corrupt<B: Backend>() {
+    let place = B::new();
+    let (token, _) = two_segment_agent(&place);
+    let sealed = place.segment_files().remove(0);
+    let length = place.read_file(&sealed).len();
     for offset in 0..length {
-        flip(&sealed, offset);
-        match open(folder.path(), &token) {
+        flip(&place, &sealed, offset);
+        match open(&place, &token) {
             Err(Error::Corrupt { file, .. }) => assert!(file.ends_with("segment-0000000000000001.log"), "{file}"),
             other => panic!("flip at {offset} of {length} gave {other:?}"),
         }
-        flip(&sealed, offset);
+        flip(&place, &sealed, offset);
     }
-    open(folder.path(), &token).unwrap().verify().unwrap();
+    open(&place, &token).unwrap().verify().unwrap();
 }
 
-#[test]
-fn cutting_the_active_segment_anywhere_keeps_exactly_the_committed_prefix() {
-    let folder = tempfile::tempdir().unwrap();
-    let (token, boundaries) = two_segment_agent(folder.path());
-    let original_memories = open(folder.path(), &token).unwrap().memories().unwrap();
+fn cutting_the_active_segment_anywhere_keeps_exactly_the_committed_prefix<B: Backend>() {
+    let place = B::new();
+    let (token, boundaries) = two_segment_agent(&place);
+    let original_memories = open(&place, &token).unwrap().memories().unwrap();
     let full_length = *boundaries.last().unwrap();
     let header_length = 96;
-    for cut in 0..full_length {
-        let copy = tempfile::tempdir().unwrap();
-        copy_folder(folder.path(), copy.path());
-        let active = segment_files(copy.path()).pop().unwrap();
-        fs::OpenOptions::new().write(true).open(&active).unwrap().set_len(cut).unwrap();
-        let alice = open(copy.path(), &token).unwrap_or_else(|error| panic!("cut at {cut}: {error}"));
+    let original = place.read_file(&place.segment_files().pop().unwrap());
+    for length in 0..full_length {
+        let copy = place.duplicate();
+        let active = copy.segment_files().pop().unwrap();
+        cut(&copy, &active, length);
+        let alice = open(&copy, &token).unwrap_or_else(|error| panic!("cut at {length}: {error}"));
         // The active segment holds one write per boundary; a cut keeps those that end before it.
-        let committed = boundaries.iter().filter(|boundary| **boundary <= cut).count();
+        let committed = boundaries.iter().filter(|boundary| **boundary <= length).count();
         let expected: Vec<Id> = original_memories[..original_memories.len() - boundaries.len() + committed].to_vec();
-        assert_eq!(alice.memories().unwrap(), expected, "cut at {cut}");
-        let last_kept = boundaries.iter().rev().find(|boundary| **boundary <= cut).copied();
+        assert_eq!(alice.memories().unwrap(), expected, "cut at {length}");
+        let last_kept = boundaries.iter().rev().find(|boundary| **boundary <= length).copied();
+        // A torn header is dropped whole; otherwise the torn bytes up to their last non-zero
+        // byte count (zeros at the end are indistinguishable from space written ahead).
         let expected_drop = match last_kept {
-            Some(boundary) => cut - boundary,
-            None if cut < header_length => cut,
-            None => cut - header_length,
+            None if length < header_length => length,
+            kept => {
+                let torn = &original[kept.unwrap_or(header_length) as usize..length as usize];
+                torn.iter().rposition(|byte| *byte != 0).map_or(0, |last| last as u64 + 1)
+            }
         };
-        assert_eq!(alice.report().dropped_bytes, expected_drop, "cut at {cut}");
+        assert_eq!(alice.report().dropped_bytes, expected_drop, "cut at {length}");
         alice.verify().unwrap();
         // The agent takes new writes after the repair.
         alice.add_lot("after", b"after the cut").unwrap();
     }
 }
 
-#[test]
-fn garbage_after_the_last_commit_is_dropped_and_reported() {
-    let folder = tempfile::tempdir().unwrap();
-    let (token, _) = two_segment_agent(folder.path());
-    let before = open(folder.path(), &token).unwrap().verify().unwrap();
-    let active = segment_files(folder.path()).pop().unwrap();
-    let mut bytes = fs::read(&active).unwrap();
+fn garbage_after_the_last_commit_is_dropped_and_reported<B: Backend>() {
+    let place = B::new();
+    let (token, _) = two_segment_agent(&place);
+    let before = open(&place, &token).unwrap().verify().unwrap();
+    let active = place.segment_files().pop().unwrap();
+    let mut bytes = place.read_file(&active);
     let garbage: Vec<u8> = (0..333u32).map(|index| (index * 7 + 3) as u8).collect();
     bytes.extend_from_slice(&garbage);
-    fs::write(&active, bytes).unwrap();
-    let alice = open(folder.path(), &token).unwrap();
+    place.replace_file(&active, &bytes);
+    let alice = open(&place, &token).unwrap();
     assert_eq!(alice.report().dropped_bytes, 333);
     assert_eq!(alice.verify().unwrap(), before);
 }
 
-#[test]
-fn a_torn_batch_is_dropped_whole() {
-    let folder = tempfile::tempdir().unwrap();
-    let (token, boundaries) = two_segment_agent(folder.path());
-    let active = segment_files(folder.path()).pop().unwrap();
+fn a_torn_batch_is_dropped_whole<B: Backend>() {
+    let place = B::new();
+    let (token, boundaries) = two_segment_agent(&place);
+    let active = place.segment_files().pop().unwrap();
     // Remove the last write's commit marker (84 bytes): its memory record is intact but
     // uncommitted, so it must go, and be counted.
-    let cut = boundaries.last().unwrap() - 84;
-    fs::OpenOptions::new().write(true).open(&active).unwrap().set_len(cut).unwrap();
-    let alice = open(folder.path(), &token).unwrap();
+    let length = boundaries.last().unwrap() - 84;
+    cut(&place, &active, length);
+    let alice = open(&place, &token).unwrap();
     assert_eq!(alice.report().dropped_records, 1);
-    assert_eq!(alice.report().dropped_bytes, cut - boundaries[boundaries.len() - 2]);
+    assert_eq!(alice.report().dropped_bytes, length - boundaries[boundaries.len() - 2]);
 }
 
-#[test]
-fn damage_before_the_last_commit_marker_is_corrupt() {
-    let folder = tempfile::tempdir().unwrap();
-    let (token, boundaries) = two_segment_agent(folder.path());
-    let active = segment_files(folder.path()).pop().unwrap();
+fn damage_before_the_last_commit_marker_is_corrupt<B: Backend>() {
+    let place = B::new();
+    let (token, boundaries) = two_segment_agent(&place);
+    let active = place.segment_files().pop().unwrap();
     // Inside the second-to-last write: a valid commit marker follows, so this is not a torn
     // write but damage to committed data.
     let offset = (boundaries[boundaries.len() - 3] + 40) as usize;
-    flip(&active, offset);
-    match open(folder.path(), &token) {
+    flip(&place, &active, offset);
+    match open(&place, &token) {
         Err(Error::Corrupt { offset: reported, .. }) => assert!(reported <= offset as u64),
         other => panic!("expected Corrupt, got {other:?}"),
     }
 }
 
-#[test]
-fn a_damaged_catalog_stops_the_open() {
-    let folder = tempfile::tempdir().unwrap();
-    two_segment_agent(folder.path());
-    flip(&folder.path().join("catalog"), 20);
-    assert!(matches!(Store::open(folder.path()), Err(Error::Corrupt { .. })));
+fn a_damaged_catalog_stops_the_open<B: Backend>() {
+    let place = B::new();
+    two_segment_agent(&place);
+    flip(&place, "catalog", 20);
+    assert!(matches!(place.open(Options::default()), Err(Error::Corrupt { .. })));
 }
 
-#[test]
-fn a_missing_sealed_segment_is_corrupt() {
-    let folder = tempfile::tempdir().unwrap();
-    let (token, _) = two_segment_agent(folder.path());
-    fs::remove_file(segment_files(folder.path()).remove(0)).unwrap();
-    assert!(matches!(open(folder.path(), &token), Err(Error::Corrupt { reason: "segment file missing", .. })));
+fn a_missing_sealed_segment_is_corrupt<B: Backend>() {
+    let place = B::new();
+    let (token, _) = two_segment_agent(&place);
+    place.remove_file(&place.segment_files().remove(0));
+    assert!(matches!(open(&place, &token), Err(Error::Corrupt { reason: "segment file missing", .. })));
 }
 
-#[test]
-fn a_kept_fingerprint_detects_a_rewritten_history() {
-    let folder = tempfile::tempdir().unwrap();
-    let (token, boundaries) = two_segment_agent(folder.path());
-    let kept = open(folder.path(), &token).unwrap().verify().unwrap();
+fn a_kept_fingerprint_detects_a_rewritten_history<B: Backend>() {
+    let place = B::new();
+    let (token, boundaries) = two_segment_agent(&place);
+    let kept = open(&place, &token).unwrap().verify().unwrap();
     // Cut the last committed write off cleanly: the files alone look fine, the kept
     // fingerprint does not.
-    let active = segment_files(folder.path()).pop().unwrap();
-    fs::OpenOptions::new().write(true).open(&active).unwrap().set_len(boundaries[boundaries.len() - 2]).unwrap();
-    let alice = open(folder.path(), &token).unwrap();
+    let active = place.segment_files().pop().unwrap();
+    cut(&place, &active, boundaries[boundaries.len() - 2]);
+    let alice = open(&place, &token).unwrap();
     alice.verify().unwrap();
     assert_eq!(alice.verify_extends(&kept), Err(Error::HistoryMismatch { records: kept.records }));
 }
+
+/// An agent with the default settings, whose active segment ends in zeros written ahead;
+/// returns where the data in it ends.
+fn active_segment_with_zeros_ahead<B: Backend>(place: &B) -> (Token, String, usize) {
+    let store = place.open(Options::default()).unwrap();
+    let token = store.create_agent("alice").unwrap();
+    let alice = store.open_agent(&token).unwrap();
+    let lot = alice.add_lot("source", b"the source").unwrap();
+    alice.remember(b"a memory", &[Leg::from([lot])]).unwrap();
+    let active = place.segment_files().pop().unwrap();
+    let bytes = place.read_file(&active);
+    let data_end = bytes.iter().rposition(|byte| *byte != 0).unwrap() + 1;
+    assert!(bytes.len() > data_end + 1000, "the default writes zeros ahead");
+    (token, active, data_end)
+}
+
+fn zeros_written_ahead_are_not_reported_as_dropped<B: Backend>() {
+    let place = B::new();
+    let (token, _, _) = active_segment_with_zeros_ahead(&place);
+    let alice = place.open(Options::default()).unwrap().open_agent(&token).unwrap();
+    assert_eq!(alice.report().dropped_bytes, 0);
+    assert_eq!(alice.memories().unwrap().len(), 1);
+    alice.verify().unwrap();
+}
+
+fn a_torn_write_inside_the_zeros_is_dropped_exactly<B: Backend>() {
+    let place = B::new();
+    let (token, active, data_end) = active_segment_with_zeros_ahead(&place);
+    let mut bytes = place.read_file(&active);
+    for (index, byte) in bytes[data_end..data_end + 150].iter_mut().enumerate() {
+        *byte = (index as u8).wrapping_mul(31).wrapping_add(1);
+    }
+    place.replace_file(&active, &bytes);
+    let alice = place.open(Options::default()).unwrap().open_agent(&token).unwrap();
+    assert_eq!(alice.report().dropped_bytes, 150);
+    assert_eq!(alice.memories().unwrap().len(), 1);
+    alice.verify().unwrap();
+    alice.add_lot("after", b"after").unwrap();
+}
+
+cheesedb_tests::conformance!(
+    zeros_written_ahead_are_not_reported_as_dropped,
+    a_torn_write_inside_the_zeros_is_dropped_exactly,
+    every_flipped_byte_of_a_sealed_segment_is_corrupt,
+    cutting_the_active_segment_anywhere_keeps_exactly_the_committed_prefix,
+    garbage_after_the_last_commit_is_dropped_and_reported,
+    a_torn_batch_is_dropped_whole,
+    damage_before_the_last_commit_marker_is_corrupt,
+    a_damaged_catalog_stops_the_open,
+    a_missing_sealed_segment_is_corrupt,
+    a_kept_fingerprint_detects_a_rewritten_history,
+);

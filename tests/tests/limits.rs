@@ -1,12 +1,12 @@
-//! Every size has a limit; going over it is a typed error and writes nothing.
+//! Every size has a limit; going over it is a typed error and writes nothing, on every backend.
 
 use cheesedb::limits::{CONTENT_MAX_BYTES, LABEL_MAX_BYTES, LEGS_PER_MEMORY_MAX, PARENTS_PER_LEG_MAX};
-use cheesedb::{Error, Id, Leg, Store};
+use cheesedb::{Error, Id, Leg, Options};
+use cheesedb_tests::backend::Backend;
 
-#[test]
-fn oversized_arguments_are_refused_and_write_nothing() {
-    let folder = tempfile::tempdir().unwrap();
-    let store = Store::open(folder.path()).unwrap();
+fn oversized_arguments_are_refused_and_write_nothing<B: Backend>() {
+    let place = B::new();
+    let store = place.open(Options::default()).unwrap();
     let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
     let lot = alice.add_lot("ok", b"ok").unwrap();
     let before = alice.verify().unwrap();
@@ -28,12 +28,13 @@ fn oversized_arguments_are_refused_and_write_nothing() {
     assert_eq!(alice.add_lot("next", b"n").unwrap(), Id::from(2));
 }
 
-#[test]
-fn content_at_the_limit_is_accepted() {
-    let folder = tempfile::tempdir().unwrap();
-    let store = Store::open(folder.path()).unwrap();
+fn content_at_the_limit_is_accepted<B: Backend>() {
+    let place = B::new();
+    let store = place.open(Options::default()).unwrap();
     let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
     let content = vec![b'x'; CONTENT_MAX_BYTES];
     let lot = alice.add_lot(&"l".repeat(LABEL_MAX_BYTES), &content).unwrap();
     assert_eq!(alice.get(lot).unwrap().content().map(<[u8]>::len), Some(CONTENT_MAX_BYTES));
 }
+
+cheesedb_tests::conformance!(oversized_arguments_are_refused_and_write_nothing, content_at_the_limit_is_accepted);

@@ -1,17 +1,18 @@
-//! The meaning of lots, memories, legs and recall, through the public API.
+//! The meaning of lots, memories, legs and recall, through the public API, on every backend.
 
-use cheesedb::{Error, Id, Leg, Mode, NodeKind, Removal, Store};
+use cheesedb::{Agent, Error, Id, Leg, Mode, NodeKind, Options, Removal, SharedStorage};
+use cheesedb_tests::backend::Backend;
 
-fn open_alice() -> (tempfile::TempDir, cheesedb::Agent) {
-    let folder = tempfile::tempdir().unwrap();
-    let store = Store::open(folder.path()).unwrap();
+fn open_alice<B: Backend>() -> (B, Agent<B::Storage>) {
+    let place = B::new();
+    let store = place.open(Options::default()).unwrap();
     let token = store.create_agent("alice").unwrap();
     let alice = store.open_agent(&token).unwrap();
-    (folder, alice)
+    (place, alice)
 }
 
 /// Lots A, B, C; M1 = {A} or {B}; M2 = {C}; M3 = {M1, M2}.
-fn reference_example(alice: &cheesedb::Agent) -> [Id; 6] {
+fn reference_example<S: SharedStorage>(alice: &Agent<S>) -> [Id; 6] {
     let a = alice.add_lot("user_message", b"I live in Pune").unwrap();
     let b = alice.add_lot("web_page", b"profile: lives in Pune").unwrap();
     let c = alice.add_lot("weather_tool", b"Pune: rain").unwrap();
@@ -21,9 +22,8 @@ fn reference_example(alice: &cheesedb::Agent) -> [Id; 6] {
     [a, b, c, m1, m2, m3]
 }
 
-#[test]
-fn fair_recall_of_the_weather_tool_removes_m2_and_m3_and_keeps_m1() {
-    let (_folder, alice) = open_alice();
+fn fair_recall_of_the_weather_tool_removes_m2_and_m3_and_keeps_m1<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
     let [_, _, c, m1, m2, m3] = reference_example(&alice);
     assert_eq!(alice.preview_recall(c, Mode::Fair).unwrap(), vec![m2, m3]);
     assert_eq!(alice.recall(c, Mode::Fair, Removal::Untrusted).unwrap(), vec![m2, m3]);
@@ -33,18 +33,16 @@ fn fair_recall_of_the_weather_tool_removes_m2_and_m3_and_keeps_m1() {
     assert_eq!(alice.memories().unwrap(), vec![m1]);
 }
 
-#[test]
-fn ids_are_sequential_from_one_and_shared_by_lots_and_memories() {
-    let (_folder, alice) = open_alice();
+fn ids_are_sequential_from_one_and_shared_by_lots_and_memories<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
     let ids = reference_example(&alice);
     let numbers: Vec<u64> = ids.iter().map(|id| id.get()).collect();
     assert_eq!(numbers, vec![1, 2, 3, 4, 5, 6]);
 }
 
-#[test]
-fn fair_and_strict_differ_on_a_diamond() {
+fn fair_and_strict_differ_on_a_diamond<B: Backend>() {
     // A feeds M1 and M2 directly; M3 needs M1, or M2 together with B.
-    let (_folder, alice) = open_alice();
+    let (_place, alice) = open_alice::<B>();
     let a = alice.add_lot("a", b"a").unwrap();
     let b = alice.add_lot("b", b"b").unwrap();
     let m1 = alice.remember(b"m1", &[Leg::from([a]), Leg::from([b])]).unwrap();
@@ -57,9 +55,8 @@ fn fair_and_strict_differ_on_a_diamond() {
     assert_eq!(alice.lots().unwrap(), vec![b]);
 }
 
-#[test]
-fn strict_recall_follows_history_through_dead_memories() {
-    let (_folder, alice) = open_alice();
+fn strict_recall_follows_history_through_dead_memories<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
     let a = alice.add_lot("a", b"a").unwrap();
     let b = alice.add_lot("b", b"b").unwrap();
     let c = alice.add_lot("c", b"c").unwrap();
@@ -72,9 +69,8 @@ fn strict_recall_follows_history_through_dead_memories() {
     assert_eq!(alice.preview_recall(a, Mode::Strict).unwrap(), vec![m2]);
 }
 
-#[test]
-fn a_preview_writes_nothing() {
-    let (_folder, alice) = open_alice();
+fn a_preview_writes_nothing<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
     let [_, _, c, ..] = reference_example(&alice);
     let before = alice.verify().unwrap();
     alice.preview_recall(c, Mode::Strict).unwrap();
@@ -82,9 +78,8 @@ fn a_preview_writes_nothing() {
     assert!(alice.get(c).unwrap().is_alive());
 }
 
-#[test]
-fn recall_is_permanent_and_a_dead_node_is_never_a_parent() {
-    let (_folder, alice) = open_alice();
+fn recall_is_permanent_and_a_dead_node_is_never_a_parent<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
     let [_, _, c, _, m2, _] = reference_example(&alice);
     alice.recall(c, Mode::Fair, Removal::Untrusted).unwrap();
     assert_eq!(alice.recall(c, Mode::Fair, Removal::Untrusted), Err(Error::AlreadyRecalled { id: c }));
@@ -93,9 +88,8 @@ fn recall_is_permanent_and_a_dead_node_is_never_a_parent() {
     assert_eq!(alice.remember(b"x", &[Leg::from([m2])]), Err(Error::DeadParent { id: m2 }));
 }
 
-#[test]
-fn refused_memories_write_nothing() {
-    let (_folder, alice) = open_alice();
+fn refused_memories_write_nothing<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
     let a = alice.add_lot("a", b"a").unwrap();
     let before = alice.verify().unwrap();
     assert_eq!(alice.remember(b"x", &[]), Err(Error::NoLegs));
@@ -108,9 +102,8 @@ fn refused_memories_write_nothing() {
     assert_eq!(alice.add_lot("b", b"b").unwrap(), Id::from(2));
 }
 
-#[test]
-fn get_returns_kind_label_legs_and_content() {
-    let (_folder, alice) = open_alice();
+fn get_returns_kind_label_legs_and_content<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
     let [a, b, _, m1, ..] = reference_example(&alice);
     let lot = alice.get(a).unwrap();
     assert_eq!(lot.kind, NodeKind::Lot { label: "user_message".into() });
@@ -121,9 +114,8 @@ fn get_returns_kind_label_legs_and_content() {
     assert_eq!(alice.get(Id::from(0)).unwrap_err(), Error::UnknownId { id: Id::from(0) });
 }
 
-#[test]
-fn a_batch_commits_all_its_writes_with_final_ids() {
-    let (_folder, alice) = open_alice();
+fn a_batch_commits_all_its_writes_with_final_ids<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
     let (lot, memory) = alice
         .batch(|batch| {
             let lot = batch.add_lot("tool", b"result")?;
@@ -136,9 +128,8 @@ fn a_batch_commits_all_its_writes_with_final_ids() {
     assert_eq!(alice.memories().unwrap(), vec![memory]);
 }
 
-#[test]
-fn a_failed_batch_writes_nothing() {
-    let (_folder, alice) = open_alice();
+fn a_failed_batch_writes_nothing<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
     let before = alice.verify().unwrap();
     let outcome = alice.batch(|batch| {
         let lot = batch.add_lot("tool", b"result")?;
@@ -149,20 +140,19 @@ fn a_failed_batch_writes_nothing() {
     assert_eq!(alice.lots().unwrap(), Vec::<Id>::new());
 }
 
-#[test]
-fn everything_survives_a_reopen() {
-    let folder = tempfile::tempdir().unwrap();
+fn everything_survives_a_reopen<B: Backend>() {
+    let place = B::new();
     let token;
     let fingerprint;
     {
-        let store = Store::open(folder.path()).unwrap();
+        let store = place.open(Options::default()).unwrap();
         token = store.create_agent("alice").unwrap();
         let alice = store.open_agent(&token).unwrap();
         let [_, _, c, ..] = reference_example(&alice);
         alice.recall(c, Mode::Fair, Removal::Untrusted).unwrap();
         fingerprint = alice.verify().unwrap();
     }
-    let store = Store::open(folder.path()).unwrap();
+    let store = place.open(Options::default()).unwrap();
     let alice = store.open_agent(&token).unwrap();
     assert_eq!(alice.verify().unwrap(), fingerprint);
     assert_eq!(alice.verify_extends(&fingerprint).unwrap(), fingerprint);
@@ -172,9 +162,8 @@ fn everything_survives_a_reopen() {
     assert_eq!(alice.add_lot("next", b"n").unwrap(), Id::from(7));
 }
 
-#[test]
-fn threads_share_one_agent_without_losing_writes() {
-    let (_folder, alice) = open_alice();
+fn threads_share_one_agent_without_losing_writes<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
     let threads: Vec<_> = (0..4)
         .map(|thread| {
             let alice = alice.clone();
@@ -190,3 +179,18 @@ fn threads_share_one_agent_without_losing_writes() {
     assert_eq!(ids, (1..=100).map(Id::from).collect::<Vec<_>>());
     assert_eq!(alice.lots().unwrap().len(), 100);
 }
+
+cheesedb_tests::conformance!(
+    fair_recall_of_the_weather_tool_removes_m2_and_m3_and_keeps_m1,
+    ids_are_sequential_from_one_and_shared_by_lots_and_memories,
+    fair_and_strict_differ_on_a_diamond,
+    strict_recall_follows_history_through_dead_memories,
+    a_preview_writes_nothing,
+    recall_is_permanent_and_a_dead_node_is_never_a_parent,
+    refused_memories_write_nothing,
+    get_returns_kind_label_legs_and_content,
+    a_batch_commits_all_its_writes_with_final_ids,
+    a_failed_batch_writes_nothing,
+    everything_survives_a_reopen,
+    threads_share_one_agent_without_losing_writes,
+);
