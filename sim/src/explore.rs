@@ -49,7 +49,7 @@ pub struct Exploration {
 /// The agent's options for explorations: small segments so a roll is cheap to reach, no
 /// snapshots, little preallocation.
 pub fn exploration_options() -> Options {
-    Options { segment_size_max_bytes: 4096, snapshot_after_bytes: u64::MAX, ..Options::default() }
+    Options { segment_size_max_bytes: 4096, snapshot_after_bytes: u64::MAX, preallocate_bytes: 1024 }
 }
 
 /// A store with one agent, its model, and the action to explore.

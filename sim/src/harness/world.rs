@@ -207,6 +207,9 @@ impl World {
         };
         // Snapshots off, frequent, or at the default interval.
         let snapshot_after_bytes = *random.pick(&[u64::MAX, 2048, 16 * 1024, Options::default().snapshot_after_bytes]).unwrap_or(&u64::MAX);
+        // Preallocation off, or a few sectors or pages ahead (the default would make every
+        // image of the simulated disk a quarter of a mebibyte).
+        let preallocate_bytes = *random.pick(&[0, 512, 4096, 16 * 1024]).unwrap_or(&0);
         let filler_max_bytes = *random.pick(&[0, 64, 512, 512, 2048]).unwrap_or(&64);
         let crash_point_chance = random.between(2, 12) as f64 / 100.0;
         let recovery_crash_chance = random.between(0, 30) as f64 / 100.0;
@@ -214,7 +217,7 @@ impl World {
             seed,
             random,
             storage,
-            options: Options { segment_size_max_bytes, snapshot_after_bytes, ..Options::default() },
+            options: Options { segment_size_max_bytes, snapshot_after_bytes, preallocate_bytes },
             store: None,
             agents: Vec::new(),
             store_doubt: None,
