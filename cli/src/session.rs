@@ -7,7 +7,7 @@ use std::path::Path;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use cheesedb::{Agent, Error, Store, Token};
+use cheesedb::{Agent, Error, Report, Store, Token};
 
 use crate::failure::Failure;
 use crate::tokens::{tokens_path, SavedTokens};
@@ -75,5 +75,18 @@ pub fn open_agent(folder: &Path, agent: &str) -> Result<(Store, Agent), Failure>
         )),
         other => Failure::from(other).context(&format!("opening agent {agent:?}")),
     })?;
+    note_repairs(agent, &handle.report());
     Ok((store, handle))
+}
+
+/// Tells the user, on standard error, when opening the agent repaired what a crash left: the
+/// next open will find nothing to report, so this is the one chance to hear of it.
+pub fn note_repairs(agent: &str, report: &Report) {
+    if !report.repaired_anything() {
+        return;
+    }
+    eprintln!(
+        "cheesedb: note: opening agent {agent:?} repaired an interrupted write: {} bytes ({} records) of an unfinished write cut, {} erasures finished, {} temporary files removed",
+        report.dropped_bytes, report.dropped_records, report.erasures_completed_on_open, report.temporary_files_removed
+    );
 }

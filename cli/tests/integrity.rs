@@ -58,6 +58,8 @@ fn report_has_every_field_and_compact_succeeds() {
     for field in [
         "segments",
         "records",
+        "records_from_snapshot",
+        "snapshot_ignored",
         "dropped_bytes",
         "dropped_records",
         "erasures_completed_on_open",

@@ -7,13 +7,17 @@ use crate::commands::Context;
 use crate::failure::Failure;
 use crate::session::open_agent;
 
-/// Prints the open report; JSON holds every field of `cheesedb::Report` by name.
+/// Prints the open report; JSON holds every field of `cheesedb::Report` by name. Each command
+/// opens the store afresh, so this is what this open found; a repair made by an earlier command
+/// was noted on that command's standard error.
 pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
     let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
     let report = agent.report();
     let value = json!({
         "segments": report.segments,
         "records": report.records,
+        "records_from_snapshot": report.records_from_snapshot,
+        "snapshot_ignored": report.snapshot_ignored,
         "dropped_bytes": report.dropped_bytes,
         "dropped_records": report.dropped_records,
         "erasures_completed_on_open": report.erasures_completed_on_open,
@@ -25,12 +29,16 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
         let mut lines = vec![
             format!("segments:                   {}", report.segments),
             format!("records:                    {}", report.records),
+            format!("  of them from a snapshot:  {}", report.records_from_snapshot),
             format!("dropped bytes (torn write): {}", report.dropped_bytes),
             format!("dropped records:            {}", report.dropped_records),
             format!("erasures finished on open:  {}", report.erasures_completed_on_open),
             format!("temporary files removed:    {}", report.temporary_files_removed),
             format!("segments started on open:   {}", report.segments_started_on_open),
         ];
+        if let Some(reason) = report.snapshot_ignored {
+            lines.push(format!("snapshot not used:          {reason} (the whole log was replayed)"));
+        }
         lines.push(String::from(if report.repaired_anything() {
             "open repaired the damage of an interrupted write (see above)"
         } else {

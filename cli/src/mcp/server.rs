@@ -14,7 +14,7 @@ use crate::mcp::protocol::{
     LINE_MAX_BYTES,
 };
 use crate::mcp::tools::{self, ToolOutcome};
-use crate::session::open_store;
+use crate::session::{note_repairs, open_store};
 
 /// What the server tells the model about itself when the session starts.
 const INSTRUCTIONS: &str = "Long-term memory with provenance. Store every source you learn from with add_source, then store what you learn with remember, naming the ids it came from as legs. If a source later proves wrong, malicious or private, forget_source DELETES it and everything learned from it. Read with get and list_memories.";
@@ -105,7 +105,10 @@ impl Server {
     fn open_agent(&self) -> Result<(Store, Agent), String> {
         let store = open_store(&self.folder).map_err(|failure| failure.to_string())?;
         match store.open_agent(&self.token) {
-            Ok(agent) => Ok((store, agent)),
+            Ok(agent) => {
+                note_repairs(&self.agent_name, &agent.report());
+                Ok((store, agent))
+            }
             Err(Error::UnknownToken) => {
                 Err(format!("the agent {:?} was deleted; this server can no longer reach it", self.agent_name))
             }
