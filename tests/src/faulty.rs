@@ -1,7 +1,8 @@
-//! A files backend that fails chosen operations on demand, to test how the engine reacts.
+//! A files backend that fails or slows chosen operations on demand and counts syncs, to test
+//! how the engine reacts.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use cheesedb::{FileStorage, Storage, StorageFile};
@@ -13,6 +14,10 @@ pub struct Faults {
     pub fail_sync: AtomicBool,
     /// Renames fail.
     pub fail_rename: AtomicBool,
+    /// Each file sync first sleeps this many microseconds.
+    pub sync_delay_microseconds: AtomicU64,
+    /// File syncs done so far.
+    pub syncs: AtomicU64,
 }
 
 /// [`FileStorage`] with switchable failures.
@@ -90,9 +95,12 @@ impl StorageFile for FaultyFile {
         self.inner.write_at(offset, bytes)
     }
     fn sync(&mut self) -> io::Result<()> {
+        let delay = self.faults.sync_delay_microseconds.load(Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_micros(delay));
         if self.faults.fail_sync.load(Ordering::SeqCst) {
             return Err(injected("sync"));
         }
+        self.faults.syncs.fetch_add(1, Ordering::SeqCst);
         self.inner.sync()
     }
     fn set_len(&mut self, length: u64) -> io::Result<()> {

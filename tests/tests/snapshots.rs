@@ -8,7 +8,7 @@ use cheesedb::{Id, Leg, Mode, Options, Removal, Store, Token};
 use cheesedb_tests::{all_files, files_containing};
 
 fn eager_snapshots() -> Options {
-    Options { segment_size_max_bytes: 8192, snapshot_after_bytes: 1 }
+    Options { segment_size_max_bytes: 8192, snapshot_after_bytes: 1, ..Options::default() }
 }
 
 fn snapshot_file(folder: &Path) -> Option<PathBuf> {
