@@ -16,7 +16,7 @@ pub fn shape_matches(engine: &AgentEngine<SimStorage>, model: &AgentModel) -> bo
 pub enum Mismatch {
     /// A broken promise.
     Violation(String),
-    /// The engine reported damage.
+    /// The engine reported damage (corruption, or a storage error reading a known record).
     Corrupt(Error),
 }
 
@@ -26,7 +26,8 @@ pub fn compare_node(model: &AgentModel, id: u64, result: Result<Node, Error>) ->
     let node = match (model.node(id), result) {
         (None, Err(Error::UnknownId { id: unknown })) if unknown.get() == id => return Ok(None),
         (None, other) => return Err(Mismatch::Violation(format!("the model has no node {id}, the engine answered {other:?}"))),
-        (Some(_), Err(error)) if error.is_corruption() => return Err(Mismatch::Corrupt(error)),
+        // A read past the end of a damaged file is reported as a storage error: damage too.
+        (Some(_), Err(error)) if error.is_corruption() || matches!(error, Error::Io { .. }) => return Err(Mismatch::Corrupt(error)),
         (Some(_), Err(error)) => return Err(Mismatch::Violation(format!("reading a known node failed: {error}"))),
         (Some(expected), Ok(node)) => (expected, node),
     };

@@ -60,7 +60,9 @@ impl World {
                     corrupt = Some(error);
                     break;
                 }
-                Err(Mismatch::Violation(message)) => return Err(Stop::Violation(format!("agent {name}: {message}"))),
+                Err(Mismatch::Violation(message)) => {
+                    return Err(Stop::Violation(format!("agent {name}, node {id}: {message} (open reported {:?})", engine.report())));
+                }
             }
         }
         if corrupt.is_none() {
@@ -71,7 +73,7 @@ impl World {
             match verified {
                 Ok(fingerprint) if fingerprint == engine.head() => {}
                 Ok(fingerprint) => return Err(Stop::Violation(format!("agent {name}: verify returned {fingerprint}, the head is {}", engine.head()))),
-                Err(error) if error.is_corruption() => corrupt = Some(error),
+                Err(error) if error.is_corruption() || matches!(error, cheesedb_core::Error::Io { .. }) => corrupt = Some(error),
                 Err(error) => return Err(Stop::Violation(format!("agent {name}: verify failed: {error}"))),
             }
         }

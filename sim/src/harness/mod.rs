@@ -60,6 +60,9 @@ pub struct RunStats {
     /// Silent damage that cost the last acknowledged write, cut by open and reported in its
     /// `Report` (the engine cannot tell it from a torn write).
     pub silent_losses_reported: u64,
+    /// Runs ended because a misdirected write lost acknowledged data the engine could not see
+    /// (it never reads back what it wrote); see docs/SIMULATION.md.
+    pub misdirected_losses: u64,
 }
 
 impl RunStats {
@@ -78,6 +81,7 @@ impl RunStats {
         self.failures_reported += other.failures_reported;
         self.corruption_detected += other.corruption_detected;
         self.silent_losses_reported += other.silent_losses_reported;
+        self.misdirected_losses += other.misdirected_losses;
     }
 }
 

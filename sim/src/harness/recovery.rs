@@ -170,20 +170,30 @@ impl World {
         }
     }
 
-    /// A silent fault (a flipped bit or a misdirected write) in the last committed write of the
-    /// active segment looks exactly like a torn write: open cuts it and says so in its report.
-    /// That, and only that, is excused: the agent must be exactly as before its last append.
+    /// A silent fault in the last committed write of the active segment looks exactly like a
+    /// torn write: open cuts it and says so in its report. For a flipped bit, that and only that
+    /// is excused: the agent must be exactly as before its last append. A misdirected write is
+    /// beyond what the engine can see (it never reads back what it wrote): it may drop a whole
+    /// rewritten segment, or an append that landed in another file may simply be missing. The
+    /// run ends there, counted, as it does when the engine reports corruption.
     fn excuse_silent_loss(&mut self, index: usize, message: String) -> Step {
-        let silent = self.storage.fault_counts().silent() > 0;
+        let faults = self.storage.fault_counts();
         let slot = self.slot(index)?;
         let Some(engine) = slot.engine.as_ref() else { return Err(Stop::Violation(message)) };
-        if !silent || engine.report().dropped_bytes == 0 || !shape_matches(engine, &slot.before_last_write) {
-            return Err(Stop::Violation(message));
+        if faults.silent() > 0 && engine.report().dropped_bytes > 0 && shape_matches(engine, &slot.before_last_write) {
+            slot.model = slot.before_last_write.clone();
+            slot.kept = None;
+            self.stats.silent_losses_reported += 1;
+            let checked = self.check_agent(index, false);
+            if checked.is_ok() || faults.count(crate::storage::FaultKind::MisdirectedWrite) == 0 {
+                return checked;
+            }
         }
-        slot.model = slot.before_last_write.clone();
-        slot.kept = None;
-        self.stats.silent_losses_reported += 1;
-        self.check_agent(index, false)
+        if faults.count(crate::storage::FaultKind::MisdirectedWrite) > 0 {
+            self.stats.misdirected_losses += 1;
+            return Err(Stop::Detected(format!("a misdirected write cost acknowledged data: {message}")));
+        }
+        Err(Stop::Violation(message))
     }
 
     /// Closes one agent and opens it again, then checks it.
@@ -191,7 +201,7 @@ impl World {
         self.slot(index)?.engine = None;
         self.open_agent(index)?;
         if self.slot(index)?.engine.is_some() {
-            return self.check_agent(index, false);
+            return self.reconcile_agent(index, false);
         }
         Ok(())
     }

@@ -177,7 +177,9 @@ impl World {
         let violation = match ended {
             Ok(()) => None,
             Err(Stop::Detected(_)) => {
-                world.stats.corruption_detected += 1;
+                if world.stats.misdirected_losses == 0 {
+                    world.stats.corruption_detected += 1;
+                }
                 None
             }
             Err(Stop::Violation(message)) => Some(Violation { message, step: world.step, recent_events: world.storage.recent_events() }),
