@@ -5,7 +5,7 @@ use cheesedb_core::{AgentEngine, Error, Id, Options, Storage, StorageFile, Store
 use cheesedb_sim::storage::{Fate, FaultPlan, SimStorage};
 
 fn small_segments() -> Options {
-    Options { segment_size_max_bytes: 4096, ..Options::default() }
+    Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, ..Options::default() }
 }
 
 fn store_with_agent(storage: &SimStorage, options: Options) -> (StoreEngine<SimStorage>, u64) {
