@@ -95,8 +95,10 @@ impl Engine for CheesedbSide {
         write_node(self.agent()?, node)
     }
 
-    fn concurrent_writer(&self) -> Result<Box<dyn ConcurrentWriter>, Failure> {
-        Ok(Box::new(AgentWriter { agent: self.agent()?.clone() }))
+    fn concurrent_writers(&mut self, count: usize) -> Result<Vec<Box<dyn ConcurrentWriter>>, Failure> {
+        // Clones of one handle share the engine, which commits their writes together.
+        let agent = self.agent()?;
+        Ok((0..count).map(|_| Box::new(AgentWriter { agent: agent.clone() }) as Box<dyn ConcurrentWriter>).collect())
     }
 
     fn recall(&mut self, id: u64, mode: Mode, removal: Removal) -> Result<Vec<u64>, Failure> {

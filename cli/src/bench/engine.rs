@@ -31,8 +31,9 @@ pub trait Engine {
     /// Writes one node, committed durably on its own; returns its id.
     fn write_one(&mut self, node: &PlannedNode) -> Result<u64, Failure>;
 
-    /// A handle for another thread, writing to the same agent; each write committed alone.
-    fn concurrent_writer(&self) -> Result<Box<dyn ConcurrentWriter>, Failure>;
+    /// `count` handles for as many threads, writing to the same agent at once, each write
+    /// committed alone: the engine's best way to take writes from several threads.
+    fn concurrent_writers(&mut self, count: usize) -> Result<Vec<Box<dyn ConcurrentWriter>>, Failure>;
 
     /// Recalls `id`; returns the memories removed because of it, ascending.
     fn recall(&mut self, id: u64, mode: Mode, removal: Removal) -> Result<Vec<u64>, Failure>;

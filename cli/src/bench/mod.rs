@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use crate::bench::cheesedb_side::{CheesedbSide, OpenMeasurement};
+use crate::bench::engine::Engine;
 use crate::bench::figures::{medians, Figures};
 use crate::bench::folder::BenchFolder;
 use crate::bench::progress::Progress;
@@ -111,18 +112,24 @@ pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, printer: Printer)
 fn measure(settings: &Settings, folder: &BenchFolder, progress: Progress) -> Result<Outcome, Failure> {
     let mut runs = Vec::with_capacity(settings.repeat as usize);
     for run in 1..=settings.repeat {
-        // Alternate which engine goes first, so neither always gets the cooler machine.
+        let mut cheesedb = CheesedbSide::create(&folder.fresh("cheesedb", run)?, settings.open_measurement.clone())?;
+        let mut sqlite = match settings.compare_sqlite {
+            true => Some(open_sqlite(&folder.fresh("sqlite", run)?)?),
+            false => None,
+        };
+        // Alternate which engine goes first, so neither always takes the first turn.
         let sqlite_first = run % 2 == 0;
-        let mut sqlite = None;
-        if settings.compare_sqlite && sqlite_first {
-            sqlite = Some(run_sqlite(&folder.fresh("sqlite", run)?, settings, progress)?);
+        let mut engines: Vec<&mut dyn Engine> = vec![&mut cheesedb];
+        if let Some(sqlite) = sqlite.as_deref_mut() {
+            engines.insert(usize::from(!sqlite_first), sqlite);
         }
-        let cheesedb = run_cheesedb(&folder.fresh("cheesedb", run)?, settings, progress)?;
-        if settings.compare_sqlite && !sqlite_first {
-            sqlite = Some(run_sqlite(&folder.fresh("sqlite", run)?, settings, progress)?);
-        }
+        let mut figures = scenarios::run_all(engines, &settings.size, WORKLOAD_SEED, progress)?;
+        let sqlite_figures = sqlite.is_some().then(|| figures.remove(usize::from(!sqlite_first)));
+        let cheesedb_figures = figures.remove(0);
+        drop(sqlite);
+        drop(cheesedb);
         folder.release_runs()?;
-        runs.push((cheesedb, sqlite));
+        runs.push((cheesedb_figures, sqlite_figures));
     }
     let cheesedb = medians(&runs.iter().map(|(cheesedb, _)| cheesedb.clone()).collect::<Vec<_>>());
     let sqlite_runs: Vec<Figures> = runs.iter().filter_map(|(_, sqlite)| sqlite.clone()).collect();
@@ -138,19 +145,13 @@ fn measure(settings: &Settings, folder: &BenchFolder, progress: Progress) -> Res
     })
 }
 
-fn run_cheesedb(folder: &Path, settings: &Settings, progress: Progress) -> Result<Figures, Failure> {
-    let mut side = CheesedbSide::create(folder, settings.open_measurement.clone())?;
-    scenarios::run_all(&mut side, &settings.size, WORKLOAD_SEED, progress)
-}
-
 #[cfg(feature = "sqlite")]
-fn run_sqlite(folder: &Path, settings: &Settings, progress: Progress) -> Result<Figures, Failure> {
-    let mut side = sqlite_side::SqliteSide::create(folder)?;
-    scenarios::run_all(&mut side, &settings.size, WORKLOAD_SEED, progress)
+fn open_sqlite(folder: &Path) -> Result<Box<dyn Engine>, Failure> {
+    Ok(Box::new(sqlite_side::SqliteSide::create(folder)?))
 }
 
 #[cfg(not(feature = "sqlite"))]
-fn run_sqlite(_folder: &Path, _settings: &Settings, _progress: Progress) -> Result<Figures, Failure> {
+fn open_sqlite(_folder: &Path) -> Result<Box<dyn Engine>, Failure> {
     Err(Failure::new("this cheesedb was built without SQLite"))
 }
 
@@ -195,5 +196,25 @@ mod tests {
         assert_eq!(figures[&Metric::RecallRemoved(RecallKind::StrictUntrusted)], strict);
         assert!(outcome.sqlite.is_none());
         assert!(report::to_text(&outcome).contains("targets"));
+    }
+
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn a_smoke_comparison_measures_both_engines_on_the_same_work() {
+        let folder = BenchFolder::new(None).unwrap();
+        let settings = Settings {
+            size: size::SMOKE,
+            compare_sqlite: true,
+            repeat: 2,
+            open_measurement: OpenMeasurement::InThisProcess,
+        };
+        let outcome = measure(&settings, &folder, Progress::hidden()).unwrap();
+        let sqlite = outcome.sqlite.as_ref().unwrap();
+        for kind in RecallKind::ALL {
+            assert_eq!(sqlite[&Metric::RecallRemoved(kind)], outcome.cheesedb[&Metric::RecallRemoved(kind)]);
+        }
+        assert!(sqlite[&Metric::EightThreadsWritesPerSecond] > 0.0);
+        assert_eq!(outcome.runs.len(), 2);
+        assert!(report::to_json(&outcome)["cheesedb_advantage"]["single_writes_per_second"].is_number());
     }
 }

@@ -29,11 +29,13 @@ impl Progress {
         Progress { terminal: false }
     }
 
-    /// Starts a phase of `engine`; with a `total`, the bar counts up to it.
+    /// Starts a phase of `engine` (empty when every engine takes part); with a `total`, the
+    /// bar counts up to it.
     pub fn phase(&self, engine: &str, what: &str, total: Option<u64>) -> Phase {
         if !self.terminal {
             if !cfg!(test) {
-                eprintln!("cheesedb bench: {engine}: {what}");
+                let separator = if engine.is_empty() { "" } else { ": " };
+                eprintln!("cheesedb bench: {engine}{separator}{what}");
             }
             return Phase { bar: None };
         }

@@ -1,8 +1,14 @@
-//! The scenarios, run the same way on any engine: setup, writes, recalls, open, verify and
-//! compaction. Data is generated before each clock starts, so only the engine is timed.
+//! The scenarios, run the same way on every engine: setup, writes, recalls, open, verify and
+//! compaction. Data is generated before each clock starts, so only the engines are timed.
+//!
+//! The engines take turns within each scenario (writes in rounds, each round started by the
+//! other engine), so that a burst of load from elsewhere on the machine lands on both rather
+//! than on whichever happened to run then.
 
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
+
+use cheesedb::Mode;
 
 use crate::bench::engine::{Engine, OpenFigures};
 use crate::bench::figures::{median, percentile, Figures, Metric, RecallKind};
@@ -11,136 +17,182 @@ use crate::bench::size::Size;
 use crate::bench::workload::{PlannedNode, Workload};
 use crate::failure::Failure;
 
-/// Runs every scenario of `size` on `engine`, which must be empty.
-pub fn run_all(engine: &mut dyn Engine, size: &Size, seed: u64, progress: Progress) -> Result<Figures, Failure> {
-    let mut figures = Figures::new();
-    let mut workload = Workload::new(size.shape, seed);
-    setup(engine, &mut workload, size, progress, &mut figures)?;
-    single_writes(engine, &mut workload, size, progress, &mut figures)?;
-    batches(engine, &mut workload, 64, size.batches_of_64, Metric::Batch64MemoriesPerSecond, progress, &mut figures)?;
-    let metric = Metric::Batch1024MemoriesPerSecond;
-    batches(engine, &mut workload, 1_024, size.batches_of_1024, metric, progress, &mut figures)?;
-    threads(engine, &mut workload, size, progress, &mut figures)?;
-    recalls(engine, &workload, progress, &mut figures)?;
+/// How many turns each write scenario is cut into.
+const ROUNDS: usize = 10;
+
+/// The engines under test and their figures so far, in the same order.
+struct Contestants<'e> {
+    engines: Vec<&'e mut dyn Engine>,
+    figures: Vec<Figures>,
+    progress: Progress,
+}
+
+impl<'e> Contestants<'e> {
+    /// The engines' indexes in the order of round `round`: each round starts with the next one.
+    fn turns(&self, round: usize) -> impl Iterator<Item = usize> {
+        let count = self.engines.len();
+        (0..count).map(move |offset| (round + offset) % count)
+    }
+
+    fn record(&mut self, engine: usize, metric: Metric, value: f64) {
+        self.figures[engine].insert(metric, value);
+    }
+}
+
+/// Runs every scenario of `size` on `engines`, which must be empty; returns each one's figures.
+pub fn run_all(
+    engines: Vec<&mut dyn Engine>,
+    size: &Size,
+    seed: u64,
+    progress: Progress,
+) -> Result<Vec<Figures>, Failure> {
+    let figures = vec![Figures::new(); engines.len()];
+    let mut contestants = Contestants { engines, figures, progress };
+    let mut workload = setup(&mut contestants, size, seed)?;
+    single_writes(&mut contestants, &mut workload, size)?;
+    batches(&mut contestants, &mut workload, 64, size.batches_of_64, Metric::Batch64MemoriesPerSecond)?;
+    batches(&mut contestants, &mut workload, 1_024, size.batches_of_1024, Metric::Batch1024MemoriesPerSecond)?;
+    threads(&mut contestants, &mut workload, size)?;
+    recalls(&mut contestants, &workload)?;
     let memories = size.shape.memories + size.extra_memories();
-    check_alive_count(engine, memories, &figures)?;
-    figures.insert(Metric::DiskBytes, engine.disk_bytes()? as f64);
-    opens(engine, size, memories, progress, &mut figures)?;
-    verifies(engine, size, progress, &mut figures)?;
-    compaction(engine, progress, &mut figures)?;
-    Ok(figures)
-}
-
-/// Writes the setup data in batches, checking that the engine hands out the planned ids.
-fn setup(
-    engine: &mut dyn Engine,
-    workload: &mut Workload,
-    size: &Size,
-    progress: Progress,
-    figures: &mut Figures,
-) -> Result<(), Failure> {
-    let shape = workload.shape();
-    let phase = progress.phase(engine.name(), "setup", Some(shape.nodes()));
-    let mut busy = Duration::ZERO;
-    loop {
-        let first_id = workload.setup_nodes_written() + 1;
-        let batch = workload.next_setup_batch(size.setup_batch_nodes);
-        if batch.is_empty() {
-            break;
-        }
-        let started = Instant::now();
-        let ids = engine.write_batch(&batch)?;
-        busy += started.elapsed();
-        let expected: Vec<u64> = (first_id..first_id + batch.len() as u64).collect();
-        if ids != expected {
-            return Err(Failure::new(format!(
-                "{} gave ids {:?}.. where {first_id}.. was planned: the engines would not hold the same data",
-                engine.name(),
-                ids.first()
-            )));
-        }
-        phase.advance(batch.len() as u64);
+    for index in 0..contestants.engines.len() {
+        check_alive_count(&mut *contestants.engines[index], memories, &contestants.figures[index])?;
+        let disk_bytes = contestants.engines[index].disk_bytes()?;
+        contestants.record(index, Metric::DiskBytes, disk_bytes as f64);
     }
-    figures.insert(Metric::SetupMemoriesPerSecond, rate(shape.memories as usize, busy));
-    Ok(())
+    opens(&mut contestants, size, memories)?;
+    verifies(&mut contestants, size)?;
+    compaction(&mut contestants)?;
+    Ok(contestants.figures)
 }
 
-fn single_writes(
-    engine: &mut dyn Engine,
-    workload: &mut Workload,
-    size: &Size,
-    progress: Progress,
-    figures: &mut Figures,
-) -> Result<(), Failure> {
+/// Writes the setup data to each engine in batches, checking that every engine hands out the
+/// planned ids; returns the generator, ready for the extra writes of the other scenarios.
+fn setup(contestants: &mut Contestants<'_>, size: &Size, seed: u64) -> Result<Workload, Failure> {
+    let mut last = None;
+    for index in 0..contestants.engines.len() {
+        let engine = &mut *contestants.engines[index];
+        let mut workload = Workload::new(size.shape, seed);
+        let phase = contestants.progress.phase(engine.name(), "setup", Some(size.shape.nodes()));
+        let mut busy = Duration::ZERO;
+        loop {
+            let first_id = workload.setup_nodes_written() + 1;
+            let batch = workload.next_setup_batch(size.setup_batch_nodes);
+            if batch.is_empty() {
+                break;
+            }
+            let started = Instant::now();
+            let ids = engine.write_batch(&batch)?;
+            busy += started.elapsed();
+            if ids.first() != Some(&first_id) || ids.len() != batch.len() {
+                return Err(Failure::new(format!(
+                    "{} gave ids from {:?} where {first_id} was planned: the engines would not hold the same data",
+                    engine.name(),
+                    ids.first()
+                )));
+            }
+            phase.advance(batch.len() as u64);
+        }
+        contestants.record(index, Metric::SetupMemoriesPerSecond, rate(size.shape.memories as usize, busy));
+        last = Some(workload);
+    }
+    last.ok_or_else(|| Failure::new("no engine to measure"))
+}
+
+fn single_writes(contestants: &mut Contestants<'_>, workload: &mut Workload, size: &Size) -> Result<(), Failure> {
     let nodes: Vec<PlannedNode> = (0..size.single_writes).map(|_| workload.extra_memory()).collect();
-    let phase = progress.phase(engine.name(), "one durable write at a time", Some(nodes.len() as u64));
-    let mut latencies_microseconds = Vec::with_capacity(nodes.len());
-    let started = Instant::now();
-    for node in &nodes {
-        let write_started = Instant::now();
-        engine.write_one(node)?;
-        latencies_microseconds.push(write_started.elapsed().as_secs_f64() * 1e6);
-        phase.advance(1);
+    let total = (nodes.len() * contestants.engines.len()) as u64;
+    let phase = contestants.progress.phase("", "one durable write at a time", Some(total));
+    let count = contestants.engines.len();
+    let mut latencies_microseconds = vec![Vec::with_capacity(nodes.len()); count];
+    let mut busy = vec![Duration::ZERO; count];
+    for (round, chunk) in nodes.chunks(nodes.len().div_ceil(ROUNDS).max(1)).enumerate() {
+        for index in contestants.turns(round).collect::<Vec<_>>() {
+            let engine = &mut *contestants.engines[index];
+            for node in chunk {
+                let started = Instant::now();
+                engine.write_one(node)?;
+                let elapsed = started.elapsed();
+                busy[index] += elapsed;
+                latencies_microseconds[index].push(elapsed.as_secs_f64() * 1e6);
+                phase.advance(1);
+            }
+        }
     }
-    let elapsed = started.elapsed();
-    figures.insert(Metric::SingleWritesPerSecond, rate(nodes.len(), elapsed));
-    figures.insert(Metric::SingleWriteMedianMicroseconds, median(&mut latencies_microseconds));
-    figures.insert(Metric::SingleWriteP99Microseconds, percentile(&mut latencies_microseconds, 0.99));
+    for (index, latencies) in latencies_microseconds.iter_mut().enumerate() {
+        contestants.record(index, Metric::SingleWritesPerSecond, rate(nodes.len(), busy[index]));
+        contestants.record(index, Metric::SingleWriteMedianMicroseconds, median(latencies));
+        contestants.record(index, Metric::SingleWriteP99Microseconds, percentile(latencies, 0.99));
+    }
     Ok(())
 }
 
 fn batches(
-    engine: &mut dyn Engine,
+    contestants: &mut Contestants<'_>,
     workload: &mut Workload,
     batch_memories: usize,
     batch_count: usize,
     metric: Metric,
-    progress: Progress,
-    figures: &mut Figures,
 ) -> Result<(), Failure> {
     let batches: Vec<Vec<PlannedNode>> =
         (0..batch_count).map(|_| (0..batch_memories).map(|_| workload.extra_memory()).collect()).collect();
-    let what = format!("batches of {batch_memories}");
-    let phase = progress.phase(engine.name(), &what, Some(batch_count as u64));
-    let started = Instant::now();
-    for batch in &batches {
-        engine.write_batch(batch)?;
-        phase.advance(1);
+    let total = (batch_count * contestants.engines.len()) as u64;
+    let phase = contestants.progress.phase("", &format!("batches of {batch_memories}"), Some(total));
+    let mut busy = vec![Duration::ZERO; contestants.engines.len()];
+    for (round, batch) in batches.iter().enumerate() {
+        for index in contestants.turns(round).collect::<Vec<_>>() {
+            let started = Instant::now();
+            contestants.engines[index].write_batch(batch)?;
+            busy[index] += started.elapsed();
+            phase.advance(1);
+        }
     }
-    figures.insert(metric, rate(batch_count * batch_memories, started.elapsed()));
+    for (index, busy) in busy.into_iter().enumerate() {
+        contestants.record(index, metric, rate(batch_count * batch_memories, busy));
+    }
     Ok(())
 }
 
 /// Several threads write to the one agent at once, each write committed on its own.
-fn threads(
-    engine: &mut dyn Engine,
-    workload: &mut Workload,
-    size: &Size,
-    progress: Progress,
-    figures: &mut Figures,
-) -> Result<(), Failure> {
-    let work: Vec<Vec<PlannedNode>> =
-        (0..size.threads).map(|_| (0..size.writes_per_thread).map(|_| workload.extra_memory()).collect()).collect();
-    let mut writers = Vec::with_capacity(size.threads);
-    for _ in 0..size.threads {
-        writers.push(engine.concurrent_writer()?);
+fn threads(contestants: &mut Contestants<'_>, workload: &mut Workload, size: &Size) -> Result<(), Failure> {
+    let rounds = ROUNDS.min(size.writes_per_thread).max(1);
+    let per_round = size.writes_per_thread / rounds;
+    let total = (rounds * per_round * size.threads * contestants.engines.len()) as u64;
+    let phase = contestants.progress.phase("", &format!("{} threads writing", size.threads), Some(total));
+    let mut busy = vec![Duration::ZERO; contestants.engines.len()];
+    for round in 0..rounds {
+        let work: Vec<Vec<PlannedNode>> =
+            (0..size.threads).map(|_| (0..per_round).map(|_| workload.extra_memory()).collect()).collect();
+        for index in contestants.turns(round).collect::<Vec<_>>() {
+            busy[index] += threads_once(&mut *contestants.engines[index], &work, &|| phase.advance(1))?;
+        }
     }
-    let what = format!("{} threads writing", size.threads);
-    let phase = progress.phase(engine.name(), &what, Some((size.threads * size.writes_per_thread) as u64));
+    for (index, busy) in busy.into_iter().enumerate() {
+        contestants.record(index, Metric::EightThreadsWritesPerSecond, rate(rounds * per_round * size.threads, busy));
+    }
+    Ok(())
+}
+
+/// One thread per list of `work`, all started together; returns how long they took.
+fn threads_once(
+    engine: &mut dyn Engine,
+    work: &[Vec<PlannedNode>],
+    advance: &(dyn Fn() + Sync),
+) -> Result<Duration, Failure> {
+    let writers = engine.concurrent_writers(work.len())?;
     // Every thread is ready before the clock starts, so thread start-up is not timed.
-    let start_line = Barrier::new(size.threads + 1);
+    let start_line = Barrier::new(work.len() + 1);
     let (elapsed, outcomes) = std::thread::scope(|scope| {
         let handles: Vec<_> = writers
             .into_iter()
-            .zip(&work)
+            .zip(work)
             .map(|(mut writer, nodes)| {
                 let start_line = &start_line;
-                let phase = &phase;
                 scope.spawn(move || {
                     start_line.wait();
                     for node in nodes {
                         writer.write_one(node)?;
-                        phase.advance(1);
+                        advance();
                     }
                     Ok::<(), Failure>(())
                 })
@@ -155,40 +207,36 @@ fn threads(
         (started.elapsed(), outcomes)
     });
     outcomes.into_iter().collect::<Result<Vec<()>, Failure>>()?;
-    figures.insert(Metric::EightThreadsWritesPerSecond, rate(size.threads * size.writes_per_thread, elapsed));
-    Ok(())
+    Ok(elapsed)
 }
 
 /// Each of the four recalls takes one family's root; the count removed is checked against the
 /// data's plan, so a wrong recall cannot pass as a fast one.
-fn recalls(
-    engine: &mut dyn Engine,
-    workload: &Workload,
-    progress: Progress,
-    figures: &mut Figures,
-) -> Result<(), Failure> {
-    let families = workload.families();
-    for (kind, family) in RecallKind::ALL.into_iter().zip(families) {
+fn recalls(contestants: &mut Contestants<'_>, workload: &Workload) -> Result<(), Failure> {
+    for (round, (kind, family)) in RecallKind::ALL.into_iter().zip(workload.families()).enumerate() {
         let (mode, removal) = kind.mode_and_removal();
-        let what = format!("recall ({mode:?}, {removal:?})");
-        let _phase = progress.phase(engine.name(), &what, None);
-        let started = Instant::now();
-        let removed = engine.recall(family.root, mode, removal)?;
-        let elapsed = started.elapsed();
+        let what = format!("recall ({})", kind.title());
         let expected = match mode {
-            cheesedb::Mode::Fair => family.members,
-            cheesedb::Mode::Strict => family.members + family.witnesses,
+            Mode::Fair => family.members,
+            Mode::Strict => family.members + family.witnesses,
         };
-        if removed.len() as u64 != expected {
-            return Err(Failure::new(format!(
-                "{} removed {} memories on a {what} of {}, where the data says {expected}",
-                engine.name(),
-                removed.len(),
-                family.root
-            )));
+        for index in contestants.turns(round).collect::<Vec<_>>() {
+            let engine = &mut *contestants.engines[index];
+            let _phase = contestants.progress.phase(engine.name(), &what, None);
+            let started = Instant::now();
+            let removed = engine.recall(family.root, mode, removal)?;
+            let elapsed = started.elapsed();
+            if removed.len() as u64 != expected {
+                return Err(Failure::new(format!(
+                    "{} removed {} memories on a {what} of {}, where the data says {expected}",
+                    engine.name(),
+                    removed.len(),
+                    family.root
+                )));
+            }
+            contestants.record(index, Metric::RecallSeconds(kind), elapsed.as_secs_f64());
+            contestants.record(index, Metric::RecallRemoved(kind), removed.len() as f64);
         }
-        figures.insert(Metric::RecallSeconds(kind), elapsed.as_secs_f64());
-        figures.insert(Metric::RecallRemoved(kind), removed.len() as f64);
     }
     Ok(())
 }
@@ -204,59 +252,68 @@ fn check_alive_count(engine: &mut dyn Engine, memories: u64, figures: &Figures) 
     Ok(())
 }
 
-fn opens(
-    engine: &mut dyn Engine,
-    size: &Size,
-    memories: u64,
-    progress: Progress,
-    figures: &mut Figures,
-) -> Result<(), Failure> {
-    let phase = progress.phase(engine.name(), "open", Some(size.open_repeats as u64));
-    let mut opens: Vec<OpenFigures> = Vec::with_capacity(size.open_repeats);
-    for _ in 0..size.open_repeats {
-        opens.push(engine.reopen()?);
-        phase.advance(1);
+fn opens(contestants: &mut Contestants<'_>, size: &Size, memories: u64) -> Result<(), Failure> {
+    let total = (size.open_repeats * contestants.engines.len()) as u64;
+    let phase = contestants.progress.phase("", "open", Some(total));
+    let mut opens: Vec<Vec<OpenFigures>> = vec![Vec::with_capacity(size.open_repeats); contestants.engines.len()];
+    for round in 0..size.open_repeats {
+        for index in contestants.turns(round).collect::<Vec<_>>() {
+            opens[index].push(contestants.engines[index].reopen()?);
+            phase.advance(1);
+        }
     }
-    let seconds = |pick: fn(&OpenFigures) -> Duration| {
-        median(&mut opens.iter().map(|open| pick(open).as_secs_f64()).collect::<Vec<_>>())
-    };
-    figures.insert(Metric::StoreOpenSeconds, seconds(|open| open.store_open));
-    figures.insert(Metric::AgentOpenSeconds, seconds(|open| open.agent_open));
-    let per_memory = |bytes: Vec<u64>| {
-        let mut bytes: Vec<f64> = bytes.into_iter().map(|bytes| bytes as f64).collect();
-        (!bytes.is_empty()).then(|| median(&mut bytes) / memories.max(1) as f64)
-    };
-    if let Some(bytes) = per_memory(opens.iter().filter_map(|open| open.structure_heap_bytes).collect()) {
-        figures.insert(Metric::GraphBytesPerMemory, bytes);
-    }
-    if let Some(bytes) = per_memory(opens.iter().filter_map(|open| open.resident_growth_bytes).collect()) {
-        figures.insert(Metric::ResidentBytesPerMemory, bytes);
+    for (index, opens) in opens.iter().enumerate() {
+        let seconds = |pick: fn(&OpenFigures) -> Duration| {
+            median(&mut opens.iter().map(|open| pick(open).as_secs_f64()).collect::<Vec<_>>())
+        };
+        contestants.record(index, Metric::StoreOpenSeconds, seconds(|open| open.store_open));
+        contestants.record(index, Metric::AgentOpenSeconds, seconds(|open| open.agent_open));
+        let per_memory = |bytes: Vec<u64>| {
+            let mut bytes: Vec<f64> = bytes.into_iter().map(|bytes| bytes as f64).collect();
+            (!bytes.is_empty()).then(|| median(&mut bytes) / memories.max(1) as f64)
+        };
+        if let Some(bytes) = per_memory(opens.iter().filter_map(|open| open.structure_heap_bytes).collect()) {
+            contestants.record(index, Metric::GraphBytesPerMemory, bytes);
+        }
+        if let Some(bytes) = per_memory(opens.iter().filter_map(|open| open.resident_growth_bytes).collect()) {
+            contestants.record(index, Metric::ResidentBytesPerMemory, bytes);
+        }
     }
     Ok(())
 }
 
-fn verifies(engine: &mut dyn Engine, size: &Size, progress: Progress, figures: &mut Figures) -> Result<(), Failure> {
-    let phase = progress.phase(engine.name(), "verify", Some(size.verify_repeats as u64));
-    let mut seconds = Vec::with_capacity(size.verify_repeats);
-    let mut bytes_per_second = Vec::with_capacity(size.verify_repeats);
-    for _ in 0..size.verify_repeats {
+fn verifies(contestants: &mut Contestants<'_>, size: &Size) -> Result<(), Failure> {
+    let total = (size.verify_repeats * contestants.engines.len()) as u64;
+    let phase = contestants.progress.phase("", "verify", Some(total));
+    let count = contestants.engines.len();
+    let mut seconds = vec![Vec::with_capacity(size.verify_repeats); count];
+    let mut bytes_per_second = vec![Vec::with_capacity(size.verify_repeats); count];
+    for round in 0..size.verify_repeats {
+        for index in contestants.turns(round).collect::<Vec<_>>() {
+            let started = Instant::now();
+            let bytes = contestants.engines[index].verify()?;
+            let elapsed = started.elapsed().as_secs_f64();
+            seconds[index].push(elapsed);
+            bytes_per_second[index].push(bytes as f64 / elapsed.max(f64::MIN_POSITIVE));
+            phase.advance(1);
+        }
+    }
+    for index in 0..count {
+        contestants.record(index, Metric::VerifySeconds, median(&mut seconds[index]));
+        contestants.record(index, Metric::VerifyBytesPerSecond, median(&mut bytes_per_second[index]));
+    }
+    Ok(())
+}
+
+fn compaction(contestants: &mut Contestants<'_>) -> Result<(), Failure> {
+    for index in contestants.turns(0).collect::<Vec<_>>() {
+        let engine = &mut *contestants.engines[index];
+        let _phase = contestants.progress.phase(engine.name(), "compaction", None);
         let started = Instant::now();
-        let bytes = engine.verify()?;
-        let elapsed = started.elapsed().as_secs_f64();
-        seconds.push(elapsed);
-        bytes_per_second.push(bytes as f64 / elapsed.max(f64::MIN_POSITIVE));
-        phase.advance(1);
+        engine.compact()?;
+        let elapsed = started.elapsed();
+        contestants.record(index, Metric::CompactSeconds, elapsed.as_secs_f64());
     }
-    figures.insert(Metric::VerifySeconds, median(&mut seconds));
-    figures.insert(Metric::VerifyBytesPerSecond, median(&mut bytes_per_second));
-    Ok(())
-}
-
-fn compaction(engine: &mut dyn Engine, progress: Progress, figures: &mut Figures) -> Result<(), Failure> {
-    let _phase = progress.phase(engine.name(), "compaction", None);
-    let started = Instant::now();
-    engine.compact()?;
-    figures.insert(Metric::CompactSeconds, started.elapsed().as_secs_f64());
     Ok(())
 }
 

@@ -12,6 +12,7 @@
 //! otherwise: only then is the text gone from every file, as cheesedb's Erase promises.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cheesedb::{Mode, Removal};
@@ -62,13 +63,16 @@ const RECALL_TABLES: &str = "
 /// Fair, one round: the alive children of the frontier none of whose legs still holds. A leg
 /// holds while none of its parents is dead. A memory whose last leg breaks because of a death
 /// in this same round is a child of that death and is found in the next round.
+///
+/// CROSS JOIN fixes the join order: the planner knows nothing of the temporary frontier's size
+/// and would otherwise scan the whole children index once per round.
 const FAIR_ROUND: &str = "
     INSERT INTO recall_next (id)
     SELECT DISTINCT legs.memory
     FROM recall_frontier
-    JOIN parents ON parents.parent = recall_frontier.id
-    JOIN legs ON legs.id = parents.leg
-    JOIN nodes ON nodes.id = legs.memory
+    CROSS JOIN parents ON parents.parent = recall_frontier.id
+    CROSS JOIN legs ON legs.id = parents.leg
+    CROSS JOIN nodes ON nodes.id = legs.memory
     WHERE nodes.alive = 1
       AND NOT EXISTS (
         SELECT 1 FROM legs AS holding
@@ -239,8 +243,14 @@ impl Engine for SqliteSide {
         ids.first().copied().ok_or_else(|| Failure::new("SQLite wrote nothing"))
     }
 
-    fn concurrent_writer(&self) -> Result<Box<dyn ConcurrentWriter>, Failure> {
-        Ok(Box::new(ConnectionWriter { connection: connect(&self.folder)? }))
+    fn concurrent_writers(&mut self, count: usize) -> Result<Vec<Box<dyn ConcurrentWriter>>, Failure> {
+        // One connection behind a lock. A connection per thread is worse: a writer that finds
+        // the database locked sleeps in SQLite's busy handler (1 ms, then longer, up to 100 ms)
+        // instead of waking when the lock is free.
+        let shared = Arc::new(Mutex::new(connect(&self.folder)?));
+        Ok((0..count)
+            .map(|_| Box::new(SharedConnectionWriter { connection: shared.clone() }) as Box<dyn ConcurrentWriter>)
+            .collect())
     }
 
     fn recall(&mut self, id: u64, mode: Mode, removal: Removal) -> Result<Vec<u64>, Failure> {
@@ -322,12 +332,13 @@ impl Engine for SqliteSide {
     }
 }
 
-struct ConnectionWriter {
-    connection: Connection,
+struct SharedConnectionWriter {
+    connection: Arc<Mutex<Connection>>,
 }
 
-impl ConcurrentWriter for ConnectionWriter {
+impl ConcurrentWriter for SharedConnectionWriter {
     fn write_one(&mut self, node: &PlannedNode) -> Result<(), Failure> {
-        write_committed(&mut self.connection, std::slice::from_ref(node)).map(|_| ())
+        let mut connection = self.connection.lock().map_err(|_| Failure::new("another SQLite writer panicked"))?;
+        write_committed(&mut connection, std::slice::from_ref(node)).map(|_| ())
     }
 }

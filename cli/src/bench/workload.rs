@@ -139,11 +139,6 @@ impl Workload {
         }
     }
 
-    /// The shape this generator follows.
-    pub fn shape(&self) -> Shape {
-        self.shape
-    }
-
     /// Setup nodes not yet handed out.
     fn setup_nodes_left(&self) -> u64 {
         let family_nodes: u64 = self
