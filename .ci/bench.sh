@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Benchmark checks, run by .ci/run:
+#  1. SQLite and cheesedb remove the same ids on the same data, Fair and Strict, so the
+#     comparison times the same work; SQLite's Erase leaves the text in no file;
+#  2. every scenario of `cheesedb bench --compare sqlite` runs and prints its JSON, at a tiny
+#     size whose figures mean nothing (docs/BENCHMARKS.md has the real command).
+# Both steps use the test profile, so the bundled SQLite is compiled once (about 80 s).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo test -p cheesedb-cli --features sqlite bench::
+
+output=$(mktemp)
+trap 'rm -f "$output"' EXIT
+cargo run -q --profile test -p cheesedb-cli --features sqlite -- bench --smoke --compare sqlite --json >"$output"
+python3 - "$output" <<'EOF'
+import json
+import sys
+
+with open(sys.argv[1]) as file:
+    result = json.load(file)
+for engine in ("cheesedb", "sqlite"):
+    figures = result[engine]
+    for key in ("single_writes_per_second", "recall_fair_untrusted_seconds", "agent_open_seconds", "verify_bytes_per_second"):
+        assert figures[key] > 0, f"{engine}: {key} missing"
+for kind in ("fair_untrusted", "strict_untrusted", "fair_erase", "strict_erase"):
+    key = f"recall_{kind}_removed_count"
+    assert result["cheesedb"][key] == result["sqlite"][key], f"{key} differs"
+print("bench smoke run: every scenario ran on both engines, and they removed the same counts")
+EOF
