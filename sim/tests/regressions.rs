@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use cheesedb_core::{AgentEngine, Error, Id, Options, Storage, StorageFile, StoreEngine};
-use cheesedb_sim::storage::{Fate, FaultPlan, SimStorage};
+use cheesedb_sim::storage::{CrashOdds, Fate, FaultPlan, SimStorage};
 
 fn small_segments() -> Options {
     Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, ..Options::default() }
@@ -15,8 +15,10 @@ fn store_with_agent(storage: &SimStorage, options: Options) -> (StoreEngine<SimS
     (store, number)
 }
 
+/// A plan whose failed syncs persist nothing of what they were asked to make durable.
 fn failing(configure: impl FnOnce(&mut FaultPlan)) -> FaultPlan {
     let mut plan = FaultPlan::none();
+    plan.crash = CrashOdds { keep: 0.0, prefix: 0.0, garble: 0.0, keep_name_change: 0.0 };
     configure(&mut plan);
     plan
 }
@@ -108,4 +110,30 @@ fn opening_a_store_makes_the_removal_of_a_leftover_catalog_durable() {
     let store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
     assert_eq!(storage.acknowledge(), Ok(()));
     assert_eq!(store.agent_names(), vec!["agent".to_string()]);
+}
+
+#[test]
+fn an_open_that_fails_leaves_no_snapshot_of_a_half_replayed_graph() {
+    let storage = SimStorage::without_faults(5);
+    let options = Options { snapshot_after_bytes: 1024, preallocate_bytes: 0, ..Options::default() };
+    let (store, number) = store_with_agent(&storage, options.clone());
+    let mut agent = store.open_agent(number).unwrap();
+    for index in 0..8u64 {
+        storage.set_plan(if index < 7 { FaultPlan::none() } else { failing(|plan| plan.write_failed = 1.0) });
+        let _ = agent.add_lot("fill", &[b'x'; 300]);
+    }
+    // Poisoned by the failed write, the engine saves no snapshot when dropped.
+    drop(agent);
+    let snapshot = cheesedb_core::log::names::snapshot_path(&cheesedb_core::log::names::agent_folder(number));
+    storage.crash_with(&vec![Fate::Keep; storage.pending_changes().len()]);
+    assert_eq!(storage.file_bytes(&snapshot), None);
+    // Open replays the log, then its folder sync fails: open fails...
+    storage.set_plan(failing(|plan| plan.folder_sync_failed = 1.0));
+    assert!(store.open_agent(number).is_err());
+    storage.set_plan(FaultPlan::none());
+    // ...and the half-opened engine it dropped must not have saved its graph.
+    assert_eq!(storage.file_bytes(&snapshot), None);
+    let reopened = store.open_agent(number).unwrap();
+    assert_eq!(reopened.node_count(), 7);
+    assert!(reopened.verify().is_ok());
 }
