@@ -1,7 +1,8 @@
-//! A files backend that fails or slows chosen operations on demand and counts syncs, to test
-//! how the engine reacts.
+//! Any backend, failing or slowing chosen operations on demand and counting syncs, to test how
+//! the engine reacts.
 
-use std::io;
+use std::fmt;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -20,90 +21,112 @@ pub struct Faults {
     pub syncs: AtomicU64,
 }
 
-/// [`FileStorage`] with switchable failures.
+/// A storage (std files unless said otherwise) with switchable failures.
 #[derive(Debug, Clone)]
-pub struct FaultyStorage {
-    inner: FileStorage,
+pub struct FaultyStorage<S = FileStorage> {
+    inner: S,
     /// The switches, shared with the test.
     pub faults: Arc<Faults>,
 }
 
-impl FaultyStorage {
-    /// Files in `root`, failing nothing yet.
-    pub fn new(root: &std::path::Path) -> FaultyStorage {
-        FaultyStorage { inner: FileStorage::new(root), faults: Arc::default() }
+impl FaultyStorage<FileStorage> {
+    /// Std files in `root`, failing nothing yet.
+    pub fn new(root: &Path) -> FaultyStorage<FileStorage> {
+        FaultyStorage::wrap(FileStorage::new(root))
+    }
+}
+
+impl<S> FaultyStorage<S> {
+    /// `inner`, failing nothing yet.
+    pub fn wrap(inner: S) -> FaultyStorage<S> {
+        FaultyStorage { inner, faults: Arc::default() }
     }
 }
 
 /// A file of a [`FaultyStorage`].
 #[derive(Debug)]
-pub struct FaultyFile {
-    inner: <FileStorage as Storage>::File,
+pub struct FaultyFile<F = <FileStorage as Storage>::File> {
+    inner: F,
     faults: Arc<Faults>,
 }
 
-fn injected(what: &str) -> io::Error {
-    io::Error::other(format!("injected failure: {what}"))
+/// An injected failure, or the inner backend's own error.
+#[derive(Debug)]
+pub enum FaultyError<E> {
+    /// The test switched this operation to fail.
+    Injected(&'static str),
+    /// The backend failed by itself.
+    Inner(E),
 }
 
-impl Storage for FaultyStorage {
-    type File = FaultyFile;
-    type Error = io::Error;
-
-    fn open_file(&self, path: &str, create: bool) -> io::Result<FaultyFile> {
-        Ok(FaultyFile { inner: self.inner.open_file(path, create)?, faults: self.faults.clone() })
-    }
-    fn exists(&self, path: &str) -> io::Result<bool> {
-        self.inner.exists(path)
-    }
-    fn list(&self, folder: &str) -> io::Result<Vec<String>> {
-        self.inner.list(folder)
-    }
-    fn create_folder(&self, path: &str) -> io::Result<()> {
-        self.inner.create_folder(path)
-    }
-    fn remove_folder(&self, path: &str) -> io::Result<()> {
-        self.inner.remove_folder(path)
-    }
-    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
-        if self.faults.fail_rename.load(Ordering::SeqCst) {
-            return Err(injected("rename"));
+impl<E: fmt::Display> fmt::Display for FaultyError<E> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FaultyError::Injected(what) => write!(formatter, "injected failure: {what}"),
+            FaultyError::Inner(error) => error.fmt(formatter),
         }
-        self.inner.rename(from, to)
-    }
-    fn remove_file(&self, path: &str) -> io::Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn sync_folder(&self, folder: &str) -> io::Result<()> {
-        self.inner.sync_folder(folder)
-    }
-    fn fill_random(&self, out: &mut [u8]) -> io::Result<()> {
-        self.inner.fill_random(out)
     }
 }
 
-impl StorageFile for FaultyFile {
-    type Error = io::Error;
+impl<S: Storage> Storage for FaultyStorage<S> {
+    type File = FaultyFile<S::File>;
+    type Error = FaultyError<S::Error>;
 
-    fn len(&self) -> io::Result<u64> {
-        self.inner.len()
+    fn open_file(&self, path: &str, create: bool) -> Result<Self::File, Self::Error> {
+        let inner = self.inner.open_file(path, create).map_err(FaultyError::Inner)?;
+        Ok(FaultyFile { inner, faults: self.faults.clone() })
     }
-    fn read_at(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
-        self.inner.read_at(offset, out)
+    fn exists(&self, path: &str) -> Result<bool, Self::Error> {
+        self.inner.exists(path).map_err(FaultyError::Inner)
     }
-    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        self.inner.write_at(offset, bytes)
+    fn list(&self, folder: &str) -> Result<Vec<String>, Self::Error> {
+        self.inner.list(folder).map_err(FaultyError::Inner)
     }
-    fn sync(&mut self) -> io::Result<()> {
+    fn create_folder(&self, path: &str) -> Result<(), Self::Error> {
+        self.inner.create_folder(path).map_err(FaultyError::Inner)
+    }
+    fn remove_folder(&self, path: &str) -> Result<(), Self::Error> {
+        self.inner.remove_folder(path).map_err(FaultyError::Inner)
+    }
+    fn rename(&self, from: &str, to: &str) -> Result<(), Self::Error> {
+        if self.faults.fail_rename.load(Ordering::SeqCst) {
+            return Err(FaultyError::Injected("rename"));
+        }
+        self.inner.rename(from, to).map_err(FaultyError::Inner)
+    }
+    fn remove_file(&self, path: &str) -> Result<(), Self::Error> {
+        self.inner.remove_file(path).map_err(FaultyError::Inner)
+    }
+    fn sync_folder(&self, folder: &str) -> Result<(), Self::Error> {
+        self.inner.sync_folder(folder).map_err(FaultyError::Inner)
+    }
+    fn fill_random(&self, out: &mut [u8]) -> Result<(), Self::Error> {
+        self.inner.fill_random(out).map_err(FaultyError::Inner)
+    }
+}
+
+impl<F: StorageFile> StorageFile for FaultyFile<F> {
+    type Error = FaultyError<F::Error>;
+
+    fn len(&self) -> Result<u64, Self::Error> {
+        self.inner.len().map_err(FaultyError::Inner)
+    }
+    fn read_at(&self, offset: u64, out: &mut [u8]) -> Result<(), Self::Error> {
+        self.inner.read_at(offset, out).map_err(FaultyError::Inner)
+    }
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<(), Self::Error> {
+        self.inner.write_at(offset, bytes).map_err(FaultyError::Inner)
+    }
+    fn sync(&mut self) -> Result<(), Self::Error> {
         let delay = self.faults.sync_delay_microseconds.load(Ordering::SeqCst);
         std::thread::sleep(std::time::Duration::from_micros(delay));
         if self.faults.fail_sync.load(Ordering::SeqCst) {
-            return Err(injected("sync"));
+            return Err(FaultyError::Injected("sync"));
         }
         self.faults.syncs.fetch_add(1, Ordering::SeqCst);
-        self.inner.sync()
+        self.inner.sync().map_err(FaultyError::Inner)
     }
-    fn set_len(&mut self, length: u64) -> io::Result<()> {
-        self.inner.set_len(length)
+    fn set_len(&mut self, length: u64) -> Result<(), Self::Error> {
+        self.inner.set_len(length).map_err(FaultyError::Inner)
     }
 }

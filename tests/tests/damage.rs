@@ -50,7 +50,8 @@ fn every_flipped_byte_of_a_sealed_segment_is_corrupt<B: Backend>() {
     let (token, _) = two_segment_agent(&place);
     let sealed = place.segment_files().remove(0);
     let length = place.read_file(&sealed).len();
-    for offset in 0..length {
+    // Every byte on the simulator; a spread of them on disk, where each reopen waits for syncs.
+    for offset in (0..length).step_by(B::OFFSET_STRIDE) {
         flip(&place, &sealed, offset);
         match open(&place, &token) {
             Err(Error::Corrupt { file, .. }) => assert!(file.ends_with("segment-0000000000000001.log"), "{file}"),
@@ -68,7 +69,7 @@ fn cutting_the_active_segment_anywhere_keeps_exactly_the_committed_prefix<B: Bac
     let full_length = *boundaries.last().unwrap();
     let header_length = 96;
     let original = place.read_file(&place.segment_files().pop().unwrap());
-    for length in 0..full_length {
+    for length in (0..full_length).step_by(B::OFFSET_STRIDE) {
         let copy = place.duplicate();
         let active = copy.segment_files().pop().unwrap();
         cut(&copy, &active, length);

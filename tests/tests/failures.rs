@@ -1,15 +1,15 @@
-//! A failed sync poisons the handle; an erasure cut short is finished by the next open.
+//! A failed sync poisons the handle; an erasure cut short is finished by the next open. On every
+//! backend, wrapped to fail on demand.
 
 use std::sync::atomic::Ordering;
 
 use cheesedb::{Error, Leg, Mode, Options, Removal, Store};
+use cheesedb_tests::backend::Backend;
 use cheesedb_tests::faulty::FaultyStorage;
-use cheesedb_tests::files_containing;
 
-#[test]
-fn a_failed_sync_poisons_the_agent_and_acknowledges_nothing() {
-    let folder = tempfile::tempdir().unwrap();
-    let storage = FaultyStorage::new(folder.path());
+fn a_failed_sync_poisons_the_agent_and_acknowledges_nothing<B: Backend>() {
+    let place = B::new();
+    let storage = FaultyStorage::wrap(place.storage());
     let faults = storage.faults.clone();
     let store = Store::open_with(storage, Options::default()).unwrap();
     let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
@@ -23,14 +23,13 @@ fn a_failed_sync_poisons_the_agent_and_acknowledges_nothing() {
     assert_eq!(alice.get(lot).unwrap().content(), Some(&b"before"[..]), "reads still work");
 }
 
-#[test]
-fn an_erasure_cut_short_is_finished_by_the_next_open() {
-    let folder = tempfile::tempdir().unwrap();
+fn an_erasure_cut_short_is_finished_by_the_next_open<B: Backend>() {
+    let place = B::new();
     let canary = b"canary-91b2-interrupted-erasure";
     let token;
     let lot;
     {
-        let storage = FaultyStorage::new(folder.path());
+        let storage = FaultyStorage::wrap(place.storage());
         let faults = storage.faults.clone();
         let store = Store::open_with(storage, Options::default()).unwrap();
         token = store.create_agent("alice").unwrap();
@@ -41,16 +40,21 @@ fn an_erasure_cut_short_is_finished_by_the_next_open() {
         // if the process had died there.
         faults.fail_rename.store(true, Ordering::SeqCst);
         assert!(matches!(alice.recall(lot, Mode::Fair, Removal::Erase), Err(Error::Io { .. })));
-        assert!(!files_containing(folder.path(), canary).is_empty(), "the text is still there");
+        assert!(!place.files_containing(canary).is_empty(), "the text is still there");
         assert_eq!(alice.add_lot("x", b"x"), Err(Error::Poisoned));
     }
-    let store = Store::open(folder.path()).unwrap();
+    let store = place.open(Options::default()).unwrap();
     let alice = store.open_agent(&token).unwrap();
     let report = alice.report();
     assert_eq!(report.erasures_completed_on_open, 1);
     assert_eq!(report.temporary_files_removed, 1);
-    assert!(files_containing(folder.path(), canary).is_empty());
+    assert!(place.files_containing(canary).is_empty());
     assert!(!alice.get(lot).unwrap().is_alive());
     assert_eq!(alice.get(lot).unwrap().content(), None);
     alice.verify().unwrap();
 }
+
+cheesedb_tests::conformance!(
+    a_failed_sync_poisons_the_agent_and_acknowledges_nothing,
+    an_erasure_cut_short_is_finished_by_the_next_open,
+);
