@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
-    let outcome = cheesedb_sim::harness::run_from_bytes(bytes, 48);
+    let outcome = cheesedb_sim::harness::run_from_bytes(bytes, cheesedb_sim::harness::FUZZ_OPERATIONS);
     if let Some(violation) = outcome.violation {
         panic!("{violation}");
     }

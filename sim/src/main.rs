@@ -39,6 +39,29 @@ struct Arguments {
     /// Threads to run seeds on (default: one per core).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Replay a workload whose choices are the bytes of this file (a fuzzer's input).
+    #[arg(long, value_name = "FILE")]
+    from_bytes: Option<std::path::PathBuf>,
+}
+
+/// Replays a fuzzer's input with the simulation fuzz target's step count.
+fn replay_bytes(path: &std::path::Path) -> ExitCode {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            eprintln!("cheesedb-sim: cannot read {}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = cheesedb_sim::harness::run_from_bytes(&bytes, cheesedb_sim::harness::FUZZ_OPERATIONS);
+    println!("cheesedb-sim: {} operations, {} crashes, faults {}", outcome.stats.operations, outcome.stats.crashes, outcome.faults);
+    match outcome.violation {
+        Some(violation) => {
+            println!("cheesedb-sim: VIOLATION at {violation}");
+            ExitCode::FAILURE
+        }
+        None => ExitCode::SUCCESS,
+    }
 }
 
 #[cfg(feature = "mutants")]
@@ -103,6 +126,9 @@ fn main() -> ExitCode {
             println!("{name}");
         }
         return ExitCode::SUCCESS;
+    }
+    if let Some(path) = &arguments.from_bytes {
+        return replay_bytes(path);
     }
     let Some(profile) = FaultProfile::from_name(&arguments.faults) else {
         let names: Vec<&str> = FaultProfile::ALL.iter().map(|profile| profile.name()).collect();

@@ -124,6 +124,9 @@ pub fn run_seed(config: &RunConfig) -> RunOutcome {
     world::World::run(config, Random::seeded(config.seed))
 }
 
+/// Workload steps of one fuzzer input.
+pub const FUZZ_OPERATIONS: u64 = 48;
+
 /// Runs a workload whose every choice is read from `bytes` (for the fuzzer).
 pub fn run_from_bytes(bytes: &[u8], operations: u64) -> RunOutcome {
     let config = RunConfig { seed: 0, operations, profile: FaultProfile::Swarm };

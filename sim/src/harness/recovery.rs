@@ -181,7 +181,15 @@ impl World {
         let slot = self.slot(index)?;
         let Some(engine) = slot.engine.as_ref() else { return Err(Stop::Violation(message)) };
         if faults.silent() > 0 && engine.report().dropped_bytes > 0 && shape_matches(engine, &slot.before_last_write) {
-            slot.model = slot.before_last_write.clone();
+            // The lost write may have been an Erase whose rewrite did finish: its text may be
+            // gone although its recall record is not.
+            let mut restored = slot.before_last_write.clone();
+            for (node, now) in restored.nodes.iter_mut().zip(&slot.model.nodes) {
+                if now.text == crate::model::Text::Absent && node.text != crate::model::Text::Absent {
+                    node.text = crate::model::Text::Either;
+                }
+            }
+            slot.model = restored;
             slot.kept = None;
             self.stats.silent_losses_reported += 1;
             let checked = self.check_agent(index, false);
