@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The deterministic simulation, as CI runs it: a seed campaign on the simulated disk, the
+# exhaustive crash-state and corruption sweeps, every mutant caught, and the fuzz targets
+# smoke-run on stable with their corpus replayed. Prints the counts; exits non-zero on any
+# violation, any mutant that survives, or any fuzz failure.
+#
+# Knobs (environment): SIM_SEEDS (default 2000), SIM_OPS (200), SIM_CRASHES_MIN (10000),
+# SIM_FUZZ_SECONDS (15).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+seeds="${SIM_SEEDS:-2000}"
+operations="${SIM_OPS:-200}"
+crashes_min="${SIM_CRASHES_MIN:-10000}"
+fuzz_seconds="${SIM_FUZZ_SECONDS:-15}"
+log_dir="$(mktemp -d)"
+trap 'rm -rf "$log_dir"' EXIT
+
+section() { printf '\n== %s\n' "$*"; }
+fail() { printf 'sim.sh: %s\n' "$*" >&2; exit 1; }
+
+section "simulation: build"
+cargo build --release --locked -p cheesedb-sim
+
+section "simulation: $seeds seeds of $operations operations, swarm faults"
+started=$(date +%s)
+./target/release/cheesedb-sim --seeds "$seeds" --ops "$operations" --faults swarm | tee "$log_dir/campaign.txt"
+echo "campaign wall time: $(( $(date +%s) - started )) s"
+crashes=$(sed -n 's/.* crashes \([0-9]*\) (during recovery.*/\1/p' "$log_dir/campaign.txt" | head -n 1)
+ran=$(sed -n 's/^cheesedb-sim: seeds \([0-9]*\),.*/\1/p' "$log_dir/campaign.txt" | head -n 1)
+[ "${ran:-0}" -ge "$seeds" ] || fail "only ${ran:-0} seeds ran"
+[ "${crashes:-0}" -ge "$crashes_min" ] || fail "only ${crashes:-0} crash-and-recover cycles (want $crashes_min)"
+
+section "simulation: exhaustive crash states, corruption sweeps, determinism, regressions"
+cargo test --release --locked -p cheesedb-sim
+
+section "simulation: mutants"
+# A separate target folder: the mutants feature must never reach the ordinary build.
+cargo build --release --locked -p cheesedb-sim --features mutants --target-dir target/mutants
+mutant_binary=target/mutants/release/cheesedb-sim
+caught=0
+for mutant in $("$mutant_binary" --list-mutants); do
+    if "$mutant_binary" --mutant "$mutant" --seeds "$seeds" --ops "$operations" --faults swarm > "$log_dir/$mutant.txt"; then
+        cat "$log_dir/$mutant.txt"
+        fail "mutant $mutant was not caught"
+    fi
+    grep -q "mutant $mutant caught by seed" "$log_dir/$mutant.txt" || { cat "$log_dir/$mutant.txt"; fail "mutant $mutant: no verdict"; }
+    grep "mutant $mutant caught by seed" "$log_dir/$mutant.txt"
+    caught=$((caught + 1))
+done
+[ "$caught" -ge 3 ] || fail "only $caught mutants"
+echo "mutants caught: $caught"
+
+section "fuzzing: $fuzz_seconds s per target, then the corpus replayed"
+if ! cargo fuzz --version > /dev/null 2>&1; then
+    cargo install cargo-fuzz --locked
+fi
+for target in record_round_trip open_segment simulation; do
+    rm -rf "fuzz/artifacts/$target"
+    # New inputs go to a scratch folder; the checked-in corpus is only read.
+    mkdir -p "$log_dir/corpus-$target"
+    if ! (cd fuzz && cargo fuzz run --sanitizer none "$target" "$log_dir/corpus-$target" "corpus/$target" -- \
+        -max_total_time="$fuzz_seconds" > "$log_dir/fuzz-$target.txt" 2>&1); then
+        tail -n 40 "$log_dir/fuzz-$target.txt"
+        fail "fuzz target $target failed (input in fuzz/artifacts/$target; replay a simulation input with cheesedb-sim --from-bytes)"
+    fi
+    grep -E '^Done [0-9]+ runs' "$log_dir/fuzz-$target.txt" | sed "s/^/$target: /"
+    if ! (cd fuzz && cargo fuzz run --sanitizer none "$target" "corpus/$target" -- -runs=0 > "$log_dir/replay-$target.txt" 2>&1); then
+        tail -n 40 "$log_dir/replay-$target.txt"
+        fail "replaying the corpus of $target failed"
+    fi
+    echo "$target: corpus of $(ls "fuzz/corpus/$target" | wc -l) inputs replayed"
+done
+
+section "simulation: done"
+grep '^cheesedb-sim:' "$log_dir/campaign.txt"
+echo "mutants caught: $caught"
