@@ -57,7 +57,11 @@ pub fn run_guarded(config: &RunConfig) -> RunOutcome {
                 faults: FaultCounts::default(),
                 trace_hash: 0,
                 clock_ticks: 0,
-                violation: Some(Violation { message: format!("panic: {message}"), step: 0, recent_events: String::new() }),
+                violation: Some(Violation {
+                    message: format!("panic: {message}"),
+                    step: 0,
+                    recent_events: String::new(),
+                }),
             }
         }
     }
@@ -79,7 +83,11 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignSummary {
                 if index >= config.seeds {
                     break;
                 }
-                let run = RunConfig { seed: config.first_seed + index, operations: config.operations, profile: config.profile };
+                let run = RunConfig {
+                    seed: config.first_seed + index,
+                    operations: config.operations,
+                    profile: config.profile,
+                };
                 let outcome = run_guarded(&run);
                 if outcome.violation.is_some() && config.stop_at_first_violation {
                     stop.store(true, Ordering::Relaxed);

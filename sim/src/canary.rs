@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 use crate::random::Random;
 
 const MARKER_START: &[u8] = b"<c:";
+/// The bytes filler is drawn from: never `<`, so no marker can appear inside filler.
+const FILLER: &[u8] = b"abcdefghijklmnopqrstuvwxyz ";
 /// Bytes of one marker.
 pub const MARKER_BYTES: usize = 3 + 16 + 1 + 8 + 1;
 
@@ -25,7 +27,7 @@ pub fn content(seed: u64, serial: u64, filler_max_bytes: u64, random: &mut Rando
     let mut out = Vec::with_capacity(2 * MARKER_BYTES + filler);
     out.extend_from_slice(&mark);
     for _ in 0..filler {
-        out.push(b"abcdefghijklmnopqrstuvwxyz "[random.index(27)]);
+        out.push(FILLER.get(random.index(FILLER.len())).copied().unwrap_or(b' '));
     }
     out.extend_from_slice(&mark);
     out
@@ -41,7 +43,10 @@ pub fn serial_of(content: &[u8]) -> Option<u64> {
 pub fn find_markers(bytes: &[u8], seed: u64, found: &mut BTreeSet<u64>) {
     let seed_digits = format!("{seed:016x}").into_bytes();
     let mut position = 0;
-    while let Some(offset) = bytes.get(position..).and_then(|rest| rest.windows(MARKER_START.len()).position(|window| window == MARKER_START)) {
+    while let Some(offset) = bytes
+        .get(position..)
+        .and_then(|rest| rest.windows(MARKER_START.len()).position(|window| window == MARKER_START))
+    {
         let start = position + offset;
         position = start + 1;
         let Some(candidate) = bytes.get(start..start + MARKER_BYTES) else { break };

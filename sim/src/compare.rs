@@ -9,7 +9,9 @@ use crate::storage::SimStorage;
 pub fn shape_matches(engine: &AgentEngine<SimStorage>, model: &AgentModel) -> bool {
     let alive_lots: Vec<u64> = engine.alive_lots().iter().map(|id| id.get()).collect();
     let alive_memories: Vec<u64> = engine.alive_memories().iter().map(|id| id.get()).collect();
-    engine.node_count() == model.nodes.len() as u64 && alive_lots == model.alive_lots() && alive_memories == model.alive_memories()
+    engine.node_count() == model.nodes.len() as u64
+        && alive_lots == model.alive_lots()
+        && alive_memories == model.alive_memories()
 }
 
 /// How a node read back differs from the model.
@@ -25,9 +27,13 @@ pub enum Mismatch {
 pub fn compare_node(model: &AgentModel, id: u64, result: Result<Node, Error>) -> Result<Option<Text>, Mismatch> {
     let node = match (model.node(id), result) {
         (None, Err(Error::UnknownId { id: unknown })) if unknown.get() == id => return Ok(None),
-        (None, other) => return Err(Mismatch::Violation(format!("the model has no node {id}, the engine answered {other:?}"))),
+        (None, other) => {
+            return Err(Mismatch::Violation(format!("the model has no node {id}, the engine answered {other:?}")))
+        }
         // A read past the end of a damaged file is reported as a storage error: damage too.
-        (Some(_), Err(error)) if error.is_corruption() || matches!(error, Error::Io { .. }) => return Err(Mismatch::Corrupt(error)),
+        (Some(_), Err(error)) if error.is_corruption() || matches!(error, Error::Io { .. }) => {
+            return Err(Mismatch::Corrupt(error))
+        }
         (Some(_), Err(error)) => return Err(Mismatch::Violation(format!("reading a known node failed: {error}"))),
         (Some(expected), Ok(node)) => (expected, node),
     };
@@ -35,19 +41,29 @@ pub fn compare_node(model: &AgentModel, id: u64, result: Result<Node, Error>) ->
     let kind_matches = match (&expected.kind, &node.kind) {
         (ModelKind::Lot { label }, NodeKind::Lot { label: got }) => label == got,
         (ModelKind::Memory { legs }, NodeKind::Memory { legs: got }) => {
-            let got: Vec<Vec<u64>> = got.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect();
+            let got: Vec<Vec<u64>> =
+                got.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect();
             *legs == got
         }
         _ => false,
     };
     if !kind_matches || node.id != Id::from(id) {
-        return Err(Mismatch::Violation(format!("node {id} reads back as {:?}, the model has {:?}", node.kind, expected.kind)));
+        return Err(Mismatch::Violation(format!(
+            "node {id} reads back as {:?}, the model has {:?}",
+            node.kind, expected.kind
+        )));
     }
     if node.is_alive() != expected.alive {
-        return Err(Mismatch::Violation(format!("node {id} alive = {}, the model says {}", node.is_alive(), expected.alive)));
+        return Err(Mismatch::Violation(format!(
+            "node {id} alive = {}, the model says {}",
+            node.is_alive(),
+            expected.alive
+        )));
     }
     match (expected.text, node.content()) {
-        (Text::Present, Some(content)) | (Text::Either, Some(content)) if content == expected.content.as_slice() => Ok(Some(Text::Present)),
+        (Text::Present, Some(content)) | (Text::Either, Some(content)) if content == expected.content.as_slice() => {
+            Ok(Some(Text::Present))
+        }
         (Text::Absent, None) | (Text::Either, None) => Ok(Some(Text::Absent)),
         (text, content) => Err(Mismatch::Violation(format!(
             "node {id} content is {}, the model says its text is {text:?}",
@@ -77,4 +93,3 @@ pub fn merge_uncertain(before: &AgentModel, after: &AgentModel) -> Option<AgentM
     }
     Some(merged)
 }
-

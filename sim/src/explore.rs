@@ -28,7 +28,8 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol.
-    pub const ALL: [Protocol; 4] = [Protocol::BatchAppend, Protocol::SegmentRoll, Protocol::EraseRewrite, Protocol::Compaction];
+    pub const ALL: [Protocol; 4] =
+        [Protocol::BatchAppend, Protocol::SegmentRoll, Protocol::EraseRewrite, Protocol::Compaction];
 }
 
 /// What an exploration covered.
@@ -79,18 +80,20 @@ fn prepare(protocol: Protocol) -> Result<Scenario, String> {
     let options = exploration_options();
     let storage = SimStorage::without_faults(EXPLORATION_SEED);
     let mut random = Random::seeded(EXPLORATION_SEED);
-    let mut store = StoreEngine::open(storage.clone(), options.clone()).map_err(|error| failed("opening the store", error))?;
+    let mut store =
+        StoreEngine::open(storage.clone(), options.clone()).map_err(|error| failed("opening the store", error))?;
     let token = store.create_agent("explored").map_err(|error| failed("creating the agent", error))?;
     let number = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
     let mut agent = store.open_agent(number).map_err(|error| failed("opening the agent", error))?;
     let mut model = AgentModel::default();
     let mut serial = 0;
-    let mut add_lot = |agent: &mut AgentEngine<SimStorage>, model: &mut AgentModel, random: &mut Random| -> Result<u64, String> {
-        serial += 1;
-        let text = content(serial, random);
-        agent.add_lot("source", &text).map_err(|error| failed("adding a lot", error))?;
-        Ok(model.add_lot("source", &text))
-    };
+    let mut add_lot =
+        |agent: &mut AgentEngine<SimStorage>, model: &mut AgentModel, random: &mut Random| -> Result<u64, String> {
+            serial += 1;
+            let text = content(serial, random);
+            agent.add_lot("source", &text).map_err(|error| failed("adding a lot", error))?;
+            Ok(model.add_lot("source", &text))
+        };
     let first = add_lot(&mut agent, &mut model, &mut random)?;
     let second = add_lot(&mut agent, &mut model, &mut random)?;
     let text = content(100, &mut random);
@@ -161,7 +164,8 @@ fn act(protocol: Protocol, agent: &mut AgentEngine<SimStorage>, scenario: &Scena
                         match &node.kind {
                             crate::model::ModelKind::Lot { label } => batch.add_lot(label, &node.content)?,
                             crate::model::ModelKind::Memory { legs } => {
-                                let legs: Vec<Leg> = legs.iter().map(|leg| leg.iter().map(|id| Id::from(*id)).collect()).collect();
+                                let legs: Vec<Leg> =
+                                    legs.iter().map(|leg| leg.iter().map(|id| Id::from(*id)).collect()).collect();
                                 batch.remember(&node.content, &legs)?
                             }
                         };
@@ -178,7 +182,9 @@ fn act(protocol: Protocol, agent: &mut AgentEngine<SimStorage>, scenario: &Scena
 /// The fates tried for one pending change.
 fn fates_of(change: &PendingChange) -> Vec<Fate> {
     match change {
-        PendingChange::Write { length, .. } => vec![Fate::Drop, Fate::Keep, Fate::Prefix(length / 2), Fate::Garble(*length)],
+        PendingChange::Write { length, .. } => {
+            vec![Fate::Drop, Fate::Keep, Fate::Prefix(length / 2), Fate::Garble(*length)]
+        }
         PendingChange::SetLength { .. } | PendingChange::Name { .. } => vec![Fate::Drop, Fate::Keep],
     }
 }
@@ -201,7 +207,12 @@ fn combinations(pending: &[PendingChange], combinations_max: usize, random: &mut
             })
             .collect(),
         _ => (0..combinations_max)
-            .map(|_| choices.iter().map(|options| options.get(random.index(options.len())).copied().unwrap_or(Fate::Drop)).collect())
+            .map(|_| {
+                choices
+                    .iter()
+                    .map(|options| options.get(random.index(options.len())).copied().unwrap_or(Fate::Drop))
+                    .collect()
+            })
             .collect(),
     }
 }
@@ -213,7 +224,8 @@ pub fn explore(protocol: Protocol, combinations_max: usize) -> Result<Exploratio
     let mut exploration = Exploration::default();
     // Count the protocol's storage operations once, on a copy.
     let counting = scenario.storage.fork();
-    let mut agent = open_agent(&counting, scenario.number, &scenario.options).map_err(|error| failed("opening for the count", error))?;
+    let mut agent = open_agent(&counting, scenario.number, &scenario.options)
+        .map_err(|error| failed("opening for the count", error))?;
     let start = counting.operation_count();
     if !act(protocol, &mut agent, &scenario) {
         return Err(format!("{protocol:?}: the action fails without a crash"));
@@ -223,7 +235,8 @@ pub fn explore(protocol: Protocol, combinations_max: usize) -> Result<Exploratio
     let mut random = Random::seeded(EXPLORATION_SEED);
     for crash_point in 0..=exploration.operations {
         let disk = scenario.storage.fork();
-        let mut agent = open_agent(&disk, scenario.number, &scenario.options).map_err(|error| failed("opening before the crash", error))?;
+        let mut agent = open_agent(&disk, scenario.number, &scenario.options)
+            .map_err(|error| failed("opening before the crash", error))?;
         disk.arm_crash(crash_point);
         let acknowledged = act(protocol, &mut agent, &scenario);
         disk.power_off();
@@ -233,8 +246,9 @@ pub fn explore(protocol: Protocol, combinations_max: usize) -> Result<Exploratio
         for fates in combinations(&pending, combinations_max, &mut random) {
             let crashed = disk.fork();
             crashed.crash_with(&fates);
-            let after = check_crash_state(&scenario, protocol, &crashed, acknowledged)
-                .map_err(|message| format!("{protocol:?}, crash after {crash_point} operations, fates {fates:?}: {message}"))?;
+            let after = check_crash_state(&scenario, protocol, &crashed, acknowledged).map_err(|message| {
+                format!("{protocol:?}, crash after {crash_point} operations, fates {fates:?}: {message}")
+            })?;
             exploration.crash_states += 1;
             if after {
                 exploration.found_after += 1;
@@ -247,8 +261,14 @@ pub fn explore(protocol: Protocol, combinations_max: usize) -> Result<Exploratio
 }
 
 /// Opens a crash state and checks it; returns whether the action was found done.
-fn check_crash_state(scenario: &Scenario, protocol: Protocol, disk: &SimStorage, acknowledged: bool) -> Result<bool, String> {
-    let agent = open_agent(disk, scenario.number, &scenario.options).map_err(|error| failed("open after the crash", error))?;
+fn check_crash_state(
+    scenario: &Scenario,
+    protocol: Protocol,
+    disk: &SimStorage,
+    acknowledged: bool,
+) -> Result<bool, String> {
+    let agent =
+        open_agent(disk, scenario.number, &scenario.options).map_err(|error| failed("open after the crash", error))?;
     let (model, done) = match merge_uncertain(&scenario.before, &scenario.after) {
         // Compaction changes only where text is: once acknowledged it is gone, before that
         // each dead node's text may or may not be.
@@ -257,7 +277,12 @@ fn check_crash_state(scenario: &Scenario, protocol: Protocol, disk: &SimStorage,
         None if shape_matches(&agent, &scenario.after) => (scenario.after.clone(), true),
         None if !acknowledged && shape_matches(&agent, &scenario.before) => (scenario.before.clone(), false),
         None => {
-            return Err(format!("the agent has {} nodes, alive {:?} {:?}; acknowledged: {acknowledged}", agent.node_count(), agent.alive_lots(), agent.alive_memories()));
+            return Err(format!(
+                "the agent has {} nodes, alive {:?} {:?}; acknowledged: {acknowledged}",
+                agent.node_count(),
+                agent.alive_lots(),
+                agent.alive_memories()
+            ));
         }
     };
     let _ = protocol;
@@ -281,7 +306,8 @@ fn check_crash_state(scenario: &Scenario, protocol: Protocol, disk: &SimStorage,
     drop(agent);
     let drops = vec![Fate::Drop; disk.pending_changes().len()];
     disk.crash_with(&drops);
-    let again = open_agent(disk, scenario.number, &scenario.options).map_err(|error| failed("open after a second crash", error))?;
+    let again = open_agent(disk, scenario.number, &scenario.options)
+        .map_err(|error| failed("open after a second crash", error))?;
     if !shape_matches(&again, &model) {
         return Err("a second crash changed what the first recovery served".to_string());
     }
@@ -309,13 +335,16 @@ fn sealed_fixture() -> Result<(SimStorage, u64, Options), String> {
     let options = Options { segment_size_max_bytes: 4096, ..Options::default() };
     let storage = SimStorage::without_faults(EXPLORATION_SEED);
     let mut random = Random::seeded(EXPLORATION_SEED);
-    let mut store = StoreEngine::open(storage.clone(), options.clone()).map_err(|error| failed("opening the store", error))?;
+    let mut store =
+        StoreEngine::open(storage.clone(), options.clone()).map_err(|error| failed("opening the store", error))?;
     let token = store.create_agent("swept").map_err(|error| failed("creating the agent", error))?;
     let number = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
     let mut agent = store.open_agent(number).map_err(|error| failed("opening the agent", error))?;
     let lot = agent.add_lot("source", &content(1, &mut random)).map_err(|error| failed("adding a lot", error))?;
     let other = agent.add_lot("other", &content(2, &mut random)).map_err(|error| failed("adding a lot", error))?;
-    agent.remember(&content(3, &mut random), &[Leg::from([lot]), Leg::from([other])]).map_err(|error| failed("remembering", error))?;
+    agent
+        .remember(&content(3, &mut random), &[Leg::from([lot]), Leg::from([other])])
+        .map_err(|error| failed("remembering", error))?;
     let doomed = agent.add_lot("doomed", &content(4, &mut random)).map_err(|error| failed("adding a lot", error))?;
     agent.recall(doomed, Mode::Strict, Removal::Erase).map_err(|error| failed("erasing", error))?;
     let mut serial = 10;

@@ -54,7 +54,10 @@ fn replay_bytes(path: &std::path::Path) -> ExitCode {
         }
     };
     let outcome = cheesedb_sim::harness::run_from_bytes(&bytes, cheesedb_sim::harness::FUZZ_OPERATIONS);
-    println!("cheesedb-sim: {} operations, {} crashes, faults {}", outcome.stats.operations, outcome.stats.crashes, outcome.faults);
+    println!(
+        "cheesedb-sim: {} operations, {} crashes, faults {}",
+        outcome.stats.operations, outcome.stats.crashes, outcome.faults
+    );
     match outcome.violation {
         Some(violation) => {
             println!("cheesedb-sim: VIOLATION at {violation}");
@@ -76,7 +79,8 @@ fn mutant_names() -> Vec<&'static str> {
 
 #[cfg(feature = "mutants")]
 fn activate_mutant(name: &str) -> Result<(), String> {
-    let mutant = cheesedb_core::mutants::Mutant::from_name(name).ok_or_else(|| format!("no mutant is named {name:?}; --list-mutants names them"))?;
+    let mutant = cheesedb_core::mutants::Mutant::from_name(name)
+        .ok_or_else(|| format!("no mutant is named {name:?}; --list-mutants names them"))?;
     cheesedb_core::mutants::activate(Some(mutant));
     Ok(())
 }
@@ -146,14 +150,25 @@ fn main() -> ExitCode {
         None => (arguments.first, arguments.seeds),
     };
     let jobs = arguments.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |count| count.get()));
-    let config = CampaignConfig { first_seed, seeds, operations: arguments.ops, profile, jobs, stop_at_first_violation: arguments.mutant.is_some() };
+    let config = CampaignConfig {
+        first_seed,
+        seeds,
+        operations: arguments.ops,
+        profile,
+        jobs,
+        stop_at_first_violation: arguments.mutant.is_some(),
+    };
     let started = Instant::now();
     let summary = run_campaign(&config);
     let seconds = started.elapsed().as_secs_f64();
     for (seed, violation) in &summary.violations {
         let mutant = arguments.mutant.as_ref().map(|name| format!(" --mutant {name}")).unwrap_or_default();
         println!("cheesedb-sim: VIOLATION in seed {seed} at {violation}");
-        println!("cheesedb-sim: replay with: cheesedb-sim --seed {seed} --ops {} --faults {}{mutant}", arguments.ops, profile.name());
+        println!(
+            "cheesedb-sim: replay with: cheesedb-sim --seed {seed} --ops {} --faults {}{mutant}",
+            arguments.ops,
+            profile.name()
+        );
     }
     print_summary(&summary, seconds);
     let _ = FaultKind::ALL;

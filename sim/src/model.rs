@@ -99,12 +99,16 @@ impl AgentModel {
 
     /// The alive lots, ascending.
     pub fn alive_lots(&self) -> Vec<u64> {
-        self.ids().filter(|id| self.node(*id).is_some_and(|node| node.alive && matches!(node.kind, ModelKind::Lot { .. }))).collect()
+        self.ids()
+            .filter(|id| self.node(*id).is_some_and(|node| node.alive && matches!(node.kind, ModelKind::Lot { .. })))
+            .collect()
     }
 
     /// The alive memories, ascending.
     pub fn alive_memories(&self) -> Vec<u64> {
-        self.ids().filter(|id| self.node(*id).is_some_and(|node| node.alive && matches!(node.kind, ModelKind::Memory { .. }))).collect()
+        self.ids()
+            .filter(|id| self.node(*id).is_some_and(|node| node.alive && matches!(node.kind, ModelKind::Memory { .. })))
+            .collect()
     }
 
     /// Every id, ascending.
@@ -227,8 +231,13 @@ impl AgentModel {
             Mode::Fair => {
                 let mut dead: BTreeSet<u64> = BTreeSet::from([id]);
                 loop {
-                    let holds = |leg: &Vec<u64>| leg.iter().all(|parent| self.is_alive(*parent) && !dead.contains(parent));
-                    let newly: Vec<u64> = memories.iter().copied().filter(|memory| !dead.contains(memory) && !self.legs(*memory).iter().any(holds)).collect();
+                    let holds =
+                        |leg: &Vec<u64>| leg.iter().all(|parent| self.is_alive(*parent) && !dead.contains(parent));
+                    let newly: Vec<u64> = memories
+                        .iter()
+                        .copied()
+                        .filter(|memory| !dead.contains(memory) && !self.legs(*memory).iter().any(holds))
+                        .collect();
                     if newly.is_empty() {
                         break;
                     }
@@ -257,7 +266,10 @@ impl AgentModel {
             }
             Err(Error::AlreadyRecalled { .. }) if removal == Removal::Erase => {
                 // Erase again: the id and every dead node with it in its history lose their text.
-                let doomed: Vec<u64> = self.ids().filter(|other| *other == id || (!self.is_alive(*other) && self.has_in_history(*other, id))).collect();
+                let doomed: Vec<u64> = self
+                    .ids()
+                    .filter(|other| *other == id || (!self.is_alive(*other) && self.has_in_history(*other, id)))
+                    .collect();
                 for dead in doomed {
                     if let Some(node) = self.node_mut(dead) {
                         node.text = Text::Absent;

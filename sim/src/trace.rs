@@ -163,7 +163,13 @@ impl Trace {
     /// `folder` was synced.
     pub(crate) fn folder_synced(&mut self, folder: &str) {
         self.window.unsynced_folders.remove(folder);
-        let gone: Vec<String> = self.window.removed_folders.iter().filter(|removed| crate::storage::parent_of(removed) == folder).cloned().collect();
+        let gone: Vec<String> = self
+            .window
+            .removed_folders
+            .iter()
+            .filter(|removed| crate::storage::parent_of(removed) == folder)
+            .cloned()
+            .collect();
         for removed in gone {
             // A folder removed durably takes its unsynced name changes with it.
             self.window.unsynced_folders.remove(&removed);
@@ -194,10 +200,16 @@ impl Trace {
             return Ok(());
         }
         if let Some((_, _, failure)) = window.failures.first() {
-            return Err(format!("{} was acknowledged although a storage operation failed during it ({failure}): a swallowed fault", window.call));
+            return Err(format!(
+                "{} was acknowledged although a storage operation failed during it ({failure}): a swallowed fault",
+                window.call
+            ));
         }
         if !window.unsynced_files.is_empty() {
-            return Err(format!("{} was acknowledged before the sync covering its writes (files {:?} unsynced)", window.call, window.unsynced_files));
+            return Err(format!(
+                "{} was acknowledged before the sync covering its writes (files {:?} unsynced)",
+                window.call, window.unsynced_files
+            ));
         }
         if !window.unsynced_folders.is_empty() {
             return Err(format!("{} was acknowledged before a folder sync covering its creates, renames and removes (folders {:?} unsynced)", window.call, window.unsynced_folders));

@@ -34,7 +34,8 @@ impl World {
         let extra: Vec<u64> = (0..preview_count).map(|_| self.random.next_u64()).collect();
         let slot = self.slot(index)?;
         let name = slot.name.clone();
-        let engine = slot.engine.as_ref().ok_or_else(|| Stop::Violation(format!("harness error: agent {name} not open")))?;
+        let engine =
+            slot.engine.as_ref().ok_or_else(|| Stop::Violation(format!("harness error: agent {name} not open")))?;
         let model = &mut slot.model;
         if !shape_matches(engine, model) {
             return Err(Stop::Violation(format!(
@@ -61,7 +62,10 @@ impl World {
                     break;
                 }
                 Err(Mismatch::Violation(message)) => {
-                    return Err(Stop::Violation(format!("agent {name}, node {id}: {message} (open reported {:?})", engine.report())));
+                    return Err(Stop::Violation(format!(
+                        "agent {name}, node {id}: {message} (open reported {:?})",
+                        engine.report()
+                    )));
                 }
             }
         }
@@ -72,8 +76,15 @@ impl World {
             };
             match verified {
                 Ok(fingerprint) if fingerprint == engine.head() => {}
-                Ok(fingerprint) => return Err(Stop::Violation(format!("agent {name}: verify returned {fingerprint}, the head is {}", engine.head()))),
-                Err(error) if error.is_corruption() || matches!(error, cheesedb_core::Error::Io { .. }) => corrupt = Some(error),
+                Ok(fingerprint) => {
+                    return Err(Stop::Violation(format!(
+                        "agent {name}: verify returned {fingerprint}, the head is {}",
+                        engine.head()
+                    )))
+                }
+                Err(error) if error.is_corruption() || matches!(error, cheesedb_core::Error::Io { .. }) => {
+                    corrupt = Some(error)
+                }
                 Err(error) => return Err(Stop::Violation(format!("agent {name}: verify failed: {error}"))),
             }
         }
@@ -90,14 +101,21 @@ impl World {
         for id in previews {
             for mode in [Mode::Fair, Mode::Strict] {
                 let expected = model.preview(id, mode);
-                let got = engine.preview_recall(Id::from(id), mode).map(|ids| ids.iter().map(|id| id.get()).collect::<Vec<u64>>());
+                let got = engine
+                    .preview_recall(Id::from(id), mode)
+                    .map(|ids| ids.iter().map(|id| id.get()).collect::<Vec<u64>>());
                 if got != expected {
-                    return Err(Stop::Violation(format!("agent {name}: preview_recall({id}, {mode:?}) is {got:?}, the model expects {expected:?}")));
+                    return Err(Stop::Violation(format!(
+                        "agent {name}: preview_recall({id}, {mode:?}) is {got:?}, the model expects {expected:?}"
+                    )));
                 }
             }
         }
         if nothing_happened && engine.report().repaired_anything() {
-            return Err(Stop::Violation(format!("agent {name}: a clean reopen without faults repaired something: {:?}", engine.report())));
+            return Err(Stop::Violation(format!(
+                "agent {name}: a clean reopen without faults repaired something: {:?}",
+                engine.report()
+            )));
         }
         slot.kept = Some(engine.head());
         self.check_erased_text(&format!("checking agent {name}"))

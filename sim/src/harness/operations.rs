@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use cheesedb_core::{Error, Id, Leg, Mode, Removal, Token};
 
-use crate::compare::{compare_node, merge_uncertain, Mismatch};
 use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
+use crate::compare::{compare_node, merge_uncertain, Mismatch};
 use crate::model::{AgentModel, ModelWrite};
 
 /// Which kind of write was cut short, for the crash counters.
@@ -86,7 +86,14 @@ impl World {
     }
 
     /// A write the engine did not acknowledge.
-    fn unacknowledged(&mut self, agent: usize, called_failed: Option<Error>, after: AgentModel, kind: WriteKind, label: &str) -> Step {
+    fn unacknowledged(
+        &mut self,
+        agent: usize,
+        called_failed: Option<Error>,
+        after: AgentModel,
+        kind: WriteKind,
+        label: &str,
+    ) -> Step {
         let Some(error) = called_failed else {
             self.set_doubt(agent, after)?;
             match kind {
@@ -98,7 +105,9 @@ impl World {
         };
         match error {
             Error::Corrupt { .. } | Error::HistoryMismatch { .. } => return self.corruption(&error, label),
-            Error::Poisoned => return Err(Stop::Violation(format!("{label}: refused as poisoned though no earlier write failed"))),
+            Error::Poisoned => {
+                return Err(Stop::Violation(format!("{label}: refused as poisoned though no earlier write failed")))
+            }
             _ => {}
         }
         self.stats.failures_reported += 1;
@@ -109,7 +118,9 @@ impl World {
         let before = storage.operation_count();
         let next = engine.add_lot("after_failure", b"must be refused");
         if next != Err(Error::Poisoned) {
-            return Err(Stop::Violation(format!("{label}: after a failed write ({error}) the next write returned {next:?}, not Poisoned")));
+            return Err(Stop::Violation(format!(
+                "{label}: after a failed write ({error}) the next write returned {next:?}, not Poisoned"
+            )));
         }
         if storage.operation_count() != before {
             return Err(Stop::Violation(format!("{label}: a poisoned engine still used the storage")));
@@ -158,11 +169,20 @@ impl World {
         let called = call(&storage, "remember", || engine.remember(&content, &engine_legs))?;
         match (expected, called) {
             (Ok(expected), Called::Done(id)) if id.get() == expected => self.acknowledged(agent, after),
-            (Err(expected), Called::Refused(error)) if error == expected => self.refused_cleanly(agent, count_before, "remember"),
-            (Ok(_), Called::Failed(error)) => self.unacknowledged(agent, Some(error), after, WriteKind::Append, "remember"),
+            (Err(expected), Called::Refused(error)) if error == expected => {
+                self.refused_cleanly(agent, count_before, "remember")
+            }
+            (Ok(_), Called::Failed(error)) => {
+                self.unacknowledged(agent, Some(error), after, WriteKind::Append, "remember")
+            }
             (Ok(_), Called::PowerLost) => self.unacknowledged(agent, None, after, WriteKind::Append, "remember"),
-            (Err(error), Called::Failed(failure)) if failure == Error::Poisoned => Err(Stop::Violation(format!("remember: expected {error}, got Poisoned"))),
-            (expected, called) => Err(Stop::Violation(format!("remember with legs {legs:?}: the model expects {expected:?}, the engine answered {}", describe(&called)))),
+            (Err(error), Called::Failed(Error::Poisoned)) => {
+                Err(Stop::Violation(format!("remember: expected {error}, got Poisoned")))
+            }
+            (expected, called) => Err(Stop::Violation(format!(
+                "remember with legs {legs:?}: the model expects {expected:?}, the engine answered {}",
+                describe(&called)
+            ))),
         }
     }
 
@@ -181,8 +201,7 @@ impl World {
         let mut alive: Vec<u64> = model.ids().filter(|id| model.is_alive(*id)).collect();
         let count = self.random.between(2, 8);
         let mut writes = Vec::new();
-        let mut next_id = model.next_id();
-        for _ in 0..count {
+        for next_id in model.next_id()..model.next_id() + count {
             let content = self.content();
             if alive.is_empty() || self.random.chance(0.4) {
                 writes.push(ModelWrite::Lot { label: self.label(), content });
@@ -190,7 +209,6 @@ impl World {
                 writes.push(ModelWrite::Memory { content, legs: self.draw_legs(&alive) });
             }
             alive.push(next_id);
-            next_id += 1;
         }
         if self.random.chance(0.05) {
             let legs = self.draw_invalid_legs(&model);
@@ -218,10 +236,18 @@ impl World {
         })?;
         match (expected, called) {
             (Ok(expected), Called::Done(got)) if got == expected => self.acknowledged(agent, after),
-            (Err(expected), Called::Refused(error)) if error == expected => self.refused_cleanly(agent, count_before, "batch"),
-            (Ok(_), Called::Failed(error)) => self.unacknowledged(agent, Some(error), after, WriteKind::Append, "batch"),
+            (Err(expected), Called::Refused(error)) if error == expected => {
+                self.refused_cleanly(agent, count_before, "batch")
+            }
+            (Ok(_), Called::Failed(error)) => {
+                self.unacknowledged(agent, Some(error), after, WriteKind::Append, "batch")
+            }
             (Ok(_), Called::PowerLost) => self.unacknowledged(agent, None, after, WriteKind::Append, "batch"),
-            (expected, called) => Err(Stop::Violation(format!("batch of {} writes: the model expects {expected:?}, the engine answered {}", writes.len(), describe(&called)))),
+            (expected, called) => Err(Stop::Violation(format!(
+                "batch of {} writes: the model expects {expected:?}, the engine answered {}",
+                writes.len(),
+                describe(&called)
+            ))),
         }
     }
 
@@ -247,10 +273,15 @@ impl World {
                 }
                 Ok(())
             }
-            (Err(expected), Called::Refused(error)) if error == expected => self.refused_cleanly(agent, count_before, &label),
+            (Err(expected), Called::Refused(error)) if error == expected => {
+                self.refused_cleanly(agent, count_before, &label)
+            }
             (Ok(_), Called::Failed(error)) => self.unacknowledged(agent, Some(error), after, kind, &label),
             (Ok(_), Called::PowerLost) => self.unacknowledged(agent, None, after, kind, &label),
-            (expected, called) => Err(Stop::Violation(format!("{label}: the model expects {expected:?}, the engine answered {}", describe(&called)))),
+            (expected, called) => Err(Stop::Violation(format!(
+                "{label}: the model expects {expected:?}, the engine answered {}",
+                describe(&called)
+            ))),
         }
     }
 
@@ -284,7 +315,10 @@ impl World {
             (Ok(expected), Called::Done(removed)) if ids(&removed) == expected => Ok(()),
             (Err(expected), Called::Refused(error)) if error == expected => Ok(()),
             (_, Called::PowerLost) => self.reopen(true),
-            (expected, called) => Err(Stop::Violation(format!("preview_recall({target}, {mode:?}): the model expects {expected:?}, the engine answered {}", describe(&called)))),
+            (expected, called) => Err(Stop::Violation(format!(
+                "preview_recall({target}, {mode:?}): the model expects {expected:?}, the engine answered {}",
+                describe(&called)
+            ))),
         }
     }
 
@@ -329,8 +363,12 @@ impl World {
         })?;
         match called {
             Called::Done(fingerprint) if fingerprint == head => Ok(()),
-            Called::Done(fingerprint) => Err(Stop::Violation(format!("verify returned {fingerprint}, the head is {head}"))),
-            Called::Failed(error @ (Error::Corrupt { .. } | Error::HistoryMismatch { .. })) => self.corruption(&error, "verify"),
+            Called::Done(fingerprint) => {
+                Err(Stop::Violation(format!("verify returned {fingerprint}, the head is {head}")))
+            }
+            Called::Failed(error @ (Error::Corrupt { .. } | Error::HistoryMismatch { .. })) => {
+                self.corruption(&error, "verify")
+            }
             Called::Failed(Error::Io { .. }) => {
                 self.stats.failures_reported += 1;
                 Ok(())
@@ -365,7 +403,9 @@ impl World {
         match call(&storage, "create_agent", || store.create_agent(&name))? {
             Called::Done(token) => {
                 self.stats.acknowledged_writes += 1;
-                let number = store.authenticate(&token).map_err(|error| Stop::Violation(format!("a new agent's token does not authenticate: {error}")))?;
+                let number = store
+                    .authenticate(&token)
+                    .map_err(|error| Stop::Violation(format!("a new agent's token does not authenticate: {error}")))?;
                 self.agents.push(Slot {
                     name,
                     token: Some(token),
@@ -414,11 +454,13 @@ impl World {
                 }
                 Ok(())
             }
-            Called::Done(number) => Err(Stop::Violation(format!("delete_agent returned number {number}, expected {}", slot.number))),
+            Called::Done(number) => {
+                Err(Stop::Violation(format!("delete_agent returned number {number}, expected {}", slot.number)))
+            }
             Called::Refused(error) => Err(Stop::Violation(format!("delete_agent refused: {error}"))),
             Called::Failed(error) => {
                 self.stats.failures_reported += 1;
-                self.store_doubt = Some(StoreDoubt::Delete { slot });
+                self.store_doubt = Some(StoreDoubt::Delete { slot: Box::new(slot) });
                 if error.is_corruption() {
                     return self.corruption(&error, "delete_agent");
                 }
@@ -426,7 +468,7 @@ impl World {
                 self.reopen(crash)
             }
             Called::PowerLost => {
-                self.store_doubt = Some(StoreDoubt::Delete { slot });
+                self.store_doubt = Some(StoreDoubt::Delete { slot: Box::new(slot) });
                 self.reopen(true)
             }
         }
@@ -439,7 +481,10 @@ impl World {
             if let Some(token) = &slot.token {
                 let number = store.authenticate(token);
                 if number != Ok(slot.number) {
-                    return Err(Stop::Violation(format!("the token of {} authenticates as {number:?}, expected {}", slot.name, slot.number)));
+                    return Err(Stop::Violation(format!(
+                        "the token of {} authenticates as {number:?}, expected {}",
+                        slot.name, slot.number
+                    )));
                 }
             }
         }

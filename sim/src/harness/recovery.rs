@@ -84,12 +84,16 @@ impl World {
         };
         let mut opened = Vec::new();
         for name in store.agent_names() {
-            let number = store.agent_number(&name).map_err(|error| Stop::Violation(format!("a listed agent has no number: {error}")))?;
+            let number = store
+                .agent_number(&name)
+                .map_err(|error| Stop::Violation(format!("a listed agent has no number: {error}")))?;
             match call(&storage, "open agent", || store.open_agent(number))? {
                 Called::Done(engine) => opened.push((name, number, engine)),
                 Called::PowerLost => return Err(OpenFailure::PowerLost),
                 Called::Failed(error) => return Err(OpenFailure::Failed(error)),
-                Called::Refused(error) => return Err(Stop::Violation(format!("opening agent {name} refused: {error}")).into()),
+                Called::Refused(error) => {
+                    return Err(Stop::Violation(format!("opening agent {name} refused: {error}")).into())
+                }
             }
         }
         self.store = Some(store);
@@ -110,11 +114,22 @@ impl World {
                 if found == with {
                     self.stats.unacknowledged_kept += 1;
                     let number = opened.iter().find(|(found, _, _)| *found == name).map_or(0, |(_, number, _)| *number);
-                    self.agents.push(Slot { name, token: None, number, engine: None, model: AgentModel::default(), before_last_write: AgentModel::default(), in_doubt: None, kept: None });
+                    self.agents.push(Slot {
+                        name,
+                        token: None,
+                        number,
+                        engine: None,
+                        model: AgentModel::default(),
+                        before_last_write: AgentModel::default(),
+                        in_doubt: None,
+                        kept: None,
+                    });
                 } else if found == known {
                     self.stats.unacknowledged_lost += 1;
                 } else {
-                    return Err(Stop::Violation(format!("after an unacknowledged create of {name:?} the store lists {found:?}, the model {known:?}")));
+                    return Err(Stop::Violation(format!(
+                        "after an unacknowledged create of {name:?} the store lists {found:?}, the model {known:?}"
+                    )));
                 }
             }
             Some(StoreDoubt::Delete { slot }) => {
@@ -124,14 +139,21 @@ impl World {
                     self.stats.unacknowledged_kept += 1;
                 } else if found == with {
                     self.stats.unacknowledged_lost += 1;
-                    self.agents.push(slot);
+                    self.agents.push(*slot);
                 } else {
-                    return Err(Stop::Violation(format!("after an unacknowledged delete of {:?} the store lists {found:?}", slot.name)));
+                    return Err(Stop::Violation(format!(
+                        "after an unacknowledged delete of {:?} the store lists {found:?}",
+                        slot.name
+                    )));
                 }
             }
         }
         for (name, number, engine) in opened {
-            let slot = self.agents.iter_mut().find(|slot| slot.name == name).ok_or_else(|| Stop::Violation(format!("harness error: no slot for {name}")))?;
+            let slot = self
+                .agents
+                .iter_mut()
+                .find(|slot| slot.name == name)
+                .ok_or_else(|| Stop::Violation(format!("harness error: no slot for {name}")))?;
             if slot.number != number {
                 return Err(Stop::Violation(format!("agent {name} has number {number}, it had {}", slot.number)));
             }
@@ -147,7 +169,8 @@ impl World {
     /// Decides whether the agent's unacknowledged write happened, then checks everything.
     fn reconcile_agent(&mut self, index: usize, clean: bool) -> Step {
         let slot = self.slot(index)?;
-        let engine = slot.engine.as_ref().ok_or_else(|| Stop::Violation("harness error: agent not open".to_string()))?;
+        let engine =
+            slot.engine.as_ref().ok_or_else(|| Stop::Violation("harness error: agent not open".to_string()))?;
         let mut kept = None;
         if let Some(after) = slot.in_doubt.take() {
             if shape_matches(engine, &after) {

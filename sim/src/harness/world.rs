@@ -38,7 +38,11 @@ pub(crate) fn is_operating_error(error: &Error) -> bool {
 }
 
 /// Calls the engine inside a trace window and sorts the result.
-pub(crate) fn call<T>(storage: &SimStorage, label: &str, body: impl FnOnce() -> Result<T, Error>) -> Result<Called<T>, Stop> {
+pub(crate) fn call<T>(
+    storage: &SimStorage,
+    label: &str,
+    body: impl FnOnce() -> Result<T, Error>,
+) -> Result<Called<T>, Stop> {
     storage.begin_call(label);
     match body() {
         Ok(value) => {
@@ -79,7 +83,7 @@ pub(crate) struct Slot {
 #[derive(Debug)]
 pub(crate) enum StoreDoubt {
     Create { name: String },
-    Delete { slot: Slot },
+    Delete { slot: Box<Slot> },
 }
 
 /// Relative weights of the workload steps; each seed draws its own.
@@ -182,7 +186,9 @@ impl World {
                 }
                 None
             }
-            Err(Stop::Violation(message)) => Some(Violation { message, step: world.step, recent_events: world.storage.recent_events() }),
+            Err(Stop::Violation(message)) => {
+                Some(Violation { message, step: world.step, recent_events: world.storage.recent_events() })
+            }
         };
         RunOutcome {
             seed: config.seed,
@@ -208,7 +214,8 @@ impl World {
             _ => Options::default().segment_size_max_bytes,
         };
         // Snapshots off, frequent, or at the default interval.
-        let snapshot_after_bytes = *random.pick(&[u64::MAX, 2048, 16 * 1024, Options::default().snapshot_after_bytes]).unwrap_or(&u64::MAX);
+        let snapshot_after_bytes =
+            *random.pick(&[u64::MAX, 2048, 16 * 1024, Options::default().snapshot_after_bytes]).unwrap_or(&u64::MAX);
         // Preallocation off, or a few sectors or pages ahead (the default would make every
         // image of the simulated disk a quarter of a mebibyte).
         let preallocate_bytes = *random.pick(&[0, 512, 4096, 16 * 1024]).unwrap_or(&0);
@@ -250,7 +257,8 @@ impl World {
     /// Opens a fresh store with one or two agents, without faults (a run needs a start).
     fn start(&mut self) -> Step {
         self.storage.suspend_faults(true);
-        let store = StoreEngine::open(self.storage.clone(), self.options.clone()).map_err(|error| Stop::Violation(format!("opening a new store failed: {error}")))?;
+        let store = StoreEngine::open(self.storage.clone(), self.options.clone())
+            .map_err(|error| Stop::Violation(format!("opening a new store failed: {error}")))?;
         self.store = Some(store);
         let agents = self.random.between(1, 2);
         for _ in 0..agents {
@@ -311,7 +319,8 @@ impl World {
         let storage = self.storage.clone();
         let slot = self.slot(index)?;
         let name = slot.name.clone();
-        let engine = slot.engine.as_mut().ok_or_else(|| Stop::Violation(format!("harness error: agent {name} is not open")))?;
+        let engine =
+            slot.engine.as_mut().ok_or_else(|| Stop::Violation(format!("harness error: agent {name} is not open")))?;
         Ok((engine, storage))
     }
 
@@ -327,7 +336,9 @@ impl World {
         if self.storage.fault_counts().silent() > 0 {
             Err(Stop::Detected(format!("{during}: {error}")))
         } else {
-            Err(Stop::Violation(format!("{during}: the engine reported corruption though no silent fault was injected: {error}")))
+            Err(Stop::Violation(format!(
+                "{during}: the engine reported corruption though no silent fault was injected: {error}"
+            )))
         }
     }
 }

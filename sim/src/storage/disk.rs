@@ -161,7 +161,9 @@ impl FileChange {
     /// Whether the change writes the byte at `position`.
     fn covers(&self, position: u64) -> bool {
         match self {
-            FileChange::Write { offset, bytes } => (*offset..offset.saturating_add(bytes.len() as u64)).contains(&position),
+            FileChange::Write { offset, bytes } => {
+                (*offset..offset.saturating_add(bytes.len() as u64)).contains(&position)
+            }
             FileChange::SetLength { .. } => false,
         }
     }
@@ -214,7 +216,11 @@ impl Disk {
 
     /// The names directly inside `folder`, now.
     pub(crate) fn children(&self, folder: &str) -> Vec<String> {
-        self.volatile_names.keys().filter(|path| parent(path) == folder && !path.is_empty()).map(|path| base_name(path).to_string()).collect()
+        self.volatile_names
+            .keys()
+            .filter(|path| parent(path) == folder && !path.is_empty())
+            .map(|path| base_name(path).to_string())
+            .collect()
     }
 
     /// Makes a new empty file (no name yet).
@@ -270,7 +276,8 @@ impl Disk {
 
     /// Makes every name change of `folder` durable.
     pub(crate) fn sync_folder(&mut self, folder: &str) {
-        let (synced, rest): (Vec<NameChange>, Vec<NameChange>) = self.pending_names.drain(..).partition(|change| change.folder() == folder);
+        let (synced, rest): (Vec<NameChange>, Vec<NameChange>) =
+            self.pending_names.drain(..).partition(|change| change.folder() == folder);
         self.pending_names = rest;
         for change in synced {
             change.apply(&mut self.durable_names);
@@ -294,7 +301,9 @@ impl Disk {
 
     /// The name by which to describe `inode`: a durable or volatile name, or `#inode`.
     pub(crate) fn inode_name(&self, inode: usize) -> String {
-        let named = |names: &BTreeMap<String, Entry>| names.iter().find(|(_, entry)| **entry == Entry::File(inode)).map(|(path, _)| path.clone());
+        let named = |names: &BTreeMap<String, Entry>| {
+            names.iter().find(|(_, entry)| **entry == Entry::File(inode)).map(|(path, _)| path.clone())
+        };
         named(&self.volatile_names).or_else(|| named(&self.durable_names)).unwrap_or_else(|| format!("#{inode}"))
     }
 
@@ -306,7 +315,9 @@ impl Disk {
             for change in &file.pending {
                 let path = self.inode_name(inode);
                 out.push(match change {
-                    FileChange::Write { offset, bytes } => PendingChange::Write { path, offset: *offset, length: bytes.len() as u64 },
+                    FileChange::Write { offset, bytes } => {
+                        PendingChange::Write { path, offset: *offset, length: bytes.len() as u64 }
+                    }
                     FileChange::SetLength { length } => PendingChange::SetLength { path, length: *length },
                 });
             }
@@ -370,7 +381,8 @@ impl Disk {
 /// Removes names whose folder does not exist: a folder whose creation never reached the disk (or
 /// whose removal did) takes its files with it.
 fn prune_orphans(names: &mut BTreeMap<String, Entry>) {
-    let folders: BTreeSet<String> = names.iter().filter(|(_, entry)| **entry == Entry::Folder).map(|(path, _)| path.clone()).collect();
+    let folders: BTreeSet<String> =
+        names.iter().filter(|(_, entry)| **entry == Entry::Folder).map(|(path, _)| path.clone()).collect();
     names.retain(|path, _| {
         let folder = parent(path);
         folder.is_empty() || folders.contains(folder)

@@ -135,7 +135,8 @@ pub enum FaultProfile {
 
 impl FaultProfile {
     /// Every profile, for help texts.
-    pub const ALL: [FaultProfile; 4] = [FaultProfile::None, FaultProfile::Light, FaultProfile::Heavy, FaultProfile::Swarm];
+    pub const ALL: [FaultProfile; 4] =
+        [FaultProfile::None, FaultProfile::Light, FaultProfile::Heavy, FaultProfile::Swarm];
 
     /// The profile's name on the command line.
     pub fn name(self) -> &'static str {
@@ -274,7 +275,8 @@ mod tests {
 
     #[test]
     fn swarm_seeds_differ_in_their_mix() {
-        let plans: Vec<FaultPlan> = (0..20).map(|seed| FaultPlan::draw(FaultProfile::Swarm, &mut Random::seeded(seed))).collect();
+        let plans: Vec<FaultPlan> =
+            (0..20).map(|seed| FaultPlan::draw(FaultProfile::Swarm, &mut Random::seeded(seed))).collect();
         assert!(plans.iter().any(|plan| plan.sync_failed == 0.0));
         assert!(plans.iter().any(|plan| plan.sync_failed > 0.0));
     }

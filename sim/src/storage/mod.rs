@@ -180,10 +180,15 @@ impl Simulation {
     }
 
     fn flip_random_bit(&mut self) {
-        let files: Vec<(String, usize)> = self.disk.durable_names.iter().filter_map(|(path, entry)| match entry {
-            Entry::File(inode) => Some((path.clone(), *inode)),
-            Entry::Folder => None,
-        }).collect();
+        let files: Vec<(String, usize)> = self
+            .disk
+            .durable_names
+            .iter()
+            .filter_map(|(path, entry)| match entry {
+                Entry::File(inode) => Some((path.clone(), *inode)),
+                Entry::Folder => None,
+            })
+            .collect();
         let Some((path, inode)) = self.random.pick(&files).cloned() else { return };
         let length = self.disk.inodes.get(inode).map_or(0, |file| file.durable.len() as u64);
         if length == 0 {
@@ -204,7 +209,13 @@ impl Simulation {
     }
 
     /// Records the end of an operation on the trace and, if it failed, with the checker.
-    fn finish(&mut self, operation: &'static str, subject: &str, number: u64, outcome: Result<(), SimError>) -> Result<(), SimError> {
+    fn finish(
+        &mut self,
+        operation: &'static str,
+        subject: &str,
+        number: u64,
+        outcome: Result<(), SimError>,
+    ) -> Result<(), SimError> {
         match &outcome {
             Err(error) => self.trace.failed(operation, subject, format!("{operation} {subject}: {error}")),
             Ok(()) if operation == "read" => self.trace.read_succeeded(subject),
@@ -332,11 +343,19 @@ impl SimStorage {
                     other => other,
                 },
                 PendingChange::SetLength { .. } => {
-                    if simulation.random.chance(0.5) { disk::Fate::Keep } else { disk::Fate::Drop }
+                    if simulation.random.chance(0.5) {
+                        disk::Fate::Keep
+                    } else {
+                        disk::Fate::Drop
+                    }
                 }
                 PendingChange::Name { .. } => {
                     let keep = simulation.plan.crash.keep_name_change;
-                    if simulation.random.chance(keep) { disk::Fate::Keep } else { disk::Fate::Drop }
+                    if simulation.random.chance(keep) {
+                        disk::Fate::Keep
+                    } else {
+                        disk::Fate::Drop
+                    }
                 }
             };
             fates.push(fate);
@@ -434,7 +453,13 @@ impl SimStorage {
     /// The paths of every file, now.
     pub fn file_paths(&self) -> Vec<String> {
         let simulation = self.shared.borrow();
-        simulation.disk.volatile_names.iter().filter(|(_, entry)| matches!(entry, Entry::File(_))).map(|(path, _)| path.clone()).collect()
+        simulation
+            .disk
+            .volatile_names
+            .iter()
+            .filter(|(_, entry)| matches!(entry, Entry::File(_)))
+            .map(|(path, _)| path.clone())
+            .collect()
     }
 
     /// Calls `visit` with every image of every file reachable by a name, durable or volatile:
@@ -501,7 +526,12 @@ impl Simulation {
             let (target, target_offset) = self.misdirection(inode, offset);
             self.disk.write(target, target_offset, bytes);
             let name = self.disk.inode_name(target);
-            self.trace.record(Event { operation: "misdirected-write", subject: name, number: target_offset, outcome: "silent" });
+            self.trace.record(Event {
+                operation: "misdirected-write",
+                subject: name,
+                number: target_offset,
+                outcome: "silent",
+            });
             return Ok(());
         }
         self.disk.write(inode, offset, bytes);
@@ -511,7 +541,8 @@ impl Simulation {
     /// Where a misdirected write lands: a few sectors away in the same file, or at the same
     /// offset of another file.
     fn misdirection(&mut self, inode: usize, offset: u64) -> (usize, u64) {
-        let others: Vec<usize> = self.disk.reachable_files().into_iter().map(|(_, other)| other).filter(|other| *other != inode).collect();
+        let others: Vec<usize> =
+            self.disk.reachable_files().into_iter().map(|(_, other)| other).filter(|other| *other != inode).collect();
         if !others.is_empty() && self.random.chance(0.3) {
             if let Some(other) = self.random.pick(&others) {
                 return (*other, offset);
@@ -574,7 +605,11 @@ impl Simulation {
         match self.disk.lookup(path) {
             Some(Entry::Folder) => Ok(()),
             Some(Entry::File(_)) => Err(SimError::WrongKind),
-            None => self.change_name("create-folder", NameChange::Link { path: path.to_string(), entry: Entry::Folder }, path),
+            None => self.change_name(
+                "create-folder",
+                NameChange::Link { path: path.to_string(), entry: Entry::Folder },
+                path,
+            ),
         }
     }
 
@@ -654,7 +689,13 @@ impl Storage for SimStorage {
 
     fn list(&self, folder: &str) -> Result<Vec<String>, SimError> {
         let mut simulation = self.shared.borrow_mut();
-        let outcome = simulation.begin(Cost::Read).and_then(|()| if simulation.disk.folder_exists(folder) { Ok(()) } else { Err(SimError::NotFound) });
+        let outcome = simulation.begin(Cost::Read).and_then(|()| {
+            if simulation.disk.folder_exists(folder) {
+                Ok(())
+            } else {
+                Err(SimError::NotFound)
+            }
+        });
         simulation.finish("list", folder, 0, outcome)?;
         Ok(simulation.disk.children(folder))
     }
@@ -701,9 +742,18 @@ impl Storage for SimStorage {
 
 impl SimFile {
     /// Runs one operation on this file: power, epoch, the operation, the trace.
-    fn operate<T>(&self, operation: &'static str, cost: Cost, number: u64, body: impl FnOnce(&mut Simulation, usize) -> Result<T, SimError>) -> Result<T, SimError> {
+    fn operate<T>(
+        &self,
+        operation: &'static str,
+        cost: Cost,
+        number: u64,
+        body: impl FnOnce(&mut Simulation, usize) -> Result<T, SimError>,
+    ) -> Result<T, SimError> {
         let mut simulation = self.shared.borrow_mut();
-        let result = simulation.begin(cost).and_then(|()| simulation.check_epoch(self.epoch)).and_then(|()| body(&mut simulation, self.inode));
+        let result = simulation
+            .begin(cost)
+            .and_then(|()| simulation.check_epoch(self.epoch))
+            .and_then(|()| body(&mut simulation, self.inode));
         let subject = simulation.disk.inode_name(self.inode);
         let outcome = result.as_ref().map(|_| ()).map_err(|error| *error);
         simulation.finish(operation, &subject, number, outcome)?;
