@@ -247,7 +247,8 @@ fn an_unreachable_server_is_explained_not_a_crash() {
     let summary = demo(&cli, &[]);
     assert_eq!(summary["model_output_usable"], false);
     assert!(summary["fallback_reason"].as_str().unwrap().contains("no reply"));
-    assert!(summary["ways"][0]["answer"]["unusable"].as_str().is_some());
+    let unusable = summary["ways"][0]["answer"]["unusable"].as_str().unwrap();
+    assert!(unusable.contains("not asked"), "an unreachable server is not asked again: {unusable}");
 }
 
 #[test]

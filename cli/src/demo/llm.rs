@@ -36,6 +36,8 @@ If the memories do not tell, say that you do not know.";
 pub struct ChatModel {
     config: LlmConfig,
     http: ureq::Agent,
+    /// Set once the server could not be reached on every attempt of one question.
+    unreachable: Option<String>,
 }
 
 impl ChatModel {
@@ -46,7 +48,7 @@ impl ChatModel {
             .http_status_as_error(false)
             .build()
             .new_agent();
-        ChatModel { config, http }
+        ChatModel { config, http, unreachable: None }
     }
 
     fn endpoint(&self) -> String {
@@ -54,7 +56,7 @@ impl ChatModel {
     }
 
     /// Sends one conversation and returns the reply's text.
-    fn chat(&self, messages: &[Value]) -> Result<String, String> {
+    fn chat(&self, messages: &[Value]) -> Result<String, ChatError> {
         let body = json!({
             "model": self.config.model,
             "messages": messages,
@@ -69,33 +71,52 @@ impl ChatModel {
         let progress = spinner("waiting for the model");
         let sent = request.send(body.to_string());
         progress.finish_and_clear();
-        let mut response = sent.map_err(|error| format!("no reply from {}: {error}", self.endpoint()))?;
+        let mut response =
+            sent.map_err(|error| ChatError::Unreachable(format!("no reply from {}: {error}", self.endpoint())))?;
         let status = response.status();
         let text = response
             .body_mut()
             .with_config()
             .limit(RESPONSE_MAX_BYTES)
             .read_to_string()
-            .map_err(|error| format!("cannot read the server's reply: {error}"))?;
+            .map_err(|error| ChatError::Unreachable(format!("cannot read the server's reply: {error}")))?;
         if !status.is_success() {
             let excerpt: String = text.chars().take(200).collect();
-            return Err(format!("the server answered HTTP {status}: {excerpt}"));
+            return Err(ChatError::BadReply(format!("the server answered HTTP {status}: {excerpt}")));
         }
-        reply_text(&text)
+        reply_text(&text).map_err(ChatError::BadReply)
     }
 
     /// Asks until `accept` takes a reply or the attempts run out. A refused reply is shown to
-    /// the model with the reason, so it can correct itself.
-    fn ask<T>(&self, mut messages: Vec<Value>, accept: impl Fn(&str) -> Result<T, String>) -> Result<T, ModelFailure> {
+    /// the model with the reason, so it can correct itself. A server that could not be reached
+    /// on any attempt is not asked again: the rest of the story would only repeat the wait.
+    fn ask<T>(
+        &mut self,
+        mut messages: Vec<Value>,
+        accept: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<T, ModelFailure> {
+        if let Some(reason) = &self.unreachable {
+            return Err(ModelFailure {
+                reason: format!("not asked, the server could not be reached earlier ({reason})"),
+                attempts: 0,
+            });
+        }
         let mut reasons = Vec::new();
+        let mut any_reply = false;
         for attempt in 1..=ATTEMPTS_MAX {
             let reply = match self.chat(&messages) {
                 Ok(reply) => reply,
-                Err(problem) => {
+                Err(ChatError::Unreachable(problem)) => {
+                    reasons.push(format!("attempt {attempt}: {problem}"));
+                    continue;
+                }
+                Err(ChatError::BadReply(problem)) => {
+                    any_reply = true;
                     reasons.push(format!("attempt {attempt}: {problem}"));
                     continue;
                 }
             };
+            any_reply = true;
             match accept(&reply) {
                 Ok(value) => return Ok(value),
                 Err(problem) => {
@@ -108,8 +129,20 @@ impl ChatModel {
                 }
             }
         }
+        if !any_reply {
+            self.unreachable = Some(self.endpoint());
+        }
         Err(ModelFailure { reason: reasons.join("; "), attempts: ATTEMPTS_MAX })
     }
+}
+
+/// Why one request gave no text.
+#[derive(Debug)]
+enum ChatError {
+    /// No HTTP reply at all: refused, timed out, cut off.
+    Unreachable(String),
+    /// A reply, but an error status or not the expected JSON.
+    BadReply(String),
 }
 
 /// The text of the first choice of a chat-completions reply.

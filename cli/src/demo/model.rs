@@ -41,6 +41,15 @@ pub struct ModelFailure {
     pub attempts: u32,
 }
 
+impl std::fmt::Display for ModelFailure {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.attempts {
+            0 => write!(formatter, "{}", self.reason),
+            attempts => write!(formatter, "unusable after {attempts} attempts: {}", self.reason),
+        }
+    }
+}
+
 /// The two things the story asks of a model.
 pub trait Model {
     /// How the model is shown on screen.

@@ -100,8 +100,7 @@ pub fn tell(model: &mut dyn Model, folder: &Path, printer: Printer) -> Result<Va
         Ok(proposed) => (proposed, true, None),
         Err(failure) => {
             say(&format!(
-                "   The model's output was unusable after {} attempts: {}\n   Nothing it said was stored. So the story can still be told, the SCRIPTED memories are used from here on.",
-                failure.attempts, failure.reason
+                "   The model's output was {failure}\n   Nothing it said was stored. So the story can still be told, the SCRIPTED memories are used from here on."
             ))?;
             (scripted_memories(), false, Some(failure.reason))
         }
@@ -155,8 +154,12 @@ pub fn tell(model: &mut dyn Model, folder: &Path, printer: Printer) -> Result<Va
     )?;
 
     say(&table(&outcomes))?;
-    if !model_output_usable || model.is_scripted() {
-        say("(memories by the SCRIPTED model; configure llm.conf to use a real one)")?;
+    if model.is_scripted() {
+        say(
+            "(memories and answers by the SCRIPTED model; write llm.conf to use a real one: see `cheesedb help demo`)",
+        )?;
+    } else if !model_output_usable {
+        say("(memories by the SCRIPTED model, because the configured model's output was unusable)")?;
     }
     Ok(summary(model, &sources, &memories, &tainted, model_output_usable, fallback_reason, &before, &outcomes))
 }
@@ -187,9 +190,7 @@ fn id_list(ids: &[Id]) -> String {
 }
 
 fn answer(model: &mut dyn Model, memories: &[MemoryView]) -> Result<String, String> {
-    model
-        .answer(QUESTION, memories)
-        .map_err(|failure| format!("no usable answer after {} attempts: {}", failure.attempts, failure.reason))
+    model.answer(QUESTION, memories).map_err(|failure| format!("no usable answer: {failure}"))
 }
 
 fn shown(answer: &Result<String, String>) -> String {
