@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use cheesedb_sim::campaign::{run_campaign, CampaignConfig, CampaignSummary};
-use cheesedb_sim::storage::{FaultKind, FaultProfile};
+use cheesedb_sim::storage::FaultProfile;
 use clap::Parser;
 
 /// Deterministic simulation of cheesedb: crashes, power loss and disk faults, checked against a
@@ -171,7 +171,6 @@ fn main() -> ExitCode {
         );
     }
     print_summary(&summary, seconds);
-    let _ = FaultKind::ALL;
     match (&arguments.mutant, summary.violations.first()) {
         (Some(name), Some((seed, _))) => {
             println!("cheesedb-sim: mutant {name} caught by seed {seed}");
