@@ -18,6 +18,8 @@ pub struct OpenFigures {
     pub structure_heap_bytes: Option<u64>,
     /// Growth of the process's resident memory across the open.
     pub resident_growth_bytes: Option<u64>,
+    /// Log records the open replayed, rather than loaded from a snapshot.
+    pub records_replayed: Option<u64>,
 }
 
 /// An engine holding one agent's data, with every write durable before it returns.

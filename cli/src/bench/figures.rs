@@ -46,6 +46,7 @@ pub enum Metric {
     RecallRemoved(RecallKind),
     StoreOpenSeconds,
     AgentOpenSeconds,
+    OpenRecordsReplayed,
     GraphBytesPerMemory,
     ResidentBytesPerMemory,
     VerifyBytesPerSecond,
@@ -113,6 +114,7 @@ impl Metric {
             Metric::RecallRemoved(kind) => format!("recall_{}_removed_count", kind.key()),
             Metric::StoreOpenSeconds => "store_open_seconds".into(),
             Metric::AgentOpenSeconds => "agent_open_seconds".into(),
+            Metric::OpenRecordsReplayed => "open_records_replayed_count".into(),
             Metric::GraphBytesPerMemory => "graph_bytes_per_memory".into(),
             Metric::ResidentBytesPerMemory => "resident_bytes_per_memory".into(),
             Metric::VerifyBytesPerSecond => "verify_bytes_per_second".into(),
@@ -136,6 +138,7 @@ impl Metric {
             Metric::RecallRemoved(kind) => format!("  removed by it ({})", kind.title()),
             Metric::StoreOpenSeconds => "open of the store".into(),
             Metric::AgentOpenSeconds => "open of the agent".into(),
+            Metric::OpenRecordsReplayed => "  records it replayed (no snapshot)".into(),
             Metric::GraphBytesPerMemory => "RAM per memory (graph)".into(),
             Metric::ResidentBytesPerMemory => "RAM per memory (resident growth)".into(),
             Metric::VerifyBytesPerSecond => "verify, log read".into(),
@@ -160,7 +163,7 @@ impl Metric {
             | Metric::AgentOpenSeconds
             | Metric::VerifySeconds
             | Metric::CompactSeconds => Unit::Seconds,
-            Metric::RecallRemoved(_) => Unit::Count,
+            Metric::RecallRemoved(_) | Metric::OpenRecordsReplayed => Unit::Count,
             Metric::GraphBytesPerMemory | Metric::ResidentBytesPerMemory | Metric::DiskBytes => Unit::Bytes,
             Metric::VerifyBytesPerSecond => Unit::BytesPerSecond,
         }

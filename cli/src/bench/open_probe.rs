@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cheesedb::{Agent, Store, Token};
+use cheesedb::{Agent, Report, Store, Token};
 use serde_json::{json, Value};
 
 use crate::bench::engine::OpenFigures;
@@ -30,8 +30,14 @@ pub fn open_measured(folder: &Path, token: &Token) -> Result<(Store, Agent, Open
         agent_open: agent_opened - store_opened,
         structure_heap_bytes: Some(agent.graph_heap_bytes()? as u64),
         resident_growth_bytes: resident_before.zip(resident_after).map(|(before, after)| after.saturating_sub(before)),
+        records_replayed: Some(replayed(&agent.report())),
     };
     Ok((store, agent, figures))
+}
+
+/// Records the open replayed from the log rather than loaded from a snapshot.
+fn replayed(report: &Report) -> u64 {
+    report.records.saturating_sub(report.records_from_snapshot)
 }
 
 /// The child's side: reads the token from standard input, opens, prints the figures as JSON.
@@ -48,6 +54,7 @@ pub fn run_probe(folder: &Path) -> Result<(), Failure> {
         "agent_open_seconds": figures.agent_open.as_secs_f64(),
         "structure_heap_bytes": figures.structure_heap_bytes,
         "resident_growth_bytes": figures.resident_growth_bytes,
+        "records_replayed": figures.records_replayed,
     });
     crate::output::write_stdout(&format!("{line}\n"))
 }
@@ -83,6 +90,7 @@ pub fn measure_in_child(executable: &Path, folder: &Path, token: &Token) -> Resu
         agent_open,
         structure_heap_bytes: value["structure_heap_bytes"].as_u64(),
         resident_growth_bytes: value["resident_growth_bytes"].as_u64(),
+        records_replayed: value["records_replayed"].as_u64(),
     })
 }
 

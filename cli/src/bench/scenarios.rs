@@ -272,6 +272,11 @@ fn opens(contestants: &mut Contestants<'_>, size: &Size, memories: u64) -> Resul
             let mut bytes: Vec<f64> = bytes.into_iter().map(|bytes| bytes as f64).collect();
             (!bytes.is_empty()).then(|| median(&mut bytes) / memories.max(1) as f64)
         };
+        let mut replayed: Vec<f64> =
+            opens.iter().filter_map(|open| open.records_replayed).map(|count| count as f64).collect();
+        if !replayed.is_empty() {
+            contestants.record(index, Metric::OpenRecordsReplayed, median(&mut replayed));
+        }
         if let Some(bytes) = per_memory(opens.iter().filter_map(|open| open.structure_heap_bytes).collect()) {
             contestants.record(index, Metric::GraphBytesPerMemory, bytes);
         }

@@ -306,6 +306,7 @@ impl Engine for SqliteSide {
             agent_open: ready - connected,
             structure_heap_bytes: None,
             resident_growth_bytes: None,
+            records_replayed: None,
         })
     }
 
