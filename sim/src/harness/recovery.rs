@@ -43,6 +43,7 @@ impl World {
         let faults_before = self.storage.fault_counts().total();
         let mut recovery_crashes = 0;
         let mut attempts = 0;
+        self.recovery_interrupted = false;
         let opened = loop {
             attempts += 1;
             if recovery_crashes < RECOVERY_CRASHES_MAX && self.random.chance(self.recovery_crash_chance) {
@@ -51,6 +52,7 @@ impl World {
             }
             let result = self.open_everything();
             self.storage.disarm_crash();
+            self.recovery_interrupted |= result.is_err();
             match result {
                 Ok(opened) => break opened,
                 Err(OpenFailure::PowerLost) => {
@@ -203,7 +205,10 @@ impl World {
         let faults = self.storage.fault_counts();
         let slot = self.slot(index)?;
         let Some(engine) = slot.engine.as_ref() else { return Err(Stop::Violation(message)) };
-        if faults.silent() > 0 && engine.report().dropped_bytes > 0 && shape_matches(engine, &slot.before_last_write) {
+        let cut_reported = engine.report().dropped_bytes > 0 || self.recovery_interrupted;
+        let slot = self.slot(index)?;
+        let Some(engine) = slot.engine.as_ref() else { return Err(Stop::Violation(message)) };
+        if faults.silent() > 0 && cut_reported && shape_matches(engine, &slot.before_last_write) {
             // The lost write may have been an Erase whose rewrite did finish: its text may be
             // gone although its recall record is not.
             let mut restored = slot.before_last_write.clone();
@@ -230,6 +235,7 @@ impl World {
     /// Closes one agent and opens it again, then checks it.
     pub(crate) fn reopen_agent(&mut self, index: usize) -> Step {
         self.slot(index)?.engine = None;
+        self.recovery_interrupted = false;
         self.open_agent(index)?;
         if self.slot(index)?.engine.is_some() {
             return self.reconcile_agent(index, false);

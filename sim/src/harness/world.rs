@@ -169,6 +169,9 @@ pub(crate) struct World {
     pub(crate) step: u64,
     /// Faults injected when the last full check passed: a clean reopen after none repairs nothing.
     pub(crate) faults_at_last_check: u64,
+    /// Whether an attempt of the current reopen failed (a crash or an error during recovery):
+    /// the report of the open that cut a torn write may then have been lost with it.
+    pub(crate) recovery_interrupted: bool,
 }
 
 impl World {
@@ -239,6 +242,7 @@ impl World {
             stats: RunStats::default(),
             step: 0,
             faults_at_last_check: 0,
+            recovery_interrupted: false,
         }
     }
 
