@@ -241,7 +241,11 @@ mod linux {
         });
         let folder = tempfile::tempdir().unwrap();
         let token = build_large_agent(folder.path(), memories);
-        compare_opens(folder.path(), &token, &format!("open: full replay of {memories} memories"), false);
+        let log_bytes: u64 = std::fs::read_dir(folder.path().join("agent-0000000000000001"))
+            .map(|entries| entries.flatten().filter_map(|entry| entry.metadata().ok()).map(|meta| meta.len()).sum())
+            .unwrap_or(0);
+        let name = format!("open: full replay of {memories} memories ({:.1} MB)", log_bytes as f64 / 1e6);
+        compare_opens(folder.path(), &token, &name, false);
         if std::env::args().any(|argument| argument == "--cold") {
             let name = format!("open, cold page cache: {memories} memories");
             compare_opens(folder.path(), &token, &name, true);
