@@ -47,6 +47,7 @@ impl<S: Storage> AgentEngine<S> {
             Some((point, graph)) => (engine.resume_from_snapshot(point, graph)?, Some(point.offset)),
             None => (1, None),
         };
+        engine.graph.defer_rebuilds();
         for segment in first_replayed..=count {
             engine.replay_segment(segment, segment == count, resume.take())?;
         }

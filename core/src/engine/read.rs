@@ -83,6 +83,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut chain = chain_genesis(self.agent);
         let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
         let mut replayed = Graph::default();
+        replayed.defer_rebuilds();
         let last = self.segments.len() as u64;
         for segment in 1..=last {
             let path = segment_path(&self.folder, segment);

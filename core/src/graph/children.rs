@@ -1,13 +1,12 @@
 //! Who was learned from whom, in reverse: the children of every node.
 //!
 //! Most edges sit in a compressed sparse row (4 bytes an edge, 4 a node), rebuilt from the legs
-//! now and then; edges added since the last rebuild sit in a small overflow of linked entries.
-//! A rebuild happens when the overflow grows past a quarter of the row, so its cost is spread
-//! thin over the edges that caused it.
+//! now and then; edges added since the last rebuild sit in an overflow of linked entries. A
+//! rebuild happens when the overflow grows past half the row, so its cost is spread thin over the
+//! edges that caused it.
 
 use alloc::vec;
 use alloc::vec::Vec;
-use hashbrown::HashMap;
 
 use super::legs::parent_of;
 
@@ -20,8 +19,8 @@ pub struct Children {
     /// For nodes below `row_offsets.len() - 1`: children `row[row_offsets[i]..row_offsets[i + 1]]`.
     row_offsets: Vec<u32>,
     row: Vec<u32>,
-    /// Newer edges: per parent, the first of a linked list in `overflow`.
-    overflow_heads: HashMap<u32, u32>,
+    /// Newer edges: per parent (grown as needed), the first of a linked list in `overflow`.
+    overflow_heads: Vec<u32>,
     overflow: Vec<(u32, u32)>,
 }
 
@@ -29,13 +28,18 @@ impl Children {
     /// Records that `child` has `parent` in one of its legs (once per pair).
     pub fn link(&mut self, parent: u32, child: u32) {
         let edge = self.overflow.len() as u32;
-        let next = self.overflow_heads.insert(parent, edge).unwrap_or(NO_EDGE);
-        self.overflow.push((child, next));
+        if self.overflow_heads.len() <= parent as usize {
+            self.overflow_heads.resize(parent as usize + 1, NO_EDGE);
+        }
+        if let Some(head) = self.overflow_heads.get_mut(parent as usize) {
+            self.overflow.push((child, *head));
+            *head = edge;
+        }
     }
 
     /// Whether the overflow has grown enough to fold into the row.
     pub fn wants_rebuild(&self) -> bool {
-        self.overflow.len() > OVERFLOW_FLOOR_EDGES.max(self.row.len() / 4)
+        self.overflow.len() > OVERFLOW_FLOOR_EDGES.max(self.row.len() / 2)
     }
 
     /// Rebuilds the row from every memory's legs, given as (child index, packed leg words).
@@ -70,7 +74,7 @@ impl Children {
         }
         self.row_offsets = counts;
         self.row = row;
-        self.overflow_heads = HashMap::new();
+        self.overflow_heads = Vec::new();
         self.overflow = Vec::new();
     }
 
@@ -83,18 +87,17 @@ impl Children {
                 visit(*child);
             }
         }
-        let mut edge = self.overflow_heads.get(&parent).copied().unwrap_or(NO_EDGE);
+        let mut edge = self.overflow_heads.get(parent as usize).copied().unwrap_or(NO_EDGE);
         while let Some(&(child, next)) = self.overflow.get(edge as usize) {
             visit(child);
             edge = next;
         }
     }
 
-    /// Bytes of RAM held (the overflow map's entries counted at their size).
+    /// Bytes of RAM held.
     pub fn heap_bytes(&self) -> usize {
-        (self.row_offsets.capacity() + self.row.capacity()) * 4
+        (self.row_offsets.capacity() + self.row.capacity() + self.overflow_heads.capacity()) * 4
             + self.overflow.capacity() * 8
-            + self.overflow_heads.capacity() * 9
     }
 }
 

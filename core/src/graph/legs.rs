@@ -10,8 +10,9 @@ use alloc::vec::Vec;
 const INDEX_MASK: u32 = (1 << 30) - 1;
 const END_OF_LEG: u32 = 1 << 30;
 const END_OF_MEMORY: u32 = 1 << 31;
-/// Nodes per block of the word index.
-pub const BLOCK_NODES: usize = 64;
+/// Nodes per block of the word index: finding a node's words reads at most the words of the
+/// nodes before it in its block.
+pub const BLOCK_NODES: usize = 16;
 
 /// The largest parent index the packing can hold.
 pub const PARENT_INDEX_MAX: u32 = INDEX_MASK;
@@ -32,9 +33,9 @@ impl LegWords {
         }
     }
 
-    /// Appends the legs of the memory just begun. Every leg must be non-empty and every index
-    /// at most `PARENT_INDEX_MAX` (checked by the caller).
-    pub fn push_legs<L, P>(&mut self, legs: L)
+    /// Appends the legs of the memory just begun and returns its words. Every leg must be
+    /// non-empty and every index at most `PARENT_INDEX_MAX` (checked by the caller).
+    pub fn push_legs<L, P>(&mut self, legs: L) -> &[u32]
     where
         L: IntoIterator<Item = P>,
         P: IntoIterator<Item = u32>,
@@ -54,6 +55,22 @@ impl LegWords {
                 *last |= END_OF_MEMORY;
             }
         }
+        self.words.get(start..).unwrap_or_default()
+    }
+
+    /// Every memory's words in one pass, in node order: `(node index, words)`.
+    pub fn memories<'a>(
+        &'a self,
+        node_count: usize,
+        is_memory: impl Fn(usize) -> bool + Clone + 'a,
+    ) -> impl Iterator<Item = (u32, &'a [u32])> + Clone + 'a {
+        let mut position = 0usize;
+        (0..node_count).filter(move |index| is_memory(*index)).map(move |index| {
+            let end = self.end_of_memory(position);
+            let words = self.words.get(position..end).unwrap_or_default();
+            position = end;
+            (index as u32, words)
+        })
     }
 
     /// The words of node `index`, given which nodes are memories.

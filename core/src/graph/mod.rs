@@ -66,6 +66,8 @@ pub struct Graph {
     slots: Vec<u64>,
     legs: LegWords,
     children: Children,
+    /// While many nodes are loaded at once, child edges stay in the overflow until `settle`.
+    deferring_rebuilds: bool,
 }
 
 impl Graph {
@@ -192,30 +194,35 @@ impl Graph {
         let disk = if content_on_disk { FLAG_CONTENT_ON_DISK } else { 0 };
         let id = self.push_slot(FLAG_MEMORY | FLAG_ALIVE | disk, location)?;
         let child = (id - 1) as u32;
-        self.legs.push_legs(legs.into_iter().map(|leg| leg.into_iter().map(|parent| (parent - 1) as u32)));
-        let words: Vec<u32> = self.words_of(child).to_vec();
-        for_each_distinct_parent(&words, |parent| self.children.link(parent, child));
-        if self.children.wants_rebuild() {
+        let words = self.legs.push_legs(legs.into_iter().map(|leg| leg.into_iter().map(|parent| (parent - 1) as u32)));
+        let children = &mut self.children;
+        for_each_distinct_parent(words, |parent| children.link(parent, child));
+        if !self.deferring_rebuilds && self.children.wants_rebuild() {
             self.rebuild_children();
         }
         Ok(id)
     }
 
+    /// Keeps new child edges in the overflow until `settle`: for loading many nodes at once,
+    /// where one rebuild at the end costs less than many along the way.
+    pub fn defer_rebuilds(&mut self) {
+        self.deferring_rebuilds = true;
+    }
+
     /// Folds every child edge into the compact row and gives back spare capacity: call after
     /// loading many nodes at once.
     pub fn settle(&mut self) {
+        self.deferring_rebuilds = false;
         self.rebuild_children();
         self.slots.shrink_to_fit();
         self.legs.shrink();
     }
 
     fn rebuild_children(&mut self) {
-        let mut children = core::mem::take(&mut self.children);
-        let memories = (0..self.slots.len() as u32)
-            .filter(|index| self.is_memory_index(*index as usize))
-            .map(|index| (index, self.words_of(index)));
-        children.rebuild(self.slots.len(), memories);
-        self.children = children;
+        let slots = &self.slots;
+        let is_memory = |index: usize| slots.get(index).is_some_and(|slot| unpack_flags(*slot) & FLAG_MEMORY != 0);
+        let memories = self.legs.memories(slots.len(), is_memory);
+        self.children.rebuild(slots.len(), memories);
     }
 
     /// The node slots and packed leg words, for a snapshot.
@@ -234,7 +241,7 @@ impl Graph {
         }
         let is_memory = |index: usize| slots.get(index).is_some_and(|slot| unpack_flags(*slot) & FLAG_MEMORY != 0);
         let legs = LegWords::from_words(leg_words, slots.len(), is_memory)?;
-        let mut graph = Graph { slots, legs, children: Children::default() };
+        let mut graph = Graph { slots, legs, children: Children::default(), deferring_rebuilds: false };
         graph.settle();
         Ok(graph)
     }
