@@ -161,7 +161,7 @@ pub struct Simulated {
 }
 
 /// The simulator's seed for its own choices (latencies, and random bytes unless wrapped).
-const SIMULATION_SEED: u64 = 0x5eed_c4ee_5e;
+const SIMULATION_SEED: u64 = 0x5eed_c4ee;
 
 impl Backend for Simulated {
     type Storage = SimStorage;
