@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use cheesedb_core::StorageFile;
 
-use crate::ring::{libc_errno, Operation, Ring, Target, OPERATION_MAX_BYTES, RING_ENTRIES};
+use crate::ring::{errno, Operation, Ring, Target, OPERATION_MAX_BYTES, RING_ENTRIES};
 use crate::storage::Shared;
 
 /// Pieces a large read is split into, so the kernel can work on several at once.
@@ -121,7 +121,7 @@ fn write_and_sync(ring: &mut Ring, target: Target, writes: &[QueuedWrite], sync:
         let results = ring.run(&mut operations, true)?;
         let mut unfinished = Vec::new();
         for ((offset, bytes), result) in round.iter().zip(&results) {
-            if *result == -libc_errno::ECANCELED {
+            if *result == -errno::ECANCELED {
                 unfinished.push((*offset, *bytes)); // An earlier write of the chain was short.
                 continue;
             }
@@ -135,7 +135,7 @@ fn write_and_sync(ring: &mut Ring, target: Target, writes: &[QueuedWrite], sync:
         }
         if with_sync {
             match results.last().copied() {
-                Some(result) if result == -libc_errno::ECANCELED && !unfinished.is_empty() => {}
+                Some(result) if result == -errno::ECANCELED && !unfinished.is_empty() => {}
                 Some(result) => {
                     outcome(result)?;
                     synced = unfinished.is_empty();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use io_uring::opcode;
 
-use crate::ring::{libc_errno, Counters, Ring};
+use crate::ring::{errno, Counters, Ring};
 
 /// io_uring cannot be used here; the message says why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,10 +25,10 @@ impl Unavailable {
     /// Explains a failure to create an io_uring instance.
     pub(crate) fn from_setup_error(error: &io::Error) -> Unavailable {
         let reason = match error.raw_os_error() {
-            Some(libc_errno::ENOSYS) => String::from(
+            Some(errno::ENOSYS) => String::from(
                 "the kernel has no io_uring system calls (ENOSYS): it is older than Linux 5.1 or was built without io_uring",
             ),
-            Some(libc_errno::EPERM) => permission_reason(read_disabled_setting()),
+            Some(errno::EPERM) => permission_reason(read_disabled_setting()),
             _ => format!("creating an io_uring instance failed: {error}"),
         };
         Unavailable { reason }
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn a_kernel_without_io_uring_is_named_as_the_reason() {
-        let unavailable = Unavailable::from_setup_error(&io::Error::from_raw_os_error(libc_errno::ENOSYS));
+        let unavailable = Unavailable::from_setup_error(&io::Error::from_raw_os_error(errno::ENOSYS));
         let message = unavailable.to_string();
         assert!(message.starts_with("io_uring is unavailable: the kernel has no io_uring system calls (ENOSYS)"));
         assert!(message.ends_with("use the std files backend instead"));

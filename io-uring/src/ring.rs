@@ -84,18 +84,20 @@ impl std::fmt::Debug for Ring {
 }
 
 fn is_transient(error: &io::Error) -> bool {
-    matches!(error.raw_os_error(), Some(code) if code == libc_errno::EINTR || code == libc_errno::EAGAIN || code == libc_errno::EBUSY)
+    matches!(error.raw_os_error(), Some(code) if code == errno::EINTR || code == errno::EAGAIN || code == errno::EBUSY)
 }
 
-/// The few errno values this crate names (Linux, every architecture).
-pub(crate) mod libc_errno {
-    pub(crate) const EPERM: i32 = 1;
-    pub(crate) const EINTR: i32 = 4;
-    pub(crate) const EAGAIN: i32 = 11;
-    pub(crate) const EBUSY: i32 = 16;
-    pub(crate) const EINVAL: i32 = 22;
-    pub(crate) const ENOSYS: i32 = 38;
-    pub(crate) const ECANCELED: i32 = 125;
+/// The `errno` values this crate names, as the kernel of this architecture numbers them.
+pub(crate) mod errno {
+    use rustix::io::Errno;
+
+    pub(crate) const EPERM: i32 = Errno::PERM.raw_os_error();
+    pub(crate) const EINTR: i32 = Errno::INTR.raw_os_error();
+    pub(crate) const EAGAIN: i32 = Errno::AGAIN.raw_os_error();
+    pub(crate) const EBUSY: i32 = Errno::BUSY.raw_os_error();
+    pub(crate) const EINVAL: i32 = Errno::INVAL.raw_os_error();
+    pub(crate) const ENOSYS: i32 = Errno::NOSYS.raw_os_error();
+    pub(crate) const ECANCELED: i32 = Errno::CANCELED.raw_os_error();
 }
 
 impl Ring {
@@ -103,7 +105,7 @@ impl Ring {
     pub(crate) fn new(counters: Arc<Counters>) -> io::Result<Ring> {
         let ring = match IoUring::builder().setup_coop_taskrun().build(RING_ENTRIES) {
             Ok(ring) => ring,
-            Err(error) if error.raw_os_error() == Some(libc_errno::EINVAL) => IoUring::new(RING_ENTRIES)?,
+            Err(error) if error.raw_os_error() == Some(errno::EINVAL) => IoUring::new(RING_ENTRIES)?,
             Err(error) => return Err(error),
         };
         let has_file_table = ring.submitter().register_files_sparse(1).is_ok();
@@ -215,7 +217,7 @@ impl Ring {
             self.broken = true;
             return Err(error);
         }
-        Ok(results.into_iter().map(|result| result.unwrap_or(-libc_errno::ECANCELED)).collect())
+        Ok(results.into_iter().map(|result| result.unwrap_or(-errno::ECANCELED)).collect())
     }
 }
 
@@ -300,6 +302,6 @@ mod tests {
         let mut operations = [Operation::Write { target, offset: 0, bytes: b"no" }, Operation::SyncData { target }];
         let results = ring.run(&mut operations, true).unwrap();
         assert!(results[0] < 0, "writing to a read-only descriptor fails");
-        assert_eq!(results[1], -libc_errno::ECANCELED);
+        assert_eq!(results[1], -errno::ECANCELED);
     }
 }
