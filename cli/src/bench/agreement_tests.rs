@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cheesedb::{Mode, Removal};
+use cheesedb::{Io, Mode, Removal};
 use fastrand::Rng;
 
 use crate::bench::cheesedb_side::{CheesedbSide, OpenMeasurement};
@@ -14,7 +14,8 @@ use crate::bench::sqlite_side::SqliteSide;
 use crate::bench::workload::{PlannedNode, Workload};
 
 fn both_engines(folder: &BenchFolder) -> (CheesedbSide, SqliteSide) {
-    let cheesedb = CheesedbSide::create(&folder.fresh("cheesedb", 1).unwrap(), OpenMeasurement::InThisProcess).unwrap();
+    let cheesedb =
+        CheesedbSide::create(&folder.fresh("cheesedb", 1).unwrap(), Io::Std, OpenMeasurement::InThisProcess).unwrap();
     let sqlite = SqliteSide::create(&folder.fresh("sqlite", 1).unwrap()).unwrap();
     (cheesedb, sqlite)
 }

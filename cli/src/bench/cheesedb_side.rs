@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cheesedb::{Agent, Id, Leg, Mode, Removal, Store, Token};
+use cheesedb::{Agent, Id, Io, Leg, Mode, Options, Removal, Store, Token};
 
 use crate::bench::engine::{ConcurrentWriter, Engine, OpenFigures};
 use crate::bench::folder::{files_size_bytes, is_segment_file};
@@ -27,6 +27,7 @@ pub enum OpenMeasurement {
 /// The cheesedb side of the benchmark.
 pub struct CheesedbSide {
     folder: PathBuf,
+    io: Io,
     token: Token,
     store: Option<Store>,
     agent: Option<Agent>,
@@ -35,12 +36,13 @@ pub struct CheesedbSide {
 
 impl CheesedbSide {
     /// Creates a store in `folder` (which must not hold one yet) with one agent.
-    pub fn create(folder: &Path, open_measurement: OpenMeasurement) -> Result<CheesedbSide, Failure> {
-        let store = Store::open(folder)?;
+    pub fn create(folder: &Path, io: Io, open_measurement: OpenMeasurement) -> Result<CheesedbSide, Failure> {
+        let store = Store::open_with_io(folder, Options::default(), io)?;
         let token = store.create_agent(AGENT_NAME)?;
         let agent = store.open_agent(&token)?;
         Ok(CheesedbSide {
             folder: folder.to_path_buf(),
+            io,
             token,
             store: Some(store),
             agent: Some(agent),
@@ -122,11 +124,11 @@ impl Engine for CheesedbSide {
         self.store = None;
         let from_child = match &self.open_measurement {
             OpenMeasurement::InChildProcess(executable) => {
-                Some(open_probe::measure_in_child(executable, &self.folder, &self.token)?)
+                Some(open_probe::measure_in_child(executable, &self.folder, self.io, &self.token)?)
             }
             OpenMeasurement::InThisProcess => None,
         };
-        let (store, agent, in_this_process) = open_probe::open_measured(&self.folder, &self.token)?;
+        let (store, agent, in_this_process) = open_probe::open_measured(&self.folder, self.io, &self.token)?;
         self.store = Some(store);
         self.agent = Some(agent);
         Ok(from_child.unwrap_or(in_this_process))

@@ -23,6 +23,7 @@ mod agreement_tests;
 
 use std::path::{Path, PathBuf};
 
+use cheesedb::Io;
 use clap::{Args, ValueEnum};
 
 use crate::bench::cheesedb_side::{CheesedbSide, OpenMeasurement};
@@ -57,6 +58,10 @@ pub struct BenchArguments {
     #[arg(long, value_name = "COUNT", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=99))]
     pub repeat: u32,
 
+    /// How cheesedb reaches its files: ordinary system calls (std), or io_uring (uring, Linux)
+    #[arg(long, value_name = "IO", default_value_t = Io::Std)]
+    pub io: Io,
+
     /// Open the benchmark's agent in FOLDER, token on standard input, and print what the open took
     #[arg(long, value_name = "FOLDER", hide = true)]
     pub open_probe: Option<PathBuf>,
@@ -73,6 +78,7 @@ pub enum CompareWith {
 #[derive(Debug, Clone)]
 struct Settings {
     size: Size,
+    io: Io,
     compare_sqlite: bool,
     repeat: u32,
     open_measurement: OpenMeasurement,
@@ -81,7 +87,7 @@ struct Settings {
 /// Runs the benchmark in `folder` (a temporary one when `None`) and prints the outcome.
 pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, printer: Printer) -> Result<u8, Failure> {
     if let Some(probe_folder) = arguments.open_probe {
-        open_probe::run_probe(&probe_folder)?;
+        open_probe::run_probe(&probe_folder, arguments.io)?;
         return Ok(EXIT_SUCCESS);
     }
     let size = match (arguments.smoke, arguments.quick) {
@@ -101,7 +107,7 @@ pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, printer: Printer)
     // The probe must be this very program; without it, opens are measured in this process.
     let open_measurement =
         std::env::current_exe().map_or(OpenMeasurement::InThisProcess, OpenMeasurement::InChildProcess);
-    let settings = Settings { size, compare_sqlite, repeat: arguments.repeat, open_measurement };
+    let settings = Settings { size, io: arguments.io, compare_sqlite, repeat: arguments.repeat, open_measurement };
     let folder = BenchFolder::new(folder)?;
     let outcome = measure(&settings, &folder, Progress::new())?;
     report::print(&outcome, printer)?;
@@ -112,7 +118,8 @@ pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, printer: Printer)
 fn measure(settings: &Settings, folder: &BenchFolder, progress: Progress) -> Result<Outcome, Failure> {
     let mut runs = Vec::with_capacity(settings.repeat as usize);
     for run in 1..=settings.repeat {
-        let mut cheesedb = CheesedbSide::create(&folder.fresh("cheesedb", run)?, settings.open_measurement.clone())?;
+        let mut cheesedb =
+            CheesedbSide::create(&folder.fresh("cheesedb", run)?, settings.io, settings.open_measurement.clone())?;
         let mut sqlite = match settings.compare_sqlite {
             true => Some(open_sqlite(&folder.fresh("sqlite", run)?)?),
             false => None,
@@ -136,6 +143,7 @@ fn measure(settings: &Settings, folder: &BenchFolder, progress: Progress) -> Res
     let sqlite = (!sqlite_runs.is_empty()).then(|| medians(&sqlite_runs));
     Ok(Outcome {
         size: settings.size,
+        io: settings.io,
         seed: WORKLOAD_SEED,
         file_system: folder::file_system_type(folder.root()),
         sqlite_version: settings.compare_sqlite.then(sqlite_version).flatten(),
@@ -172,6 +180,7 @@ mod tests {
         let folder = BenchFolder::new(None).unwrap();
         let settings = Settings {
             size: size::SMOKE,
+            io: Io::Std,
             compare_sqlite: false,
             repeat: 1,
             open_measurement: OpenMeasurement::InThisProcess,
@@ -204,6 +213,7 @@ mod tests {
         let folder = BenchFolder::new(None).unwrap();
         let settings = Settings {
             size: size::SMOKE,
+            io: Io::Std,
             compare_sqlite: true,
             repeat: 2,
             open_measurement: OpenMeasurement::InThisProcess,

@@ -10,17 +10,17 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cheesedb::{Agent, Report, Store, Token};
+use cheesedb::{Agent, Io, Options, Report, Store, Token};
 use serde_json::{json, Value};
 
 use crate::bench::engine::OpenFigures;
 use crate::failure::Failure;
 
 /// Opens the store in `folder` and the agent of `token`, timing both.
-pub fn open_measured(folder: &Path, token: &Token) -> Result<(Store, Agent, OpenFigures), Failure> {
+pub fn open_measured(folder: &Path, io: Io, token: &Token) -> Result<(Store, Agent, OpenFigures), Failure> {
     let resident_before = resident_bytes();
     let started = Instant::now();
-    let store = Store::open(folder)?;
+    let store = Store::open_with_io(folder, Options::default(), io)?;
     let store_opened = Instant::now();
     let agent = store.open_agent(token)?;
     let agent_opened = Instant::now();
@@ -41,14 +41,14 @@ fn replayed(report: &Report) -> u64 {
 }
 
 /// The child's side: reads the token from standard input, opens, prints the figures as JSON.
-pub fn run_probe(folder: &Path) -> Result<(), Failure> {
+pub fn run_probe(folder: &Path, io: Io) -> Result<(), Failure> {
     let mut token_text = String::new();
     std::io::stdin()
         .read_to_string(&mut token_text)
         .map_err(|error| Failure::new(format!("cannot read the token from standard input: {error}")))?;
     let token: Token =
         token_text.trim().parse().map_err(|_| Failure::new("the token on standard input is not valid"))?;
-    let (_store, _agent, figures) = open_measured(folder, &token)?;
+    let (_store, _agent, figures) = open_measured(folder, io, &token)?;
     let line = json!({
         "store_open_seconds": figures.store_open.as_secs_f64(),
         "agent_open_seconds": figures.agent_open.as_secs_f64(),
@@ -60,10 +60,12 @@ pub fn run_probe(folder: &Path) -> Result<(), Failure> {
 }
 
 /// Runs the probe in a child process made from `executable` and reads its figures.
-pub fn measure_in_child(executable: &Path, folder: &Path, token: &Token) -> Result<OpenFigures, Failure> {
+pub fn measure_in_child(executable: &Path, folder: &Path, io: Io, token: &Token) -> Result<OpenFigures, Failure> {
     let cannot = |error: std::io::Error| Failure::new(format!("cannot run the open probe: {error}"));
     let mut child = Command::new(executable)
         .arg("bench")
+        .arg("--io")
+        .arg(io.name())
         .arg("--open-probe")
         .arg(folder)
         .stdin(Stdio::piped())

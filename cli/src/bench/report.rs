@@ -1,6 +1,7 @@
 //! The result of a benchmark: a table for people, one JSON object with `--json`, and the
 //! targets of the project checked against the figures.
 
+use cheesedb::Io;
 use serde_json::{json, Map, Value};
 
 use crate::bench::figures::{Better, Figures, Metric, RecallKind, Unit};
@@ -15,6 +16,8 @@ const GIBIBYTE: f64 = 1024.0 * 1024.0 * 1024.0;
 pub struct Outcome {
     /// The size that ran.
     pub size: Size,
+    /// How cheesedb reached its files.
+    pub io: Io,
     /// The workload's seed.
     pub seed: u64,
     /// The file system under the data folder, where known.
@@ -152,6 +155,7 @@ pub fn to_json(outcome: &Outcome) -> Value {
         "size": outcome.size.name,
         "memories": shape.memories,
         "lots": shape.lots + shape.families as u64,
+        "io": outcome.io.name(),
         "seed": outcome.seed,
         "file_system": outcome.file_system,
         "sqlite_version": outcome.sqlite_version,
@@ -179,11 +183,15 @@ pub fn to_text(outcome: &Outcome) -> String {
         count((shape.lots + shape.families as u64) as f64),
     ));
     let file_system = outcome.file_system.as_deref().unwrap_or("unknown file system");
+    let io = match outcome.io {
+        Io::Std => "ordinary system calls",
+        Io::Uring => "io_uring",
+    };
     match &outcome.sqlite_version {
         Some(version) => lines.push(format!(
-            "data on {file_system}; SQLite {version} with WAL, synchronous=FULL, one transaction per write"
+            "data on {file_system}; cheesedb through {io}; SQLite {version} with WAL, synchronous=FULL, one transaction per write"
         )),
-        None => lines.push(format!("data on {file_system}")),
+        None => lines.push(format!("data on {file_system}; cheesedb through {io}")),
     }
     lines.push(String::new());
     let compared = outcome.sqlite.is_some();
@@ -279,6 +287,7 @@ mod tests {
     fn outcome(cheesedb: Figures, sqlite: Option<Figures>) -> Outcome {
         Outcome {
             size: SMOKE,
+            io: Io::Std,
             seed: 1,
             file_system: Some("ext4".into()),
             sqlite_version: sqlite.as_ref().map(|_| "3.0".into()),
