@@ -12,8 +12,11 @@ use crate::progress::spinner;
 
 /// How many times one question is put to the model before giving up.
 pub const ATTEMPTS_MAX: u32 = 3;
-/// How many tokens a reply may hold.
-const REPLY_MAX_TOKENS: u32 = 600;
+/// How many tokens an extraction reply may hold: a handful of short memories in JSON.
+const EXTRACTION_MAX_TOKENS: u32 = 500;
+/// How many tokens an answer may hold: one or two sentences. A small bound also keeps a model
+/// that rambles or repeats the prompt from taking minutes on a CPU.
+const ANSWER_MAX_TOKENS: u32 = 120;
 /// The most bytes of a server's reply read; a chat reply is far smaller.
 const RESPONSE_MAX_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -56,12 +59,12 @@ impl ChatModel {
     }
 
     /// Sends one conversation and returns the reply's text.
-    fn chat(&self, messages: &[Value]) -> Result<String, ChatError> {
+    fn chat(&self, messages: &[Value], reply_max_tokens: u32) -> Result<String, ChatError> {
         let body = json!({
             "model": self.config.model,
             "messages": messages,
             "temperature": 0,
-            "max_tokens": REPLY_MAX_TOKENS,
+            "max_tokens": reply_max_tokens,
             "stream": false,
         });
         let mut request = self.http.post(self.endpoint()).header("Content-Type", "application/json");
@@ -93,6 +96,7 @@ impl ChatModel {
     fn ask<T>(
         &mut self,
         mut messages: Vec<Value>,
+        reply_max_tokens: u32,
         accept: impl Fn(&str) -> Result<T, String>,
     ) -> Result<T, ModelFailure> {
         if let Some(reason) = &self.unreachable {
@@ -104,7 +108,7 @@ impl ChatModel {
         let mut reasons = Vec::new();
         let mut any_reply = false;
         for attempt in 1..=ATTEMPTS_MAX {
-            let reply = match self.chat(&messages) {
+            let reply = match self.chat(&messages, reply_max_tokens) {
                 Ok(reply) => reply,
                 Err(ChatError::Unreachable(problem)) => {
                     reasons.push(format!("attempt {attempt}: {problem}"));
@@ -172,7 +176,7 @@ impl Model for ChatModel {
             json!({ "role": "system", "content": EXTRACTION_INSTRUCTIONS.replace("FIRST", &first.to_string()) }),
             json!({ "role": "user", "content": format!("Sources:\n{}", listing.join("\n")) }),
         ];
-        self.ask(messages, |reply| parse_extraction(reply, sources))
+        self.ask(messages, EXTRACTION_MAX_TOKENS, |reply| parse_extraction(reply, sources))
     }
 
     fn answer(&mut self, question: &str, memories: &[MemoryView]) -> Result<String, ModelFailure> {
@@ -182,7 +186,7 @@ impl Model for ChatModel {
             json!({ "role": "system", "content": ANSWER_INSTRUCTIONS }),
             json!({ "role": "user", "content": format!("Memories:\n{listing}\n\nQuestion: {question}") }),
         ];
-        self.ask(messages, check_answer)
+        self.ask(messages, ANSWER_MAX_TOKENS, |reply| check_answer(reply, question))
     }
 }
 

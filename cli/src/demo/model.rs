@@ -68,7 +68,7 @@ pub const MEMORIES_MAX: usize = 8;
 /// The longest memory text accepted, in characters.
 pub const MEMORY_TEXT_MAX_CHARACTERS: usize = 300;
 /// The longest answer shown, in characters.
-pub const ANSWER_MAX_CHARACTERS: usize = 600;
+pub const ANSWER_MAX_CHARACTERS: usize = 300;
 const LEGS_MAX: usize = 4;
 const PARENTS_MAX: usize = 8;
 
@@ -146,11 +146,15 @@ fn check_memory(memory: &Value, own_id: u64, is_known: impl Fn(u64) -> bool) -> 
     Ok(ProposedMemory { text, legs: checked })
 }
 
-/// Checks an answer: some words, not too long (a longer one is cut for the screen).
-pub fn check_answer(reply: &str) -> Result<String, String> {
-    let answer = reply.trim();
+/// Checks an answer: some words, and not the prompt repeated back (small models often echo
+/// it). The answer is folded onto one line and a long one is cut for the screen.
+pub fn check_answer(reply: &str, question: &str) -> Result<String, String> {
+    let answer = reply.split_whitespace().collect::<Vec<_>>().join(" ");
     if !answer.chars().any(char::is_alphabetic) {
         return Err(String::from("the answer is empty"));
+    }
+    if answer.contains(question.trim()) {
+        return Err(String::from("the reply repeats the question instead of answering it"));
     }
     let mut shown: String = answer.chars().take(ANSWER_MAX_CHARACTERS).collect();
     if answer.chars().count() > ANSWER_MAX_CHARACTERS {
@@ -200,10 +204,12 @@ mod tests {
     }
 
     #[test]
-    fn answers_need_words_and_are_cut_for_the_screen() {
-        assert!(check_answer("  \n ").is_err());
-        assert!(check_answer("...").is_err());
-        assert_eq!(check_answer(" Yes. ").unwrap(), "Yes.");
-        assert!(check_answer(&"a".repeat(2000)).unwrap().ends_with('…'));
+    fn answers_need_words_must_not_echo_and_are_cut_for_the_screen() {
+        let question = "Do I need a raincoat?";
+        assert!(check_answer("  \n ", question).is_err());
+        assert!(check_answer("...", question).is_err());
+        assert_eq!(check_answer(" Yes.\n\n  Take one. ", question).unwrap(), "Yes. Take one.");
+        assert!(check_answer(&"a".repeat(2000), question).unwrap().ends_with('…'));
+        assert!(check_answer("[4] memory\nQuestion: Do I need a raincoat? [/INST]", question).is_err());
     }
 }
