@@ -108,7 +108,6 @@ impl Engine for CheesedbSide {
         Ok(removed.into_iter().map(Id::get).collect())
     }
 
-    #[cfg(all(test, feature = "sqlite"))]
     fn preview_recall(&mut self, id: u64, mode: Mode) -> Result<Vec<u64>, Failure> {
         let removed = self.agent()?.preview_recall(Id::from(id), mode)?;
         Ok(removed.into_iter().map(Id::get).collect())

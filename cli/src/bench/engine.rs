@@ -40,8 +40,8 @@ pub trait Engine {
     /// Recalls `id`; returns the memories removed because of it, ascending.
     fn recall(&mut self, id: u64, mode: Mode, removal: Removal) -> Result<Vec<u64>, Failure>;
 
-    /// What a recall would remove, writing nothing, ascending.
-    #[cfg(all(test, feature = "sqlite"))]
+    /// What a recall would remove, writing nothing, ascending: the recall's computation
+    /// without its durable write.
     fn preview_recall(&mut self, id: u64, mode: Mode) -> Result<Vec<u64>, Failure>;
 
     /// The alive memories, ascending.

@@ -43,6 +43,7 @@ pub enum Metric {
     Batch1024MemoriesPerSecond,
     EightThreadsWritesPerSecond,
     RecallSeconds(RecallKind),
+    RecallPreviewSeconds(RecallKind),
     RecallRemoved(RecallKind),
     StoreOpenSeconds,
     AgentOpenSeconds,
@@ -111,6 +112,7 @@ impl Metric {
             Metric::Batch1024MemoriesPerSecond => "batch_1024_memories_per_second".into(),
             Metric::EightThreadsWritesPerSecond => "eight_threads_writes_per_second".into(),
             Metric::RecallSeconds(kind) => format!("recall_{}_seconds", kind.key()),
+            Metric::RecallPreviewSeconds(kind) => format!("recall_{}_preview_seconds", kind.key()),
             Metric::RecallRemoved(kind) => format!("recall_{}_removed_count", kind.key()),
             Metric::StoreOpenSeconds => "store_open_seconds".into(),
             Metric::AgentOpenSeconds => "agent_open_seconds".into(),
@@ -135,6 +137,7 @@ impl Metric {
             Metric::Batch1024MemoriesPerSecond => "batches of 1,024, memories".into(),
             Metric::EightThreadsWritesPerSecond => "8 threads, one write each commit".into(),
             Metric::RecallSeconds(kind) => format!("recall ({})", kind.title()),
+            Metric::RecallPreviewSeconds(kind) => format!("  its dry run ({})", kind.title()),
             Metric::RecallRemoved(kind) => format!("  removed by it ({})", kind.title()),
             Metric::StoreOpenSeconds => "open of the store".into(),
             Metric::AgentOpenSeconds => "open of the agent".into(),
@@ -159,6 +162,7 @@ impl Metric {
             | Metric::SetupMemoriesPerSecond => Unit::PerSecond,
             Metric::SingleWriteMedianMicroseconds | Metric::SingleWriteP99Microseconds => Unit::Microseconds,
             Metric::RecallSeconds(_)
+            | Metric::RecallPreviewSeconds(_)
             | Metric::StoreOpenSeconds
             | Metric::AgentOpenSeconds
             | Metric::VerifySeconds

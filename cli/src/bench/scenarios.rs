@@ -223,6 +223,11 @@ fn recalls(contestants: &mut Contestants<'_>, workload: &Workload) -> Result<(),
         for index in contestants.turns(round).collect::<Vec<_>>() {
             let engine = &mut *contestants.engines[index];
             let _phase = contestants.progress.phase(engine.name(), &what, None);
+            // The dry run first: it is the recall's computation alone, without its durable
+            // write (nor, for Erase, the rewrite of the files).
+            let started = Instant::now();
+            let previewed = engine.preview_recall(family.root, mode)?;
+            let preview_elapsed = started.elapsed();
             let started = Instant::now();
             let removed = engine.recall(family.root, mode, removal)?;
             let elapsed = started.elapsed();
@@ -234,6 +239,13 @@ fn recalls(contestants: &mut Contestants<'_>, workload: &Workload) -> Result<(),
                     family.root
                 )));
             }
+            if removed != previewed {
+                return Err(Failure::new(format!(
+                    "{}'s {what} removed other memories than its dry run",
+                    engine.name()
+                )));
+            }
+            contestants.record(index, Metric::RecallPreviewSeconds(kind), preview_elapsed.as_secs_f64());
             contestants.record(index, Metric::RecallSeconds(kind), elapsed.as_secs_f64());
             contestants.record(index, Metric::RecallRemoved(kind), removed.len() as f64);
         }

@@ -275,7 +275,6 @@ impl Engine for SqliteSide {
         Ok(removed)
     }
 
-    #[cfg(all(test, feature = "sqlite"))]
     fn preview_recall(&mut self, id: u64, mode: Mode) -> Result<Vec<u64>, Failure> {
         let transaction = self.connection()?.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let removed = SqliteSide::recall_in(&transaction, id, mode)?;
