@@ -33,7 +33,8 @@ fn writers_arriving_during_a_sync_share_the_next_one() {
     ids.sort();
     assert_eq!(ids, (1..=160).map(Id::from).collect::<Vec<_>>(), "every write acknowledged once");
     let syncs = faults.syncs.load(Ordering::SeqCst) - before;
-    assert!(syncs < 160, "160 writes took {syncs} syncs: nothing was grouped");
+    eprintln!("160 writes from 8 threads took {syncs} syncs");
+    assert!(syncs <= 80, "160 writes took {syncs} syncs: too little was grouped");
     for id in ids {
         assert!(agent.get(id).unwrap().is_alive());
     }
