@@ -17,7 +17,8 @@ use clap::{Args, Parser, Subcommand};
   cheesedb recall alice 1 --erase
   cheesedb demo
 
-Data lives in ~/.cheesedb, or in $CHEESEDB_DIR, or in the folder given with --dir.")]
+Data lives in ~/.cheesedb, or in $CHEESEDB_DIR, or in the folder given with --dir.
+Files go through ordinary system calls, or through io_uring with --io uring (or CHEESEDB_IO=uring).")]
 pub struct Arguments {
     /// The data folder [default: $CHEESEDB_DIR, else ~/.cheesedb]
     #[arg(long, global = true, value_name = "FOLDER")]
@@ -26,6 +27,10 @@ pub struct Arguments {
     /// Print the result as one line of JSON, for scripts
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// How cheesedb reaches its files: std (ordinary system calls) or uring (io_uring, Linux)
+    #[arg(long, global = true, value_name = "IO", env = "CHEESEDB_IO", default_value_t = cheesedb::Io::Std)]
+    pub io: cheesedb::Io,
 
     /// What to do
     #[command(subcommand)]

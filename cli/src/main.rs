@@ -36,8 +36,9 @@ fn main() -> ExitCode {
     let printer = Printer::new(arguments.json);
     let outcome = match arguments.command {
         // The benchmark never touches the user's data: without --dir it works in a temporary folder.
-        Command::Bench(bench_arguments) => bench::run(bench_arguments, arguments.dir, printer),
+        Command::Bench(bench_arguments) => bench::run(bench_arguments, arguments.dir, arguments.io, printer),
         command => {
+            session::choose_io(arguments.io);
             data_folder::resolve(arguments.dir).and_then(|folder| commands::run(command, &Context { folder, printer }))
         }
     };

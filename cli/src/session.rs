@@ -4,10 +4,11 @@
 //! a moment: opening waits for it a bounded time instead of failing at once.
 
 use std::path::Path;
+use std::sync::OnceLock;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use cheesedb::{Agent, Error, Report, Store, Token};
+use cheesedb::{Agent, Error, Io, Options, Report, Store, Token};
 
 use crate::failure::Failure;
 use crate::tokens::{tokens_path, SavedTokens};
@@ -18,12 +19,26 @@ pub const LOCK_WAIT_MAX: Duration = Duration::from_secs(10);
 const LOCK_RETRY_PAUSE_FIRST: Duration = Duration::from_millis(2);
 const LOCK_RETRY_PAUSE_MAX: Duration = Duration::from_millis(100);
 
+/// How this process reaches the store's files, chosen once from `--io` or `CHEESEDB_IO`.
+static CHOSEN_IO: OnceLock<Io> = OnceLock::new();
+
+/// Sets how every store this process opens reaches its files (the first choice stands).
+pub fn choose_io(io: Io) {
+    let _ = CHOSEN_IO.set(io);
+}
+
+/// How this process reaches the store's files.
+pub fn chosen_io() -> Io {
+    CHOSEN_IO.get().copied().unwrap_or_default()
+}
+
 /// Opens the store in `folder`, waiting up to [`LOCK_WAIT_MAX`] while another holds it.
 pub fn open_store(folder: &Path) -> Result<Store, Failure> {
     let started = Instant::now();
     let mut pause = LOCK_RETRY_PAUSE_FIRST;
+    let io = chosen_io();
     loop {
-        match Store::open(folder) {
+        match Store::open_with_io(folder, Options::default(), io) {
             Ok(store) => return Ok(store),
             Err(Error::Locked) if started.elapsed() < LOCK_WAIT_MAX => {
                 // A little jitter from the clock keeps two waiting processes out of step.
@@ -37,6 +52,10 @@ pub fn open_store(folder: &Path) -> Result<Store, Failure> {
                     folder.display(),
                     LOCK_WAIT_MAX.as_secs()
                 )))
+            }
+            Err(error @ Error::Io { operation: "starting io_uring for", .. }) => {
+                let failure = Failure::from(error).context(&format!("opening {}", folder.display()));
+                return Err(Failure::new(format!("{failure}; run with --io std (or CHEESEDB_IO=std) instead")));
             }
             Err(error) => return Err(Failure::from(error).context(&format!("opening {}", folder.display()))),
         }

@@ -58,10 +58,6 @@ pub struct BenchArguments {
     #[arg(long, value_name = "COUNT", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=99))]
     pub repeat: u32,
 
-    /// How cheesedb reaches its files: ordinary system calls (std), or io_uring (uring, Linux)
-    #[arg(long, value_name = "IO", default_value_t = Io::Std)]
-    pub io: Io,
-
     /// Open the benchmark's agent in FOLDER, token on standard input, and print what the open took
     #[arg(long, value_name = "FOLDER", hide = true)]
     pub open_probe: Option<PathBuf>,
@@ -85,9 +81,10 @@ struct Settings {
 }
 
 /// Runs the benchmark in `folder` (a temporary one when `None`) and prints the outcome.
-pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, printer: Printer) -> Result<u8, Failure> {
+/// `io` is how cheesedb's files are reached (the global `--io`).
+pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, io: Io, printer: Printer) -> Result<u8, Failure> {
     if let Some(probe_folder) = arguments.open_probe {
-        open_probe::run_probe(&probe_folder, arguments.io)?;
+        open_probe::run_probe(&probe_folder, io)?;
         return Ok(EXIT_SUCCESS);
     }
     let size = match (arguments.smoke, arguments.quick) {
@@ -107,7 +104,7 @@ pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, printer: Printer)
     // The probe must be this very program; without it, opens are measured in this process.
     let open_measurement =
         std::env::current_exe().map_or(OpenMeasurement::InThisProcess, OpenMeasurement::InChildProcess);
-    let settings = Settings { size, io: arguments.io, compare_sqlite, repeat: arguments.repeat, open_measurement };
+    let settings = Settings { size, io, compare_sqlite, repeat: arguments.repeat, open_measurement };
     let folder = BenchFolder::new(folder)?;
     let outcome = measure(&settings, &folder, Progress::new())?;
     report::print(&outcome, printer)?;
