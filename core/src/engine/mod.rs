@@ -71,29 +71,37 @@ pub(crate) fn io_error(operation: &'static str, path: &str, error: impl core::fm
 }
 
 impl<S: Storage> AgentEngine<S> {
-    /// Makes the folder and first segment of a new agent, durably.
-    pub fn create(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
+    /// An engine for agent `agent` with nothing loaded yet. It starts poisoned: not fit to
+    /// write until create or open has finished, so that dropping a half-opened engine (open
+    /// failed) never saves a snapshot of a half-replayed graph.
+    fn empty(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
         options.validate()?;
-        let folder = agent_folder(agent);
-        storage.create_folder(&folder).map_err(|error| io_error("creating", &folder, error))?;
-        storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
-        let mut engine = AgentEngine {
+        Ok(AgentEngine {
             storage,
             agent,
-            folder,
+            folder: agent_folder(agent),
             options,
             graph: Graph::default(),
             segments: Vec::new(),
             write_offset: 0,
             sequence: 0,
             chain: chain_genesis(agent),
-            poisoned: false,
+            poisoned: true,
             deleted: false,
             report: Report::default(),
             bytes_since_snapshot: 0,
             allocated_end: 0,
-        };
+        })
+    }
+
+    /// Makes the folder and first segment of a new agent, durably.
+    pub fn create(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
+        let mut engine = AgentEngine::empty(storage, agent, options)?;
+        let folder = engine.folder.clone();
+        engine.storage.create_folder(&folder).map_err(|error| io_error("creating", &folder, error))?;
+        engine.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
         engine.start_segment(1)?;
+        engine.poisoned = false;
         engine.report.segments = 1;
         Ok(engine)
     }

@@ -9,39 +9,18 @@ use super::{io_error, AgentEngine};
 use crate::codec::record::{Body, Record};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::SnapshotPoint;
-use crate::digest::chain_genesis;
 use crate::error::Error;
 use crate::graph::{Graph, Location};
 use crate::id::Removal;
 use crate::limits::Options;
-use crate::log::names::{agent_folder, parse_segment_name, segment_path, TEMPORARY_SUFFIX};
+use crate::log::names::{parse_segment_name, segment_path, TEMPORARY_SUFFIX};
 use crate::log::scan::{check_header, find_valid_commit, scan_records, Damage, Expected, ScanEnd};
-use crate::report::Report;
 use crate::storage::{Storage, StorageFile};
 
 impl<S: Storage> AgentEngine<S> {
     /// Opens an existing agent.
     pub fn open(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
-        options.validate()?;
-        let folder = agent_folder(agent);
-        let mut engine = AgentEngine {
-            storage,
-            agent,
-            folder,
-            options,
-            graph: Graph::default(),
-            segments: Vec::new(),
-            write_offset: 0,
-            sequence: 0,
-            chain: chain_genesis(agent),
-            // Not fit to write until open has finished: dropping a half-opened engine (open
-            // failed) must not save a snapshot of a half-replayed graph.
-            poisoned: true,
-            deleted: false,
-            report: Report::default(),
-            bytes_since_snapshot: 0,
-            allocated_end: 0,
-        };
+        let mut engine = AgentEngine::empty(storage, agent, options)?;
         let count = engine.list_segments()?;
         let (first_replayed, mut resume) = match engine.load_snapshot(count)? {
             Some((point, graph)) => (engine.resume_from_snapshot(point, graph)?, Some(point.offset)),
