@@ -406,16 +406,7 @@ impl World {
                 let number = store
                     .authenticate(&token)
                     .map_err(|error| Stop::Violation(format!("a new agent's token does not authenticate: {error}")))?;
-                self.agents.push(Slot {
-                    name,
-                    token: Some(token),
-                    number,
-                    engine: None,
-                    model: AgentModel::default(),
-                    before_last_write: AgentModel::default(),
-                    in_doubt: None,
-                    kept: None,
-                });
+                self.agents.push(Slot::new(name, Some(token), number));
                 let index = self.agents.len() - 1;
                 self.open_agent(index)
             }

@@ -7,7 +7,6 @@ use cheesedb_core::{AgentEngine, Error, StoreEngine};
 
 use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
 use crate::compare::shape_matches;
-use crate::model::AgentModel;
 use crate::storage::SimStorage;
 
 /// The most crashes injected into one recovery, so that every reopen ends.
@@ -116,16 +115,7 @@ impl World {
                 if found == with {
                     self.stats.unacknowledged_kept += 1;
                     let number = opened.iter().find(|(found, _, _)| *found == name).map_or(0, |(_, number, _)| *number);
-                    self.agents.push(Slot {
-                        name,
-                        token: None,
-                        number,
-                        engine: None,
-                        model: AgentModel::default(),
-                        before_last_write: AgentModel::default(),
-                        in_doubt: None,
-                        kept: None,
-                    });
+                    self.agents.push(Slot::new(name, None, number));
                 } else if found == known {
                     self.stats.unacknowledged_lost += 1;
                 } else {

@@ -79,6 +79,22 @@ pub(crate) struct Slot {
     pub(crate) kept: Option<Fingerprint>,
 }
 
+impl Slot {
+    /// A just-created agent: nothing written, not open yet.
+    pub(crate) fn new(name: String, token: Option<Token>, number: u64) -> Slot {
+        Slot {
+            name,
+            token,
+            number,
+            engine: None,
+            model: AgentModel::default(),
+            before_last_write: AgentModel::default(),
+            in_doubt: None,
+            kept: None,
+        }
+    }
+}
+
 /// A store-level change whose outcome is unknown.
 #[derive(Debug)]
 pub(crate) enum StoreDoubt {
