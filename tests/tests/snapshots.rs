@@ -2,7 +2,9 @@
 //! a snapshot that is damaged or does not match the log is ignored, never trusted. On every
 //! backend.
 
-use cheesedb::{Agent, Id, Leg, Mode, Options, Removal, Token};
+use cheesedb::{Agent, Error, Id, Leg, Mode, Options, Removal, Token};
+use cheesedb_core::codec::snapshot_file::SnapshotFile;
+use cheesedb_core::graph::GraphParts;
 use cheesedb_tests::backend::{contains, Backend};
 
 fn eager_snapshots() -> Options {
@@ -113,6 +115,32 @@ fn a_snapshot_that_does_not_match_the_log_is_ignored<B: Backend>() {
     alice.verify().unwrap();
 }
 
+/// A snapshot whose checksums hold but whose child rows lie about the log: open takes it (it
+/// checks form, not truth), and verify, which builds the graph again from the log, refuses it.
+fn verify_catches_a_well_formed_snapshot_that_lies<B: Backend>() {
+    let place = B::new();
+    let (token, memories) = agent_with_snapshot(&place);
+    let path = snapshot_file(&place).unwrap();
+    let mut snapshot = SnapshotFile::decode(&place.read_file(&path)).unwrap();
+    assert_eq!(snapshot.child_row.get(..2), Some(&[1, 2][..]), "the lot's first children");
+    snapshot.child_row[0] = 2; // the first memory is no longer listed as the lot's child
+    let parts = GraphParts {
+        slots: &snapshot.slots,
+        leg_words: &snapshot.leg_words,
+        leg_block_starts: &snapshot.leg_block_starts,
+        child_row_starts: &snapshot.child_row_starts,
+        child_row: &snapshot.child_row,
+    };
+    place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts));
+    let alice = reopen(&place, &token);
+    assert_eq!(alice.report().snapshot_ignored, None);
+    assert_ne!(alice.preview_recall(Id::from(1), Mode::Strict).unwrap(), memories, "the lie is in use");
+    match alice.verify() {
+        Err(Error::Corrupt { reason, .. }) => assert_eq!(reason, "the graph in memory differs from the log"),
+        other => panic!("verify passed a lying snapshot: {other:?}"),
+    }
+}
+
 fn erase_removes_the_snapshot_before_moving_records_and_open_still_agrees<B: Backend>() {
     let place = B::new();
     let (token, memories) = agent_with_snapshot(&place);
@@ -132,5 +160,6 @@ cheesedb_tests::conformance!(
     a_snapshot_holds_no_content,
     a_damaged_snapshot_is_ignored_and_the_log_replayed,
     a_snapshot_that_does_not_match_the_log_is_ignored,
+    verify_catches_a_well_formed_snapshot_that_lies,
     erase_removes_the_snapshot_before_moving_records_and_open_still_agrees,
 );

@@ -1,37 +1,49 @@
 //! A snapshot: the recall graph of an agent at one committed point of its log, so that open
 //! loads it and replays only the records after that point. It holds ids, flags, record
-//! locations and legs, never content.
+//! locations, legs and child edges, never content.
 //!
 //! ```text
 //! offset  size  field
 //!      0     8  magic "CHEESEDB"
 //!      8     1  format version (1)
 //!      9     1  file kind (3 = snapshot)
-//!     10     2  reserved, zero
+//!     10     2  snapshot layout (2: with child rows)
 //!     12     4  reserved, zero
 //!     16     8  agent number
 //!     24     8  segment of the point
 //!     32     8  offset of the point in that segment (a commit boundary)
 //!     40     8  sequence at the point
 //!     48    32  chain hash at the point
-//!     80     8  node count
-//!     88     8  leg word count
-//!     96     4  crc32c of the body
-//!    100     4  crc32c of bytes [0, 100)
-//!    104     …  body: node slots (u64 each), then leg words (u32 each)
+//!     80     8  node count (N)
+//!     88     8  leg word count (W)
+//!     96     8  child edge count (E)
+//!    104     4  crc32c of the node slots
+//!    108     4  crc32c of the leg words
+//!    112     4  crc32c of the leg block starts
+//!    116     4  crc32c of the child row starts
+//!    120     4  crc32c of the child row
+//!    124     4  crc32c of bytes [0, 124)
+//!    128     …  body: N node slots (u64), W leg words (u32), ⌈N / 16⌉ leg block starts (u32),
+//!               N + 1 child row starts (u32), E children (u32)
 //! ```
+//!
+//! Each part of the body has its own checksum, so a reader can check it as it takes it in.
 
 use alloc::vec::Vec;
 
 use super::bytes::{Reader, Writer};
 use super::segment_header::{FORMAT_VERSION, MAGIC};
-use crate::checksum::crc32c;
+use crate::checksum::{crc32c, Crc32cDigest};
 use crate::digest::Hash;
+use crate::graph::{GraphParts, LEG_BLOCK_NODES};
 
 /// The file kind byte of a snapshot.
 pub const FILE_KIND_SNAPSHOT: u8 = 3;
+/// The snapshot layout this build writes and reads. Layout 1 had no child rows; a snapshot of
+/// another layout is ignored like a damaged one, and open replays the log instead.
+pub const SNAPSHOT_LAYOUT: u16 = 2;
 /// Bytes of a snapshot header.
-pub const SNAPSHOT_HEADER_BYTES: usize = 104;
+pub const SNAPSHOT_HEADER_BYTES: usize = 128;
 
 /// The committed point of the log a snapshot describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,55 +69,130 @@ pub struct SnapshotFile {
     pub slots: Vec<u64>,
     /// The graph's packed leg words.
     pub leg_words: Vec<u32>,
+    /// Where each block of `LEG_BLOCK_NODES` nodes starts in `leg_words`.
+    pub leg_block_starts: Vec<u32>,
+    /// Where each node's children start in `child_row`.
+    pub child_row_starts: Vec<u32>,
+    /// Every node's children, node after node.
+    pub child_row: Vec<u32>,
+}
+
+fn u64_bytes(values: &[u64]) -> Vec<u8> {
+    values.iter().flat_map(|value| value.to_le_bytes()).collect()
+}
+
+fn u32_bytes(values: &[u32]) -> Vec<u8> {
+    values.iter().flat_map(|value| value.to_le_bytes()).collect()
 }
 
 impl SnapshotFile {
     /// The snapshot's bytes.
-    pub fn encode(point: &SnapshotPoint, slots: &[u64], leg_words: &[u32]) -> Vec<u8> {
-        let mut body = Vec::with_capacity(slots.len() * 8 + leg_words.len() * 4);
-        for slot in slots {
-            body.put_u64(*slot);
-        }
-        for word in leg_words {
-            body.put_u32(*word);
-        }
-        let mut out = Vec::with_capacity(SNAPSHOT_HEADER_BYTES + body.len());
+    pub fn encode(point: &SnapshotPoint, graph: GraphParts<'_>) -> Vec<u8> {
+        let parts = [
+            u64_bytes(graph.slots),
+            u32_bytes(graph.leg_words),
+            u32_bytes(graph.leg_block_starts),
+            u32_bytes(graph.child_row_starts),
+            u32_bytes(graph.child_row),
+        ];
+        let body_length: usize = parts.iter().map(Vec::len).sum();
+        let mut out = Vec::with_capacity(SNAPSHOT_HEADER_BYTES + body_length);
         out.put_bytes(&MAGIC);
         out.put_u8(FORMAT_VERSION);
         out.put_u8(FILE_KIND_SNAPSHOT);
-        out.put_u16(0);
+        out.put_u16(SNAPSHOT_LAYOUT);
         out.put_u32(0);
         out.put_u64(point.agent);
         out.put_u64(point.segment);
         out.put_u64(point.offset);
         out.put_u64(point.sequence);
         out.put_bytes(&point.chain);
-        out.put_u64(slots.len() as u64);
-        out.put_u64(leg_words.len() as u64);
-        out.put_u32(crc32c(&body));
+        out.put_u64(graph.slots.len() as u64);
+        out.put_u64(graph.leg_words.len() as u64);
+        out.put_u64(graph.child_row.len() as u64);
+        for part in &parts {
+            out.put_u32(crc32c(part));
+        }
         let header_checksum = crc32c(&out);
         out.put_u32(header_checksum);
         debug_assert_eq!(out.len(), SNAPSHOT_HEADER_BYTES);
-        out.extend_from_slice(&body);
+        for part in &parts {
+            out.extend_from_slice(part);
+        }
         out
     }
 
-    /// Decodes a snapshot, or says which check failed.
+    /// Decodes a snapshot held in `bytes`, or says which check failed.
     pub fn decode(bytes: &[u8]) -> Result<SnapshotFile, &'static str> {
+        SnapshotFile::read(bytes.len() as u64, |offset, out| {
+            let start = usize::try_from(offset).ok()?;
+            out.copy_from_slice(bytes.get(start..start.checked_add(out.len())?)?);
+            Some(())
+        })
+    }
+
+    /// Decodes a snapshot of `length` bytes that `read_at` fills in piece by piece (`None` if
+    /// it cannot), so that a large snapshot is never held twice in memory. Says which check
+    /// failed. Nothing is allocated before the counts are found to match `length`.
+    pub fn read(
+        length: u64,
+        mut read_at: impl FnMut(u64, &mut [u8]) -> Option<()>,
+    ) -> Result<SnapshotFile, &'static str> {
+        let mut header_bytes = [0u8; SNAPSHOT_HEADER_BYTES];
+        if length < SNAPSHOT_HEADER_BYTES as u64 {
+            return Err("snapshot cut short");
+        }
+        read_at(0, &mut header_bytes).ok_or(UNREADABLE)?;
+        let header = Header::decode(&header_bytes)?;
+        let body_length = header.part_lengths.iter().try_fold(0u64, |sum, length| sum.checked_add(*length));
+        match body_length.and_then(|body| body.checked_add(SNAPSHOT_HEADER_BYTES as u64)) {
+            Some(expected) if expected > length => return Err("snapshot body shorter than its counts"),
+            Some(expected) if expected < length => return Err("snapshot body longer than its counts"),
+            Some(_) => {}
+            None => return Err("snapshot body shorter than its counts"),
+        }
+        let mut offset = SNAPSHOT_HEADER_BYTES as u64;
+        let [slots, words, blocks, starts, row] = header.part_lengths;
+        let [slots_crc, words_crc, blocks_crc, starts_crc, row_crc] = header.part_checksums;
+        let slots = read_part(&mut read_at, &mut offset, slots, slots_crc, u64::from_le_bytes)?;
+        let leg_words = read_part(&mut read_at, &mut offset, words, words_crc, u32::from_le_bytes)?;
+        let leg_block_starts = read_part(&mut read_at, &mut offset, blocks, blocks_crc, u32::from_le_bytes)?;
+        let child_row_starts = read_part(&mut read_at, &mut offset, starts, starts_crc, u32::from_le_bytes)?;
+        let child_row = read_part(&mut read_at, &mut offset, row, row_crc, u32::from_le_bytes)?;
+        Ok(SnapshotFile { point: header.point, slots, leg_words, leg_block_starts, child_row_starts, child_row })
+    }
+}
+
+const UNREADABLE: &str = "snapshot unreadable";
+/// Bytes taken in at a time: large enough to keep reads few, small enough to stay in cache.
+const PIECE_BYTES: usize = 256 * 1024;
+
+/// The header's facts.
+struct Header {
+    point: SnapshotPoint,
+    /// Bytes of the slots, leg words, leg block starts, child row starts and child row.
+    part_lengths: [u64; 5],
+    part_checksums: [u32; 5],
+}
+
+impl Header {
+    fn decode(header: &[u8; SNAPSHOT_HEADER_BYTES]) -> Result<Header, &'static str> {
         let missing = "snapshot cut short";
-        let header = bytes.get(..SNAPSHOT_HEADER_BYTES).ok_or(missing)?;
-        let checked = header.get(..SNAPSHOT_HEADER_BYTES - 4).ok_or(missing)?;
+        let (checked, stored_checksum) = header.split_at(SNAPSHOT_HEADER_BYTES - 4);
         let mut reader = Reader::new(header);
         if reader.array::<8>() != Some(MAGIC) {
             return Err("not a cheesedb file (bad magic)");
         }
-        if Reader::new(header.get(SNAPSHOT_HEADER_BYTES - 4..).unwrap_or_default()).u32() != Some(crc32c(checked)) {
+        if Reader::new(stored_checksum).u32() != Some(crc32c(checked)) {
             return Err("snapshot header checksum mismatch");
         }
         if reader.u8() != Some(FORMAT_VERSION) || reader.u8() != Some(FILE_KIND_SNAPSHOT) {
             return Err("not a snapshot of this format version");
         }
-        if reader.u16() != Some(0) || reader.u32() != Some(0) {
+        if reader.u16() != Some(SNAPSHOT_LAYOUT) {
+            return Err("snapshot of another layout");
+        }
+        if reader.u32() != Some(0) {
             return Err("reserved snapshot bytes set");
         }
         let point = SnapshotPoint {
@@ -115,22 +202,52 @@ impl SnapshotFile {
             sequence: reader.u64().ok_or(missing)?,
             chain: reader.array().ok_or(missing)?,
         };
-        let slot_count = usize::try_from(reader.u64().ok_or(missing)?).map_err(|_| missing)?;
-        let word_count = usize::try_from(reader.u64().ok_or(missing)?).map_err(|_| missing)?;
-        let body_checksum = reader.u32().ok_or(missing)?;
-        let body = bytes.get(SNAPSHOT_HEADER_BYTES..).unwrap_or_default();
-        let expected_length = slot_count.checked_mul(8).and_then(|slots| slots.checked_add(word_count.checked_mul(4)?));
-        if expected_length != Some(body.len()) {
-            return Err("snapshot body length does not match its counts");
+        let too_many = "snapshot counts impossibly large";
+        let node_count = reader.u64().ok_or(missing)?;
+        let word_count = reader.u64().ok_or(missing)?;
+        let edge_count = reader.u64().ok_or(missing)?;
+        let part_lengths = [
+            node_count.checked_mul(8).ok_or(too_many)?,
+            word_count.checked_mul(4).ok_or(too_many)?,
+            node_count.div_ceil(LEG_BLOCK_NODES as u64).checked_mul(4).ok_or(too_many)?,
+            node_count.checked_add(1).and_then(|starts| starts.checked_mul(4)).ok_or(too_many)?,
+            edge_count.checked_mul(4).ok_or(too_many)?,
+        ];
+        let mut part_checksums = [0u32; 5];
+        for checksum in &mut part_checksums {
+            *checksum = reader.u32().ok_or(missing)?;
         }
-        if crc32c(body) != body_checksum {
-            return Err("snapshot body checksum mismatch");
-        }
-        let (slot_bytes, word_bytes) = body.split_at(slot_count * 8);
-        let slots = slot_bytes.chunks_exact(8).map(|chunk| Reader::new(chunk).u64().unwrap_or_default()).collect();
-        let leg_words = word_bytes.chunks_exact(4).map(|chunk| Reader::new(chunk).u32().unwrap_or_default()).collect();
-        Ok(SnapshotFile { point, slots, leg_words })
+        Ok(Header { point, part_lengths, part_checksums })
     }
+}
+
+/// Reads `length` bytes at `offset` as little-endian values of `N` bytes each, checking their
+/// crc32c, and moves `offset` past them.
+fn read_part<T, const N: usize>(
+    read_at: &mut impl FnMut(u64, &mut [u8]) -> Option<()>,
+    offset: &mut u64,
+    length: u64,
+    checksum: u32,
+    from_bytes: fn([u8; N]) -> T,
+) -> Result<Vec<T>, &'static str> {
+    const { assert!(PIECE_BYTES % N == 0) };
+    let length = usize::try_from(length).map_err(|_| "snapshot too large for this machine")?;
+    let mut values = Vec::with_capacity(length / N);
+    let mut piece = alloc::vec![0u8; length.min(PIECE_BYTES)];
+    let mut digest = Crc32cDigest::new();
+    let mut remaining = length;
+    while remaining > 0 {
+        let taken = piece.get_mut(..remaining.min(PIECE_BYTES)).unwrap_or_default();
+        read_at(*offset, taken).ok_or(UNREADABLE)?;
+        digest.update(taken);
+        values.extend(taken.chunks_exact(N).map(|chunk| from_bytes(chunk.try_into().unwrap_or([0; N]))));
+        remaining -= taken.len();
+        *offset += taken.len() as u64;
+    }
+    if digest.finish() != checksum {
+        return Err("snapshot body checksum mismatch");
+    }
+    Ok(values)
 }
 
 #[cfg(test)]
@@ -142,17 +259,33 @@ mod tests {
         SnapshotPoint { agent: 1, segment: 2, offset: 300, sequence: 9, chain: [3; 32] }
     }
 
+    fn encode(slots: &[u64], leg_words: &[u32], child_row_starts: &[u32], child_row: &[u32]) -> Vec<u8> {
+        let leg_block_starts = block_starts(slots.len());
+        SnapshotFile::encode(
+            &point(),
+            GraphParts { slots, leg_words, leg_block_starts: &leg_block_starts, child_row_starts, child_row },
+        )
+    }
+
+    fn block_starts(node_count: usize) -> Vec<u32> {
+        (0..node_count.div_ceil(LEG_BLOCK_NODES) as u32).collect()
+    }
+
     #[test]
     fn golden_header_bytes() {
-        let bytes = SnapshotFile::encode(&point(), &[7], &[5, 6]);
-        assert_eq!(bytes.get(..12), Some(&b"CHEESEDB\x01\x03\x00\x00"[..]));
-        assert_eq!(bytes.get(80..96), Some(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0][..]));
-        assert_eq!(bytes.len(), SNAPSHOT_HEADER_BYTES + 8 + 8);
+        let bytes = encode(&[7], &[5, 6], &[0, 0], &[]);
+        assert_eq!(bytes.get(..16), Some(&b"CHEESEDB\x01\x03\x02\x00\x00\x00\x00\x00"[..]));
+        assert_eq!(
+            bytes.get(80..104),
+            Some(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0][..])
+        );
+        assert_eq!(bytes.len(), SNAPSHOT_HEADER_BYTES + 8 + 8 + 4 + 8);
+        assert_eq!(bytes.get(SNAPSHOT_HEADER_BYTES..SNAPSHOT_HEADER_BYTES + 2), Some(&[7, 0][..]));
     }
 
     #[test]
     fn every_flipped_byte_is_refused() {
-        let bytes = SnapshotFile::encode(&point(), &[7, 8], &[5]);
+        let bytes = encode(&[7, 8], &[5], &[0, 1, 1], &[1]);
         for index in 0..bytes.len() {
             let mut damaged = bytes.clone();
             damaged[index] ^= 0x04;
@@ -160,11 +293,51 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_cut_or_lengthened_snapshot_is_refused() {
+        let bytes = encode(&[7, 8], &[5], &[0, 1, 1], &[1]);
+        for length in 0..bytes.len() {
+            assert!(SnapshotFile::decode(&bytes[..length]).is_err(), "cut at {length} passed");
+        }
+        let mut longer = bytes;
+        longer.push(0);
+        assert_eq!(SnapshotFile::decode(&longer), Err("snapshot body longer than its counts"));
+    }
+
+    #[test]
+    fn a_large_snapshot_comes_back_through_many_pieces() {
+        let slots: Vec<u64> = (0..100_000).collect();
+        let words: Vec<u32> = (0..70_001).collect();
+        let bytes = encode(&slots, &words, &[0; 100_001], &[]);
+        let back = SnapshotFile::decode(&bytes).unwrap();
+        assert_eq!((back.slots, back.leg_words), (slots, words));
+    }
+
+    #[test]
+    fn counts_larger_than_the_file_allocate_nothing_and_are_refused() {
+        let mut bytes = encode(&[7], &[5], &[0, 1], &[1]);
+        bytes[80..88].copy_from_slice(&u64::MAX.to_le_bytes());
+        let checksum = crc32c(&bytes[..124]);
+        bytes[124..128].copy_from_slice(&checksum.to_le_bytes());
+        assert_eq!(SnapshotFile::decode(&bytes).err(), Some("snapshot counts impossibly large"));
+        bytes[80..88].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        let checksum = crc32c(&bytes[..124]);
+        bytes[124..128].copy_from_slice(&checksum.to_le_bytes());
+        assert_eq!(SnapshotFile::decode(&bytes).err(), Some("snapshot body shorter than its counts"));
+    }
+
     proptest! {
         #[test]
-        fn decode_of_encode_is_identity(slots in prop::collection::vec(any::<u64>(), 0..20), words in prop::collection::vec(any::<u32>(), 0..20)) {
-            let bytes = SnapshotFile::encode(&point(), &slots, &words);
-            prop_assert_eq!(SnapshotFile::decode(&bytes), Ok(SnapshotFile { point: point(), slots, leg_words: words }));
+        fn decode_of_encode_is_identity(
+            slots in prop::collection::vec(any::<u64>(), 0..20),
+            words in prop::collection::vec(any::<u32>(), 0..20),
+            row in prop::collection::vec(any::<u32>(), 0..20),
+        ) {
+            let starts: Vec<u32> = (0..=slots.len() as u32).collect();
+            let bytes = encode(&slots, &words, &starts, &row);
+            let leg_block_starts = block_starts(slots.len());
+            let expected = SnapshotFile { point: point(), slots, leg_words: words, leg_block_starts, child_row_starts: starts, child_row: row };
+            prop_assert_eq!(SnapshotFile::decode(&bytes), Ok(expected));
         }
 
         #[test]

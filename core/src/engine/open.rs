@@ -4,7 +4,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::rewrite::read_all;
+use super::rewrite::{read_all, read_header_and_tail};
 use super::{io_error, AgentEngine};
 use crate::codec::record::{Body, Record};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
@@ -26,7 +26,7 @@ impl<S: Storage> AgentEngine<S> {
             Some((point, graph)) => (engine.resume_from_snapshot(point, graph)?, Some(point.offset)),
             None => (1, None),
         };
-        engine.graph.defer_rebuilds();
+        engine.graph.defer_folds();
         for segment in first_replayed..=count {
             engine.replay_segment(segment, segment == count, resume.take())?;
         }
@@ -92,7 +92,10 @@ impl<S: Storage> AgentEngine<S> {
     fn replay_segment(&mut self, segment: u64, active: bool, resume: Option<u64>) -> Result<(), Error> {
         let path = segment_path(&self.folder, segment);
         let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
-        let bytes = read_all(&file, &path)?;
+        let bytes = match resume {
+            Some(offset) => read_header_and_tail(&file, &path, offset as usize)?,
+            None => read_all(&file, &path)?,
+        };
         let expected =
             Expected { agent: self.agent, segment, sequence_before: self.sequence, chain_before: self.chain };
         let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };

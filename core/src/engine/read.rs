@@ -83,7 +83,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut chain = chain_genesis(self.agent);
         let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
         let mut replayed = Graph::default();
-        replayed.defer_rebuilds();
+        replayed.defer_folds();
         let last = self.segments.len() as u64;
         for segment in 1..=last {
             let path = segment_path(&self.folder, segment);
@@ -138,7 +138,8 @@ impl<S: Storage> AgentEngine<S> {
                 reason: "log differs from the state it was opened with",
             });
         }
-        if replayed.parts() != self.graph.parts() {
+        replayed.settle();
+        if !replayed.same_as(&self.graph) {
             let path = segment_path(&self.folder, last);
             return Err(Error::Corrupt { file: path, offset: 0, reason: "the graph in memory differs from the log" });
         }

@@ -26,6 +26,21 @@ pub(crate) fn read_all<F: StorageFile>(file: &F, path: &str) -> Result<Vec<u8>, 
     Ok(bytes)
 }
 
+/// Reads a segment's header and its bytes from `start` on. The bytes in between stay zero and
+/// are never touched, so a replay that resumes at a snapshot's point reads only what follows it.
+pub(crate) fn read_header_and_tail<F: StorageFile>(file: &F, path: &str, start: usize) -> Result<Vec<u8>, Error> {
+    let length = file.len().map_err(|error| io_error("measuring", path, error))?;
+    let length = usize::try_from(length).map_err(|_| io_error("reading", path, "file too large"))?;
+    let mut bytes = vec![0u8; length];
+    let header_end = SEGMENT_HEADER_BYTES.min(length);
+    let tail_start = start.clamp(header_end, length);
+    for (from, to) in [(0, header_end), (tail_start, length)] {
+        let part = bytes.get_mut(from..to).unwrap_or_default();
+        file.read_at(from as u64, part).map_err(|error| io_error("reading", path, error))?;
+    }
+    Ok(bytes)
+}
+
 impl<S: Storage> AgentEngine<S> {
     /// Rewrites the files without the text of recalled nodes. Their ids, labels, legs and
     /// digests stay, so the history still verifies.

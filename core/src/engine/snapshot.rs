@@ -2,7 +2,6 @@
 //! follows. A snapshot is a cache: if it is damaged, or does not match the log at its point, open
 //! ignores it, says so in the report, and replays everything.
 
-use super::rewrite::read_all;
 use super::{io_error, AgentEngine};
 use crate::codec::record::{self, Body, COMMIT_BYTES};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
@@ -24,8 +23,8 @@ impl<S: Storage> AgentEngine<S> {
             sequence: self.sequence,
             chain: self.chain,
         };
-        let (slots, leg_words) = self.graph.parts();
-        let bytes = SnapshotFile::encode(&point, slots, leg_words);
+        self.graph.fold_children();
+        let bytes = SnapshotFile::encode(&point, self.graph.parts());
         self.replace_file(&snapshot_path(&self.folder), &bytes)?;
         self.bytes_since_snapshot = 0;
         Ok(())
@@ -61,13 +60,20 @@ impl<S: Storage> AgentEngine<S> {
             return Ok(None);
         }
         let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
-        let bytes = read_all(&file, &path)?;
-        let checked = SnapshotFile::decode(&bytes).and_then(|snapshot| {
+        let length = file.len().map_err(|error| io_error("measuring", &path, error))?;
+        let read = SnapshotFile::read(length, |offset, out| file.read_at(offset, out).ok());
+        let checked = read.and_then(|snapshot| {
             if snapshot.point.agent != self.agent || !(1..=segment_count).contains(&snapshot.point.segment) {
                 return Err("snapshot belongs to another agent or segment");
             }
             self.point_matches_log(&snapshot.point)?;
-            let graph = Graph::from_parts(snapshot.slots, snapshot.leg_words)?;
+            let graph = Graph::from_parts(
+                snapshot.slots,
+                snapshot.leg_words,
+                snapshot.leg_block_starts,
+                snapshot.child_row_starts,
+                snapshot.child_row,
+            )?;
             Ok((snapshot.point, graph))
         });
         match checked {

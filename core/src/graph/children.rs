@@ -1,11 +1,10 @@
 //! Who was learned from whom, in reverse: the children of every node.
 //!
-//! Most edges sit in a compressed sparse row (4 bytes an edge, 4 a node), rebuilt from the legs
-//! now and then; edges added since the last rebuild sit in an overflow of linked entries. A
-//! rebuild happens when the overflow grows past half the row, so its cost is spread thin over the
-//! edges that caused it.
+//! Most edges sit in a compressed sparse row (4 bytes an edge, 4 a node); edges added since the
+//! row was last built sit in an overflow of linked entries. The overflow is folded into the row
+//! when it grows past half the row, so the fold's cost is spread thin over the edges that caused
+//! it. A snapshot saves the row, so an open does not build it again.
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use super::legs::parent_of;
@@ -38,60 +37,102 @@ impl Children {
     }
 
     /// Whether the overflow has grown enough to fold into the row.
-    pub fn wants_rebuild(&self) -> bool {
+    pub fn wants_fold(&self) -> bool {
         self.overflow.len() > OVERFLOW_FLOOR_EDGES.max(self.row.len() / 2)
     }
 
-    /// Rebuilds the row from every memory's legs, given as (child index, packed leg words).
-    pub fn rebuild<'a>(&mut self, node_count: usize, memories: impl Iterator<Item = (u32, &'a [u32])> + Clone) {
-        let mut counts = vec![0u32; node_count + 1];
-        let mut edges = 0usize;
-        for (_, words) in memories.clone() {
-            for_each_distinct_parent(words, |parent| {
-                if let Some(count) = counts.get_mut(parent as usize + 1) {
-                    *count += 1;
-                    edges += 1;
-                }
-            });
+    /// Folds the overflow into the row for `node_count` nodes. Each node's children come out
+    /// ascending: the row holds older edges in order, and a parent's overflow list holds newer
+    /// ones newest first, so it is reversed behind them. The pass is sequential over the row,
+    /// which is why it costs far less than building the row again from every memory's legs.
+    pub fn fold_overflow(&mut self, node_count: usize) {
+        if self.overflow.is_empty() && self.row_offsets.len() == node_count + 1 {
+            return;
         }
-        for index in 1..counts.len() {
-            let before = counts.get(index - 1).copied().unwrap_or(0);
-            if let Some(count) = counts.get_mut(index) {
-                *count += before;
-            }
+        let mut row_offsets = Vec::with_capacity(node_count + 1);
+        let mut row = Vec::with_capacity(self.row.len() + self.overflow.len());
+        let mut newer = Vec::new();
+        row_offsets.push(0);
+        for parent in 0..node_count as u32 {
+            row.extend_from_slice(self.row_of(parent));
+            newer.clear();
+            self.for_each_newer(parent, |child| newer.push(child));
+            row.extend(newer.iter().rev());
+            row_offsets.push(row.len() as u32);
         }
-        let mut next_slot = counts.clone();
-        let mut row = vec![0u32; edges];
-        for (child, words) in memories {
-            for_each_distinct_parent(words, |parent| {
-                if let Some(slot) = next_slot.get_mut(parent as usize) {
-                    if let Some(target) = row.get_mut(*slot as usize) {
-                        *target = child;
-                    }
-                    *slot += 1;
-                }
-            });
-        }
-        self.row_offsets = counts;
+        self.row_offsets = row_offsets;
         self.row = row;
         self.overflow_heads = Vec::new();
         self.overflow = Vec::new();
     }
 
-    /// Calls `visit` with each child of `parent`.
-    pub fn for_each(&self, parent: u32, mut visit: impl FnMut(u32)) {
+    /// Children taken back from a snapshot's row, after checking what keeps every lookup
+    /// inside it: one start per node and one more, ascending from zero to the row's end, every
+    /// child a node. That the row agrees with the legs is what `verify` checks.
+    pub fn from_row(node_count: usize, row_offsets: Vec<u32>, row: Vec<u32>) -> Result<Children, &'static str> {
+        if row_offsets.len() != node_count + 1 || row_offsets.first() != Some(&0) {
+            return Err("snapshot child rows do not match its node count");
+        }
+        if row_offsets.last().map(|last| *last as usize) != Some(row.len()) {
+            return Err("snapshot child rows do not match its edge count");
+        }
+        let ascending = row_offsets.iter().zip(row_offsets.iter().skip(1)).fold(true, |ok, (a, b)| ok & (a <= b));
+        if !ascending {
+            return Err("snapshot child rows out of order");
+        }
+        if !row.iter().fold(true, |ok, child| ok & ((*child as usize) < node_count)) {
+            return Err("snapshot names a child that is not a node");
+        }
+        Ok(Children { row_offsets, row, overflow_heads: Vec::new(), overflow: Vec::new() })
+    }
+
+    /// The row's starts and edges, for a snapshot; complete only after `fold_overflow`.
+    pub fn row(&self) -> (&[u32], &[u32]) {
+        debug_assert!(self.overflow.is_empty(), "the overflow must be folded before the row is saved");
+        (&self.row_offsets, &self.row)
+    }
+
+    /// Whether both hold the same children for every node, in the same order.
+    pub fn same_edges(&self, other: &Children, node_count: usize) -> bool {
+        let mut mine = Vec::new();
+        let mut theirs = Vec::new();
+        (0..node_count as u32).all(|parent| {
+            mine.clear();
+            theirs.clear();
+            self.for_each_ascending(parent, |child| mine.push(child));
+            other.for_each_ascending(parent, |child| theirs.push(child));
+            mine == theirs
+        })
+    }
+
+    fn for_each_ascending(&self, parent: u32, mut visit: impl FnMut(u32)) {
+        self.row_of(parent).iter().for_each(|child| visit(*child));
+        let mut newer = Vec::new();
+        self.for_each_newer(parent, |child| newer.push(child));
+        newer.iter().rev().for_each(|child| visit(*child));
+    }
+
+    fn row_of(&self, parent: u32) -> &[u32] {
         let start = self.row_offsets.get(parent as usize).copied();
         let end = self.row_offsets.get(parent as usize + 1).copied();
-        if let (Some(start), Some(end)) = (start, end) {
-            for child in self.row.get(start as usize..end as usize).unwrap_or_default() {
-                visit(*child);
-            }
+        match (start, end) {
+            (Some(start), Some(end)) => self.row.get(start as usize..end as usize).unwrap_or_default(),
+            _ => &[],
         }
+    }
+
+    fn for_each_newer(&self, parent: u32, mut visit: impl FnMut(u32)) {
         let mut edge = self.overflow_heads.get(parent as usize).copied().unwrap_or(NO_EDGE);
         while let Some(&(child, next)) = self.overflow.get(edge as usize) {
             visit(child);
             edge = next;
         }
+    }
+
+    /// Calls `visit` with each child of `parent`.
+    pub fn for_each(&self, parent: u32, mut visit: impl FnMut(u32)) {
+        self.row_of(parent).iter().for_each(|child| visit(*child));
+        self.for_each_newer(parent, visit);
     }
 
     /// Bytes of RAM held.
@@ -123,19 +164,42 @@ mod tests {
         found
     }
 
+    /// Node 2 has parents 0 and 1, node 3 parent 0 twice (two legs), node 4 parents 2 and 0.
+    fn linked(edges: &[(u32, &[u32])]) -> Children {
+        let mut children = Children::default();
+        for (child, parents) in edges {
+            for_each_distinct_parent(parents, |parent| children.link(parent, *child));
+        }
+        children
+    }
+
+    const EDGES: [(u32, &[u32]); 3] = [(2, &[0, 1]), (3, &[0, 0]), (4, &[2, 0])];
+
     #[test]
-    fn overflow_and_row_agree() {
-        // Node 2 has parents 0 and 1; node 3 has parent 0 twice (two legs).
-        let legs: [(u32, Vec<u32>); 2] = [(2, alloc::vec![0, 1]), (3, alloc::vec![0, 0])];
-        let mut linked = Children::default();
-        for (child, parents) in &legs {
-            for_each_distinct_parent(parents, |parent| linked.link(parent, *child));
+    fn folding_keeps_every_child_in_ascending_order() {
+        let mut children = linked(&EDGES[..2]);
+        children.fold_overflow(4);
+        for_each_distinct_parent(EDGES[2].1, |parent| children.link(parent, EDGES[2].0));
+        let unfolded = children.clone();
+        children.fold_overflow(5);
+        assert_eq!(children.row(), (&[0, 3, 4, 5, 5, 5][..], &[2, 3, 4, 2, 4][..]));
+        for parent in 0..5 {
+            assert_eq!(collect(&children, parent), collect(&unfolded, parent), "parent {parent}");
         }
-        let mut rebuilt = Children::default();
-        rebuilt.rebuild(4, legs.iter().map(|(child, parents)| (*child, &parents[..])));
-        for parent in 0..4 {
-            assert_eq!(collect(&linked, parent), collect(&rebuilt, parent), "parent {parent}");
-        }
-        assert_eq!(collect(&rebuilt, 0), alloc::vec![2, 3]);
+        assert!(children.same_edges(&unfolded, 5));
+        assert!(!children.same_edges(&linked(&EDGES[..2]), 5));
+    }
+
+    #[test]
+    fn a_saved_row_comes_back_and_a_bad_one_is_refused() {
+        let mut children = linked(&EDGES);
+        children.fold_overflow(5);
+        let (offsets, row) = children.row();
+        let back = Children::from_row(5, offsets.to_vec(), row.to_vec()).unwrap();
+        assert!(back.same_edges(&children, 5));
+        assert!(Children::from_row(4, offsets.to_vec(), row.to_vec()).is_err());
+        assert!(Children::from_row(5, offsets.to_vec(), row[1..].to_vec()).is_err());
+        assert!(Children::from_row(5, alloc::vec![0, 3, 2, 5, 5, 5], row.to_vec()).is_err());
+        assert!(Children::from_row(5, offsets.to_vec(), alloc::vec![2, 3, 4, 2, 5]).is_err());
     }
 }

@@ -58,21 +58,6 @@ impl LegWords {
         self.words.get(start..).unwrap_or_default()
     }
 
-    /// Every memory's words in one pass, in node order: `(node index, words)`.
-    pub fn memories<'a>(
-        &'a self,
-        node_count: usize,
-        is_memory: impl Fn(usize) -> bool + Clone + 'a,
-    ) -> impl Iterator<Item = (u32, &'a [u32])> + Clone + 'a {
-        let mut position = 0usize;
-        (0..node_count).filter(move |index| is_memory(*index)).map(move |index| {
-            let end = self.end_of_memory(position);
-            let words = self.words.get(position..end).unwrap_or_default();
-            position = end;
-            (index as u32, words)
-        })
-    }
-
     /// The words of node `index`, given which nodes are memories.
     pub fn of(&self, index: usize, is_memory: impl Fn(usize) -> bool) -> &[u32] {
         let block = index / BLOCK_NODES;
@@ -100,43 +85,29 @@ impl LegWords {
         &self.words
     }
 
-    /// Takes packed words back from a snapshot, checking that they describe `node_count`
-    /// nodes in order: every memory at least one word, every parent an earlier node, nothing
-    /// left over.
-    pub fn from_words(
-        words: Vec<u32>,
-        node_count: usize,
-        is_memory: impl Fn(usize) -> bool,
-    ) -> Result<LegWords, &'static str> {
-        let mut block_starts = Vec::with_capacity(node_count.div_ceil(BLOCK_NODES));
-        let mut position = 0usize;
-        for index in 0..node_count {
-            if index % BLOCK_NODES == 0 {
-                block_starts.push(position as u32);
-            }
-            if !is_memory(index) {
-                continue;
-            }
-            let mut ended = false;
-            while let Some(word) = words.get(position) {
-                position += 1;
-                if parent_of(*word) as usize >= index {
-                    return Err("snapshot names a parent that is not older than its child");
-                }
-                if word & END_OF_MEMORY != 0 {
-                    ended = word & END_OF_LEG != 0;
-                    if !ended {
-                        return Err("snapshot memory ends inside a leg");
-                    }
-                    break;
-                }
-            }
-            if !ended {
-                return Err("snapshot legs cut short");
-            }
+    /// The first word of each block of `BLOCK_NODES` nodes (for snapshots).
+    pub fn block_starts(&self) -> &[u32] {
+        &self.block_starts
+    }
+
+    /// Takes packed words and block starts back from a snapshot of `node_count` nodes, after
+    /// checking what keeps every lookup inside the graph: one block start per block, ascending
+    /// from zero and within the words, every parent a node of the graph. That the words agree
+    /// with the log is what `verify` checks.
+    pub fn from_parts(words: Vec<u32>, block_starts: Vec<u32>, node_count: usize) -> Result<LegWords, &'static str> {
+        if block_starts.len() != node_count.div_ceil(BLOCK_NODES) {
+            return Err("snapshot leg blocks do not match its node count");
         }
-        if position != words.len() {
-            return Err("snapshot holds leg words of no node");
+        if !block_starts.is_empty() && block_starts.first() != Some(&0) {
+            return Err("snapshot leg blocks do not start at the first word");
+        }
+        let ascending = block_starts.iter().zip(block_starts.iter().skip(1)).fold(true, |ok, (a, b)| ok & (a <= b));
+        if !ascending || block_starts.last().is_some_and(|last| *last as usize > words.len()) {
+            return Err("snapshot leg blocks out of order");
+        }
+        let parents_known = words.iter().fold(true, |ok, word| ok & ((parent_of(*word) as usize) < node_count));
+        if !parents_known {
+            return Err("snapshot names a parent that is not a node");
         }
         Ok(LegWords { words, block_starts })
     }

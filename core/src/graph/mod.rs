@@ -7,6 +7,7 @@
 
 mod children;
 mod legs;
+mod node_set;
 mod recall;
 
 use alloc::vec::Vec;
@@ -16,6 +17,9 @@ use legs::{parent_of, split_legs, LegWords, PARENT_INDEX_MAX};
 
 use crate::error::Error;
 use crate::id::Id;
+
+/// Nodes per block of the leg word index (a snapshot saves where each block starts).
+pub const LEG_BLOCK_NODES: usize = legs::BLOCK_NODES;
 
 /// The most nodes one graph holds (parent indexes are packed into 30 bits).
 pub const NODES_MAX: u64 = PARENT_INDEX_MAX as u64;
@@ -60,6 +64,21 @@ pub enum Kind {
     Memory,
 }
 
+/// A graph's parts as a snapshot saves them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphParts<'a> {
+    /// One word per node: record location and flags.
+    pub slots: &'a [u64],
+    /// Every memory's legs, packed, in node order.
+    pub leg_words: &'a [u32],
+    /// Where each block of 16 nodes starts in `leg_words`.
+    pub leg_block_starts: &'a [u32],
+    /// Where each node's children start in `child_row` (one more than the nodes).
+    pub child_row_starts: &'a [u32],
+    /// Every node's children, ascending, node after node.
+    pub child_row: &'a [u32],
+}
+
 /// The graph of one agent.
 #[derive(Debug, Default, Clone)]
 pub struct Graph {
@@ -67,7 +86,7 @@ pub struct Graph {
     legs: LegWords,
     children: Children,
     /// While many nodes are loaded at once, child edges stay in the overflow until `settle`.
-    deferring_rebuilds: bool,
+    deferring_folds: bool,
 }
 
 impl Graph {
@@ -197,41 +216,55 @@ impl Graph {
         let words = self.legs.push_legs(legs.into_iter().map(|leg| leg.into_iter().map(|parent| (parent - 1) as u32)));
         let children = &mut self.children;
         for_each_distinct_parent(words, |parent| children.link(parent, child));
-        if !self.deferring_rebuilds && self.children.wants_rebuild() {
-            self.rebuild_children();
+        if !self.deferring_folds && self.children.wants_fold() {
+            self.children.fold_overflow(self.slots.len());
         }
         Ok(id)
     }
 
     /// Keeps new child edges in the overflow until `settle`: for loading many nodes at once,
-    /// where one rebuild at the end costs less than many along the way.
-    pub fn defer_rebuilds(&mut self) {
-        self.deferring_rebuilds = true;
+    /// where one fold at the end costs less than many along the way.
+    pub fn defer_folds(&mut self) {
+        self.deferring_folds = true;
     }
 
     /// Folds every child edge into the compact row and gives back spare capacity: call after
-    /// loading many nodes at once.
+    /// loading many nodes at once, and before saving the parts.
     pub fn settle(&mut self) {
-        self.deferring_rebuilds = false;
-        self.rebuild_children();
+        self.deferring_folds = false;
+        self.children.fold_overflow(self.slots.len());
         self.slots.shrink_to_fit();
         self.legs.shrink();
     }
 
-    fn rebuild_children(&mut self) {
-        let slots = &self.slots;
-        let is_memory = |index: usize| slots.get(index).is_some_and(|slot| unpack_flags(*slot) & FLAG_MEMORY != 0);
-        let memories = self.legs.memories(slots.len(), is_memory);
-        self.children.rebuild(slots.len(), memories);
+    /// Folds every child edge into the compact row, so that `parts` holds them all.
+    pub fn fold_children(&mut self) {
+        self.children.fold_overflow(self.slots.len());
     }
 
-    /// The node slots and packed leg words, for a snapshot.
-    pub fn parts(&self) -> (&[u64], &[u32]) {
-        (&self.slots, self.legs.words())
+    /// The graph's parts, for a snapshot: node slots, packed leg words, child row starts and
+    /// child row. Call `fold_children` or `settle` first, so that every child edge is in the row.
+    pub fn parts(&self) -> GraphParts<'_> {
+        let (child_row_starts, child_row) = self.children.row();
+        GraphParts {
+            slots: &self.slots,
+            leg_words: self.legs.words(),
+            leg_block_starts: self.legs.block_starts(),
+            child_row_starts,
+            child_row,
+        }
     }
 
-    /// A graph rebuilt from a snapshot's parts, after checking they describe a possible graph.
-    pub fn from_parts(slots: Vec<u64>, leg_words: Vec<u32>) -> Result<Graph, &'static str> {
+    /// A graph taken back from a snapshot's parts, after checking what keeps every lookup
+    /// inside the graph. Whether the parts tell the truth about the log is what `verify`
+    /// checks, by building the graph again from the log and comparing (`same_as`).
+    pub fn from_parts(
+        slots: Vec<u64>,
+        leg_words: Vec<u32>,
+        leg_block_starts: Vec<u32>,
+        child_row_starts: Vec<u32>,
+        child_row: Vec<u32>,
+    ) -> Result<Graph, &'static str> {
         if slots.len() as u64 > NODES_MAX {
             return Err("snapshot holds too many nodes");
         }
@@ -239,11 +272,17 @@ impl Graph {
         if slots.iter().any(|slot| unpack_flags(*slot) & !known != 0 || slot >> (FLAGS_SHIFT + 8) != 0) {
             return Err("snapshot node has unknown flags");
         }
-        let is_memory = |index: usize| slots.get(index).is_some_and(|slot| unpack_flags(*slot) & FLAG_MEMORY != 0);
-        let legs = LegWords::from_words(leg_words, slots.len(), is_memory)?;
-        let mut graph = Graph { slots, legs, children: Children::default(), deferring_rebuilds: false };
-        graph.settle();
-        Ok(graph)
+        let legs = LegWords::from_parts(leg_words, leg_block_starts, slots.len())?;
+        let children = Children::from_row(slots.len(), child_row_starts, child_row)?;
+        Ok(Graph { slots, legs, children, deferring_folds: false })
+    }
+
+    /// Whether `other` holds the same nodes, flags, locations, legs and child edges.
+    pub fn same_as(&self, other: &Graph) -> bool {
+        self.slots == other.slots
+            && self.legs.words() == other.legs.words()
+            && self.legs.block_starts() == other.legs.block_starts()
+            && self.children.same_edges(&other.children, self.slots.len())
     }
 
     /// The legs of a memory (none for a lot), as ids.
@@ -348,9 +387,10 @@ mod tests {
 
     #[test]
     fn a_graph_survives_its_parts() {
-        let graph = example();
-        let (slots, words) = graph.parts();
-        let back = Graph::from_parts(slots.to_vec(), words.to_vec()).unwrap();
+        let mut graph = example();
+        graph.settle();
+        let back = from_parts(graph.parts()).unwrap();
+        assert!(back.same_as(&graph));
         for id in 1..=6 {
             assert_eq!(back.legs(id), graph.legs(id));
             assert_eq!(back.preview_recall(id, Mode::Strict), graph.preview_recall(id, Mode::Strict));
@@ -358,16 +398,50 @@ mod tests {
     }
 
     #[test]
-    fn impossible_parts_are_refused() {
-        let graph = example();
-        let (slots, words) = graph.parts();
-        let mut forward = words.to_vec();
+    fn parts_that_would_lead_a_lookup_outside_the_graph_are_refused() {
+        let mut graph = example();
+        graph.settle();
+        let parts = graph.parts();
+        let mut unknown_parent = parts.leg_words.to_vec();
+        unknown_parent[0] = (unknown_parent[0] & !((1 << 30) - 1)) | 6; // node 7 does not exist
+        assert!(from_parts(GraphParts { leg_words: &unknown_parent, ..parts }).is_err());
+        assert!(from_parts(GraphParts { leg_block_starts: &[], ..parts }).is_err());
+        assert!(from_parts(GraphParts { leg_block_starts: &[1], ..parts }).is_err());
+        let short_row = &parts.child_row[1..];
+        assert!(from_parts(GraphParts { child_row: short_row, ..parts }).is_err());
+        let mut unknown_child = parts.child_row.to_vec();
+        unknown_child[0] = 6;
+        assert!(from_parts(GraphParts { child_row: &unknown_child, ..parts }).is_err());
+    }
+
+    #[test]
+    fn well_formed_parts_that_differ_from_the_graph_are_told_apart() {
+        let mut graph = example();
+        graph.settle();
+        let parts = graph.parts();
+        let mut forward = parts.leg_words.to_vec();
         forward[0] = (forward[0] & !((1 << 30) - 1)) | 5; // memory 4 naming node 6 as a parent
-        assert!(Graph::from_parts(slots.to_vec(), forward).is_err());
-        assert!(Graph::from_parts(slots.to_vec(), words[..words.len() - 1].to_vec()).is_err());
-        let mut extra = words.to_vec();
-        extra.push(0);
-        assert!(Graph::from_parts(slots.to_vec(), extra).is_err());
+        let mut swapped = parts.child_row.to_vec();
+        swapped.swap(1, 2); // lots 2 and 3 exchange their only children
+        let mut cut = parts.leg_words.to_vec();
+        cut.pop();
+        for lying in [
+            GraphParts { leg_words: &forward, ..parts },
+            GraphParts { child_row: &swapped, ..parts },
+            GraphParts { leg_words: &cut, ..parts },
+        ] {
+            assert!(!from_parts(lying).unwrap().same_as(&graph));
+        }
+    }
+
+    fn from_parts(parts: GraphParts<'_>) -> Result<Graph, &'static str> {
+        Graph::from_parts(
+            parts.slots.to_vec(),
+            parts.leg_words.to_vec(),
+            parts.leg_block_starts.to_vec(),
+            parts.child_row_starts.to_vec(),
+            parts.child_row.to_vec(),
+        )
     }
 
     #[test]

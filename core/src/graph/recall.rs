@@ -2,9 +2,10 @@
 //! follows what they remove, not the size of the agent.
 
 use alloc::vec::Vec;
-use hashbrown::HashSet;
+use hashbrown::HashMap;
 
 use super::legs::{parent_of, split_legs};
+use super::node_set::NodeSet;
 use super::{Graph, FLAG_ALIVE};
 use crate::error::Error;
 use crate::id::{Id, Mode};
@@ -27,43 +28,49 @@ impl Graph {
     }
 
     /// Memories none of whose legs holds once `target` dies, repeated to a fixpoint. Only the
-    /// children of a node that died can lose a leg, so the walk follows child edges.
+    /// children of a node that dies can lose a leg, so the walk follows child edges: every node
+    /// that dies visits each of its alive children once and marks the legs it breaks there. A
+    /// child's parents are looked up only on its first visit, for those dead before this
+    /// recall; it dies when every one of its legs is marked.
     fn fair_closure(&self, target: u32) -> Vec<u32> {
-        let mut dead: HashSet<u32> = HashSet::new();
+        let mut dead = NodeSet::new(self.slots.len());
         dead.insert(target);
+        let mut broken_legs: HashMap<u32, u64> = HashMap::new();
         let mut queue = alloc::vec![target];
         let mut removed = Vec::new();
         while let Some(node) = queue.pop() {
-            let mut doomed = Vec::new();
             self.children.for_each(node, |child| {
-                let alive = self.flags_of_index(child) & FLAG_ALIVE != 0;
-                if alive && !dead.contains(&child) && !self.has_holding_leg(child, &dead) {
-                    doomed.push(child);
+                if dead.contains(child) || self.flags_of_index(child) & FLAG_ALIVE == 0 {
+                    return;
                 }
-            });
-            for child in doomed {
-                if dead.insert(child) {
+                let words = self.words_of(child);
+                if words.is_empty() {
+                    return; // only a memory has legs to lose
+                }
+                let broken = broken_legs.entry(child).or_insert_with(|| self.legs_broken_before(words));
+                *broken |= legs_holding(words, node);
+                if *broken == every_leg(words) {
+                    dead.insert(child);
                     removed.push(child);
                     queue.push(child);
                 }
-            }
+            });
         }
         removed
     }
 
-    fn has_holding_leg(&self, index: u32, dead: &HashSet<u32>) -> bool {
-        split_legs(self.words_of(index)).any(|leg| {
-            leg.iter().all(|word| {
-                let parent = parent_of(*word);
-                self.flags_of_index(parent) & FLAG_ALIVE != 0 && !dead.contains(&parent)
-            })
+    /// The legs (one bit each) with a parent that was dead before this recall began.
+    fn legs_broken_before(&self, words: &[u32]) -> u64 {
+        split_legs(words).enumerate().fold(0, |broken, (leg_index, leg)| {
+            let has_dead_parent = leg.iter().any(|word| self.flags_of_index(parent_of(*word)) & FLAG_ALIVE == 0);
+            broken | leg_bit(leg_index, has_dead_parent)
         })
     }
 
     /// Every memory with `target` anywhere in its history (through dead nodes too) whose flags
     /// pass `keep`.
     fn descendants(&self, target: u32, keep: impl Fn(u8) -> bool) -> Vec<u32> {
-        let mut seen: HashSet<u32> = HashSet::new();
+        let mut seen = NodeSet::new(self.slots.len());
         let mut queue = alloc::vec![target];
         let mut found = Vec::new();
         while let Some(node) = queue.pop() {
@@ -89,11 +96,47 @@ impl Graph {
     }
 }
 
+// A memory's legs fit the bits of one word.
+const _: () = assert!(crate::limits::LEGS_PER_MEMORY_MAX <= 64);
+
+/// Bit `leg_index` when `set`. Legs past the 64th, which no checked memory has, get no bit.
+fn leg_bit(leg_index: usize, set: bool) -> u64 {
+    if set {
+        1u64.checked_shl(leg_index as u32).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// The legs (one bit each) that have `parent` among their parents.
+fn legs_holding(words: &[u32], parent: u32) -> u64 {
+    split_legs(words)
+        .enumerate()
+        .fold(0, |legs, (leg_index, leg)| legs | leg_bit(leg_index, leg.iter().any(|word| parent_of(*word) == parent)))
+}
+
+/// Every leg of a memory, one bit each.
+fn every_leg(words: &[u32]) -> u64 {
+    split_legs(words).enumerate().fold(0, |legs, (leg_index, _)| legs | leg_bit(leg_index, true))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::Location;
     use super::*;
     use alloc::vec;
+
+    #[test]
+    fn a_leg_broken_by_an_earlier_recall_stays_broken() {
+        let here = Location { segment: 1, offset: 0 };
+        let mut graph = Graph::default();
+        let (a, b) = (graph.add_lot(here, true).unwrap(), graph.add_lot(here, true).unwrap());
+        let either = graph.add_memory(vec![vec![a], vec![b]], here, true).unwrap();
+        let built_on_it = graph.add_memory(vec![vec![either, b]], here, true).unwrap();
+        assert_eq!(graph.preview_recall(b, Mode::Fair), Ok(vec![built_on_it]));
+        graph.kill(b, &[built_on_it]);
+        assert_eq!(graph.preview_recall(a, Mode::Fair), Ok(vec![either]));
+    }
 
     #[test]
     fn a_long_chain_is_removed_whole_after_the_row_is_rebuilt() {
