@@ -115,6 +115,45 @@ fn a_snapshot_that_does_not_match_the_log_is_ignored<B: Backend>() {
     alice.verify().unwrap();
 }
 
+/// Open resumes at the snapshot's point and reads only what follows it; garbage after the last
+/// commit is still cut and reported, and damage before a later valid commit is still `Corrupt`.
+fn damage_after_the_snapshot_point_is_judged_as_without_a_snapshot<B: Backend>() {
+    let place = B::new();
+    let (token, _) = agent_with_snapshot(&place);
+    let path = snapshot_file(&place).unwrap();
+    let stale = place.read_file(&path);
+    {
+        let alice = reopen(&place, &token);
+        alice.add_lot("after", b"after-1").unwrap();
+        alice.add_lot("after", b"after-2").unwrap();
+    }
+    let active = place.segment_files().pop().unwrap();
+    let good = place.read_file(&active);
+    // The last write ends with its content and then its 84-byte commit marker; the zeros set
+    // aside after it are not data, so the garbage goes right behind the marker.
+    let committed_end = good.windows(7).position(|window| window == b"after-2").unwrap() + 7 + 84;
+    let mut extended = good[..committed_end].to_vec();
+    extended.extend((0..333u32).map(|index| (index * 7 + 3) as u8));
+    place.replace_file(&active, &extended);
+    place.replace_file(&path, &stale);
+    {
+        let alice = reopen(&place, &token);
+        assert_eq!((alice.report().snapshot_ignored, alice.report().records_from_snapshot), (None, 101));
+        assert_eq!(alice.report().dropped_bytes, 333);
+        assert_eq!(alice.lots().unwrap().len(), 3);
+        alice.verify().unwrap();
+    }
+    let mut damaged = good;
+    let inside_first_write = damaged.windows(7).position(|window| window == b"after-1").unwrap();
+    damaged[inside_first_write] ^= 0x20;
+    place.replace_file(&active, &damaged);
+    place.replace_file(&path, &stale);
+    match place.open(eager_snapshots()).unwrap().open_agent(&token) {
+        Err(Error::Corrupt { .. }) => {}
+        other => panic!("damage before a valid commit marker was not Corrupt: {:?}", other.map(|_| ())),
+    }
+}
+
 /// A snapshot whose checksums hold but whose child rows lie about the log: open takes it (it
 /// checks form, not truth), and verify, which builds the graph again from the log, refuses it.
 fn verify_catches_a_well_formed_snapshot_that_lies<B: Backend>() {
@@ -161,5 +200,6 @@ cheesedb_tests::conformance!(
     a_damaged_snapshot_is_ignored_and_the_log_replayed,
     a_snapshot_that_does_not_match_the_log_is_ignored,
     verify_catches_a_well_formed_snapshot_that_lies,
+    damage_after_the_snapshot_point_is_judged_as_without_a_snapshot,
     erase_removes_the_snapshot_before_moving_records_and_open_still_agrees,
 );

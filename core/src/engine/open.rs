@@ -4,7 +4,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::rewrite::{read_all, read_header_and_tail};
+use super::rewrite::{read_all, read_from};
 use super::{io_error, AgentEngine};
 use crate::codec::record::{Body, Record};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
@@ -14,7 +14,7 @@ use crate::graph::{Graph, Location};
 use crate::id::Removal;
 use crate::limits::Options;
 use crate::log::names::{parse_segment_name, segment_path, TEMPORARY_SUFFIX};
-use crate::log::scan::{check_header, find_valid_commit, scan_records, Damage, Expected, ScanEnd};
+use crate::log::scan::{check_header, find_valid_commit, scan_records_after, Damage, Expected, ScanEnd};
 use crate::storage::{Storage, StorageFile};
 
 impl<S: Storage> AgentEngine<S> {
@@ -92,16 +92,21 @@ impl<S: Storage> AgentEngine<S> {
     fn replay_segment(&mut self, segment: u64, active: bool, resume: Option<u64>) -> Result<(), Error> {
         let path = segment_path(&self.folder, segment);
         let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
-        let bytes = match resume {
-            Some(offset) => read_header_and_tail(&file, &path, offset as usize)?,
-            None => read_all(&file, &path)?,
+        // Resuming at a snapshot's point, only what follows the point is read.
+        let (bytes, base) = match resume {
+            Some(offset) => (read_from(&file, &path, offset)?, offset as usize),
+            None => (read_all(&file, &path)?, 0),
         };
         let expected =
             Expected { agent: self.agent, segment, sequence_before: self.sequence, chain_before: self.chain };
         let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
         let start = resume.map_or(SEGMENT_HEADER_BYTES, |offset| offset as usize);
         let header_checked = match resume {
-            Some(_) => SegmentHeader::decode(&bytes).map(|_| ()).map_err(|reason| Damage { offset: 0, reason }),
+            Some(_) => {
+                let mut header = [0u8; SEGMENT_HEADER_BYTES];
+                file.read_at(0, &mut header).map_err(|error| io_error("reading", &path, error))?;
+                SegmentHeader::decode(&header).map(|_| ()).map_err(|reason| Damage { offset: 0, reason })
+            }
             None => check_header(&bytes, &expected),
         };
         if let Err(damage) = header_checked {
@@ -115,10 +120,21 @@ impl<S: Storage> AgentEngine<S> {
             return self.start_segment(segment);
         }
         let graph = &mut self.graph;
-        let end = scan_records(&bytes, &expected, start, |record, offset| apply_record(graph, record, offset, &path))?;
+        let end = scan_records_after(&bytes, base, &expected, start, |record, offset| {
+            apply_record(graph, record, offset, &path)
+        })?;
         self.bytes_since_snapshot += end.committed_end - start as u64;
-        if active {
-            self.cut_torn_tail(&mut file, &bytes, &expected, &end, &path)?;
+        if active && end.is_clean() {
+            self.allocated_end = (base + bytes.len()) as u64;
+            // Nothing to cut, but the cache may still hold a write whose sync failed before the
+            // last close: make what open is about to serve durable, or a crash could take back
+            // ids that were already handed out.
+            file.sync().map_err(|error| io_error("syncing", &path, error))?;
+        } else if active {
+            // Whether the damage is a torn write depends on what follows it anywhere in the
+            // file, so this rare case looks at the whole of it.
+            let whole = if base == 0 { bytes } else { read_all(&file, &path)? };
+            self.cut_torn_tail(&mut file, &whole, &expected, &end, &path)?;
         } else {
             if !end.is_clean() || end.sealed_into != Some(segment + 1) {
                 let damage =
@@ -140,9 +156,9 @@ impl<S: Storage> AgentEngine<S> {
         Ok(())
     }
 
-    /// Drops exactly the bytes after the last valid commit marker of the active segment,
-    /// unless a valid commit marker stands after the damage: then committed data is damaged,
-    /// and that is `Corrupt`, never a silent cut.
+    /// Drops exactly the bytes after the last valid commit marker of the active segment (`end`
+    /// is not clean), unless a valid commit marker stands after the damage: then committed data
+    /// is damaged, and that is `Corrupt`, never a silent cut.
     fn cut_torn_tail(
         &mut self,
         file: &mut S::File,
@@ -151,13 +167,6 @@ impl<S: Storage> AgentEngine<S> {
         end: &ScanEnd,
         path: &str,
     ) -> Result<(), Error> {
-        if end.is_clean() {
-            self.allocated_end = bytes.len() as u64;
-            // Nothing to cut, but the cache may still hold a write whose sync failed before the
-            // last close: make what open is about to serve durable, or a crash could take back
-            // ids that were already handed out.
-            return file.sync().map_err(|error| io_error("syncing", path, error));
-        }
         let damage_offset = end.damage.map_or(end.committed_end, |damage| damage.offset);
         if find_valid_commit(bytes, damage_offset, expected).is_some() && !mutant!(CutAtFirstDamage) {
             let reason = end.damage.map_or("damaged record before a commit marker", |damage| damage.reason);

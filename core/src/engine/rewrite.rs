@@ -19,25 +19,16 @@ use crate::storage::{Storage, StorageFile};
 
 /// Reads a whole file.
 pub(crate) fn read_all<F: StorageFile>(file: &F, path: &str) -> Result<Vec<u8>, Error> {
-    let length = file.len().map_err(|error| io_error("measuring", path, error))?;
-    let length = usize::try_from(length).map_err(|_| io_error("reading", path, "file too large"))?;
-    let mut bytes = vec![0u8; length];
-    file.read_at(0, &mut bytes).map_err(|error| io_error("reading", path, error))?;
-    Ok(bytes)
+    read_from(file, path, 0)
 }
 
-/// Reads a segment's header and its bytes from `start` on. The bytes in between stay zero and
-/// are never touched, so a replay that resumes at a snapshot's point reads only what follows it.
-pub(crate) fn read_header_and_tail<F: StorageFile>(file: &F, path: &str, start: usize) -> Result<Vec<u8>, Error> {
+/// Reads a file's bytes from `offset` to its end.
+pub(crate) fn read_from<F: StorageFile>(file: &F, path: &str, offset: u64) -> Result<Vec<u8>, Error> {
     let length = file.len().map_err(|error| io_error("measuring", path, error))?;
-    let length = usize::try_from(length).map_err(|_| io_error("reading", path, "file too large"))?;
-    let mut bytes = vec![0u8; length];
-    let header_end = SEGMENT_HEADER_BYTES.min(length);
-    let tail_start = start.clamp(header_end, length);
-    for (from, to) in [(0, header_end), (tail_start, length)] {
-        let part = bytes.get_mut(from..to).unwrap_or_default();
-        file.read_at(from as u64, part).map_err(|error| io_error("reading", path, error))?;
-    }
+    let tail =
+        usize::try_from(length.saturating_sub(offset)).map_err(|_| io_error("reading", path, "file too large"))?;
+    let mut bytes = vec![0u8; tail];
+    file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", path, error))?;
     Ok(bytes)
 }
 

@@ -83,8 +83,23 @@ pub fn scan_records<'a, E>(
     bytes: &'a [u8],
     expected: &Expected,
     start: usize,
+    visit: impl FnMut(&Record<'a>, u64) -> Result<(), E>,
+) -> Result<ScanEnd, E> {
+    scan_records_after(bytes, 0, expected, start, visit)
+}
+
+/// Like [`scan_records`], over `bytes` that hold the file from offset `base` on (`base` at
+/// most `start`): a replay that resumes at a snapshot's point reads only what follows it.
+/// Offsets given to `visit` and in the result are offsets in the file.
+pub fn scan_records_after<'a, E>(
+    bytes: &'a [u8],
+    base: usize,
+    expected: &Expected,
+    start: usize,
     mut visit: impl FnMut(&Record<'a>, u64) -> Result<(), E>,
 ) -> Result<ScanEnd, E> {
+    debug_assert!(base <= start, "the scan must start inside the bytes it was given");
+    let window = move |from: usize, to: usize| bytes.get(from.saturating_sub(base)..to.saturating_sub(base));
     let mut end = ScanEnd {
         committed_end: start as u64,
         data_end: start as u64,
@@ -100,8 +115,9 @@ pub fn scan_records<'a, E>(
     let mut chain = end.chain;
     let mut fields = Vec::new();
     let mut position = start;
-    while position < bytes.len() {
-        let rest = bytes.get(position..).unwrap_or_default();
+    let file_end = base + bytes.len();
+    while position < file_end {
+        let rest = window(position, file_end).unwrap_or_default();
         let damage = |reason| Some(Damage { offset: position as u64, reason });
         let (record, length) = match record::decode(rest) {
             Ok(decoded) => decoded,
@@ -120,7 +136,7 @@ pub fn scan_records<'a, E>(
         }
         match record.body {
             Body::Commit { batch_start, batch_crc, record_count, chain: committed_chain } => {
-                let batch = bytes.get(end.committed_end as usize..position).unwrap_or_default();
+                let batch = window(end.committed_end as usize, position).unwrap_or_default();
                 let matches = batch_start == end.committed_end
                     && !pending.is_empty()
                     && record_count as usize == pending.len()
@@ -165,7 +181,11 @@ pub fn scan_records<'a, E>(
         position += length;
     }
     end.uncommitted_records = pending.iter().filter(|(record, _)| record.is_chained()).count() as u64;
-    end.data_end = bytes.iter().rposition(|byte| *byte != 0).map_or(0, |last| last as u64 + 1).max(end.committed_end);
+    // Only the bytes after the committed part can be data past it; the search stops there, so a
+    // scan that starts late never reads what lies before its start.
+    let after_commit = window(end.committed_end as usize, file_end).unwrap_or_default();
+    let data_after = after_commit.iter().rposition(|byte| *byte != 0).map_or(0, |last| last as u64 + 1);
+    end.data_end = end.committed_end + data_after;
     if end.is_clean() {
         end.damage = None;
     }
