@@ -166,7 +166,7 @@ fn verify_catches_a_well_formed_snapshot_that_lies<B: Backend>() {
     let parts = GraphParts {
         slots: &snapshot.slots,
         leg_words: &snapshot.leg_words,
-        leg_block_starts: &snapshot.leg_block_starts,
+        leg_node_ends: &snapshot.leg_node_ends,
         child_row_starts: &snapshot.child_row_starts,
         child_row: &snapshot.child_row,
     };

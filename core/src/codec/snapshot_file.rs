@@ -19,11 +19,11 @@
 //!     96     8  child edge count (E)
 //!    104     4  crc32c of the node slots
 //!    108     4  crc32c of the leg words
-//!    112     4  crc32c of the leg block starts
+//!    112     4  crc32c of the leg word ends  
 //!    116     4  crc32c of the child row starts
 //!    120     4  crc32c of the child row
 //!    124     4  crc32c of bytes [0, 124)
-//!    128     …  body: N node slots (u64), W leg words (u32), ⌈N / 16⌉ leg block starts (u32),
+//!    128     …  body: N node slots (u64), W leg words (u32), N leg word ends (u32),
 //!               N + 1 child row starts (u32), E children (u32)
 //! ```
 //!
@@ -35,7 +35,7 @@ use super::bytes::{Reader, Writer};
 use super::segment_header::{FORMAT_VERSION, MAGIC};
 use crate::checksum::{crc32c, Crc32cDigest};
 use crate::digest::Hash;
-use crate::graph::{GraphParts, LEG_BLOCK_NODES};
+use crate::graph::GraphParts;
 
 /// The file kind byte of a snapshot.
 pub const FILE_KIND_SNAPSHOT: u8 = 3;
@@ -69,8 +69,8 @@ pub struct SnapshotFile {
     pub slots: Vec<u64>,
     /// The graph's packed leg words.
     pub leg_words: Vec<u32>,
-    /// Where each block of `LEG_BLOCK_NODES` nodes starts in `leg_words`.
-    pub leg_block_starts: Vec<u32>,
+    /// Where each node's words end in `leg_words`.
+    pub leg_node_ends: Vec<u32>,
     /// Where each node's children start in `child_row`.
     pub child_row_starts: Vec<u32>,
     /// Every node's children, node after node.
@@ -91,7 +91,7 @@ impl SnapshotFile {
         let parts = [
             u64_bytes(graph.slots),
             u32_bytes(graph.leg_words),
-            u32_bytes(graph.leg_block_starts),
+            u32_bytes(graph.leg_node_ends),
             u32_bytes(graph.child_row_starts),
             u32_bytes(graph.child_row),
         ];
@@ -152,14 +152,14 @@ impl SnapshotFile {
             None => return Err("snapshot body shorter than its counts"),
         }
         let mut offset = SNAPSHOT_HEADER_BYTES as u64;
-        let [slots, words, blocks, starts, row] = header.part_lengths;
-        let [slots_crc, words_crc, blocks_crc, starts_crc, row_crc] = header.part_checksums;
+        let [slots, words, ends, starts, row] = header.part_lengths;
+        let [slots_crc, words_crc, ends_crc, starts_crc, row_crc] = header.part_checksums;
         let slots = read_part(&mut read_at, &mut offset, slots, slots_crc, u64::from_le_bytes)?;
         let leg_words = read_part(&mut read_at, &mut offset, words, words_crc, u32::from_le_bytes)?;
-        let leg_block_starts = read_part(&mut read_at, &mut offset, blocks, blocks_crc, u32::from_le_bytes)?;
+        let leg_node_ends = read_part(&mut read_at, &mut offset, ends, ends_crc, u32::from_le_bytes)?;
         let child_row_starts = read_part(&mut read_at, &mut offset, starts, starts_crc, u32::from_le_bytes)?;
         let child_row = read_part(&mut read_at, &mut offset, row, row_crc, u32::from_le_bytes)?;
-        Ok(SnapshotFile { point: header.point, slots, leg_words, leg_block_starts, child_row_starts, child_row })
+        Ok(SnapshotFile { point: header.point, slots, leg_words, leg_node_ends, child_row_starts, child_row })
     }
 }
 
@@ -170,7 +170,7 @@ const PIECE_BYTES: usize = 256 * 1024;
 /// The header's facts.
 struct Header {
     point: SnapshotPoint,
-    /// Bytes of the slots, leg words, leg block starts, child row starts and child row.
+    /// Bytes of the slots, leg words, leg word ends, child row starts and child row.
     part_lengths: [u64; 5],
     part_checksums: [u32; 5],
 }
@@ -209,7 +209,7 @@ impl Header {
         let part_lengths = [
             node_count.checked_mul(8).ok_or(too_many)?,
             word_count.checked_mul(4).ok_or(too_many)?,
-            node_count.div_ceil(LEG_BLOCK_NODES as u64).checked_mul(4).ok_or(too_many)?,
+            node_count.checked_mul(4).ok_or(too_many)?,
             node_count.checked_add(1).and_then(|starts| starts.checked_mul(4)).ok_or(too_many)?,
             edge_count.checked_mul(4).ok_or(too_many)?,
         ];
@@ -260,15 +260,15 @@ mod tests {
     }
 
     fn encode(slots: &[u64], leg_words: &[u32], child_row_starts: &[u32], child_row: &[u32]) -> Vec<u8> {
-        let leg_block_starts = block_starts(slots.len());
+        let leg_node_ends = node_ends(slots.len());
         SnapshotFile::encode(
             &point(),
-            GraphParts { slots, leg_words, leg_block_starts: &leg_block_starts, child_row_starts, child_row },
+            GraphParts { slots, leg_words, leg_node_ends: &leg_node_ends, child_row_starts, child_row },
         )
     }
 
-    fn block_starts(node_count: usize) -> Vec<u32> {
-        (0..node_count.div_ceil(LEG_BLOCK_NODES) as u32).collect()
+    fn node_ends(node_count: usize) -> Vec<u32> {
+        (0..node_count as u32).collect()
     }
 
     #[test]
@@ -280,6 +280,7 @@ mod tests {
             Some(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0][..])
         );
         assert_eq!(bytes.len(), SNAPSHOT_HEADER_BYTES + 8 + 8 + 4 + 8);
+        assert_eq!(bytes.get(SNAPSHOT_HEADER_BYTES + 8..SNAPSHOT_HEADER_BYTES + 12), Some(&[5, 0, 0, 0][..]));
         assert_eq!(bytes.get(SNAPSHOT_HEADER_BYTES..SNAPSHOT_HEADER_BYTES + 2), Some(&[7, 0][..]));
     }
 
@@ -335,8 +336,8 @@ mod tests {
         ) {
             let starts: Vec<u32> = (0..=slots.len() as u32).collect();
             let bytes = encode(&slots, &words, &starts, &row);
-            let leg_block_starts = block_starts(slots.len());
-            let expected = SnapshotFile { point: point(), slots, leg_words: words, leg_block_starts, child_row_starts: starts, child_row: row };
+            let leg_node_ends = node_ends(slots.len());
+            let expected = SnapshotFile { point: point(), slots, leg_words: words, leg_node_ends, child_row_starts: starts, child_row: row };
             prop_assert_eq!(SnapshotFile::decode(&bytes), Ok(expected));
         }
 

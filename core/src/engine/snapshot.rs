@@ -70,7 +70,7 @@ impl<S: Storage> AgentEngine<S> {
             let graph = Graph::from_parts(
                 snapshot.slots,
                 snapshot.leg_words,
-                snapshot.leg_block_starts,
+                snapshot.leg_node_ends,
                 snapshot.child_row_starts,
                 snapshot.child_row,
             )?;

@@ -18,9 +18,6 @@ use legs::{parent_of, split_legs, LegWords, PARENT_INDEX_MAX};
 use crate::error::Error;
 use crate::id::Id;
 
-/// Nodes per block of the leg word index (a snapshot saves where each block starts).
-pub const LEG_BLOCK_NODES: usize = legs::BLOCK_NODES;
-
 /// The most nodes one graph holds (parent indexes are packed into 30 bits).
 pub const NODES_MAX: u64 = PARENT_INDEX_MAX as u64;
 
@@ -71,8 +68,8 @@ pub struct GraphParts<'a> {
     pub slots: &'a [u64],
     /// Every memory's legs, packed, in node order.
     pub leg_words: &'a [u32],
-    /// Where each block of 16 nodes starts in `leg_words`.
-    pub leg_block_starts: &'a [u32],
+    /// Where each node's leg words end in `leg_words`.
+    pub leg_node_ends: &'a [u32],
     /// Where each node's children start in `child_row` (one more than the nodes).
     pub child_row_starts: &'a [u32],
     /// Every node's children, ascending, node after node.
@@ -129,13 +126,9 @@ impl Graph {
         }
     }
 
-    fn is_memory_index(&self, index: usize) -> bool {
-        self.slots.get(index).is_some_and(|slot| unpack_flags(*slot) & FLAG_MEMORY != 0)
-    }
-
     /// The packed leg words of node `index` (empty for a lot).
     fn words_of(&self, index: u32) -> &[u32] {
-        self.legs.of(index as usize, |other| self.is_memory_index(other))
+        self.legs.of(index as usize)
     }
 
     /// Whether `id` is a node that is alive.
@@ -192,7 +185,6 @@ impl Graph {
         if self.len() >= NODES_MAX {
             return Err(Error::LimitExceeded { what: "nodes of one agent", size: self.len() + 1, limit: NODES_MAX });
         }
-        self.legs.begin_node(self.slots.len());
         self.slots.push(pack(location, flags));
         Ok(self.len())
     }
@@ -200,7 +192,9 @@ impl Graph {
     /// Adds a lot; returns its id.
     pub fn add_lot(&mut self, location: Location, content_on_disk: bool) -> Result<u64, Error> {
         let disk = if content_on_disk { FLAG_CONTENT_ON_DISK } else { 0 };
-        self.push_slot(FLAG_ALIVE | disk, location)
+        let id = self.push_slot(FLAG_ALIVE | disk, location)?;
+        self.legs.push_lot();
+        Ok(id)
     }
 
     /// Adds a memory whose legs were checked (at least one, none empty, every parent known and
@@ -249,7 +243,7 @@ impl Graph {
         GraphParts {
             slots: &self.slots,
             leg_words: self.legs.words(),
-            leg_block_starts: self.legs.block_starts(),
+            leg_node_ends: self.legs.node_ends(),
             child_row_starts,
             child_row,
         }
@@ -261,7 +255,7 @@ impl Graph {
     pub fn from_parts(
         slots: Vec<u64>,
         leg_words: Vec<u32>,
-        leg_block_starts: Vec<u32>,
+        leg_node_ends: Vec<u32>,
         child_row_starts: Vec<u32>,
         child_row: Vec<u32>,
     ) -> Result<Graph, &'static str> {
@@ -272,7 +266,7 @@ impl Graph {
         if slots.iter().any(|slot| unpack_flags(*slot) & !known != 0 || slot >> (FLAGS_SHIFT + 8) != 0) {
             return Err("snapshot node has unknown flags");
         }
-        let legs = LegWords::from_parts(leg_words, leg_block_starts, slots.len())?;
+        let legs = LegWords::from_parts(leg_words, leg_node_ends, slots.len())?;
         let children = Children::from_row(slots.len(), child_row_starts, child_row)?;
         Ok(Graph { slots, legs, children, deferring_folds: false })
     }
@@ -281,7 +275,7 @@ impl Graph {
     pub fn same_as(&self, other: &Graph) -> bool {
         self.slots == other.slots
             && self.legs.words() == other.legs.words()
-            && self.legs.block_starts() == other.legs.block_starts()
+            && self.legs.node_ends() == other.legs.node_ends()
             && self.children.same_edges(&other.children, self.slots.len())
     }
 
@@ -405,8 +399,8 @@ mod tests {
         let mut unknown_parent = parts.leg_words.to_vec();
         unknown_parent[0] = (unknown_parent[0] & !((1 << 30) - 1)) | 6; // node 7 does not exist
         assert!(from_parts(GraphParts { leg_words: &unknown_parent, ..parts }).is_err());
-        assert!(from_parts(GraphParts { leg_block_starts: &[], ..parts }).is_err());
-        assert!(from_parts(GraphParts { leg_block_starts: &[1], ..parts }).is_err());
+        assert!(from_parts(GraphParts { leg_node_ends: &[], ..parts }).is_err());
+        assert!(from_parts(GraphParts { leg_node_ends: &parts.leg_node_ends[1..], ..parts }).is_err());
         let short_row = &parts.child_row[1..];
         assert!(from_parts(GraphParts { child_row: short_row, ..parts }).is_err());
         let mut unknown_child = parts.child_row.to_vec();
@@ -423,12 +417,11 @@ mod tests {
         forward[0] = (forward[0] & !((1 << 30) - 1)) | 5; // memory 4 naming node 6 as a parent
         let mut swapped = parts.child_row.to_vec();
         swapped.swap(1, 2); // lots 2 and 3 exchange their only children
-        let mut cut = parts.leg_words.to_vec();
-        cut.pop();
+        let shifted_ends = [0, 0, 0, 1, 3, 5]; // memory 4 gives its second word to memory 5
         for lying in [
             GraphParts { leg_words: &forward, ..parts },
             GraphParts { child_row: &swapped, ..parts },
-            GraphParts { leg_words: &cut, ..parts },
+            GraphParts { leg_node_ends: &shifted_ends, ..parts },
         ] {
             assert!(!from_parts(lying).unwrap().same_as(&graph));
         }
@@ -438,7 +431,7 @@ mod tests {
         Graph::from_parts(
             parts.slots.to_vec(),
             parts.leg_words.to_vec(),
-            parts.leg_block_starts.to_vec(),
+            parts.leg_node_ends.to_vec(),
             parts.child_row_starts.to_vec(),
             parts.child_row.to_vec(),
         )

@@ -31,30 +31,45 @@ impl Graph {
     /// children of a node that dies can lose a leg, so the walk follows child edges: every node
     /// that dies visits each of its alive children once and marks the legs it breaks there. A
     /// child's parents are looked up only on its first visit, for those dead before this
-    /// recall; it dies when every one of its legs is marked.
+    /// recall; it dies when every one of its legs is marked. Marks only grow, so the order of
+    /// visits does not change the result.
+    ///
+    /// The walk goes in waves: every edge out of the nodes that died in the last wave, looked
+    /// at pass by pass (alive? where are its legs? which legs?). Within a pass the lookups do
+    /// not wait on each other, so the memory system serves many at once; visited one by one,
+    /// each would wait for the one before.
     fn fair_closure(&self, target: u32) -> Vec<u32> {
         let mut dead = NodeSet::new(self.slots.len());
         dead.insert(target);
         let mut broken_legs: HashMap<u32, u64> = HashMap::new();
-        let mut queue = alloc::vec![target];
         let mut removed = Vec::new();
-        while let Some(node) = queue.pop() {
-            self.children.for_each(node, |child| {
-                if dead.contains(child) || self.flags_of_index(child) & FLAG_ALIVE == 0 {
-                    return;
-                }
-                let words = self.words_of(child);
-                if words.is_empty() {
-                    return; // only a memory has legs to lose
+        let mut dying = alloc::vec![target];
+        let mut visits: Vec<(u32, u32)> = Vec::new();
+        while !dying.is_empty() {
+            visits.clear();
+            for parent in dying.drain(..) {
+                self.children.for_each(parent, |child| visits.push((child, parent)));
+            }
+            visits.retain(|(child, _)| !dead.contains(*child) && self.flags_of_index(*child) & FLAG_ALIVE != 0);
+            let legs: Vec<(&[u32], u64)> = visits
+                .iter()
+                .map(|(child, _)| {
+                    let words = self.words_of(*child);
+                    (words, every_leg(words))
+                })
+                .collect();
+            for (&(child, parent), &(words, every)) in visits.iter().zip(&legs) {
+                if every == 0 || dead.contains(child) {
+                    continue; // a lot has no legs to lose; a child may have died earlier in this wave
                 }
                 let broken = broken_legs.entry(child).or_insert_with(|| self.legs_broken_before(words));
-                *broken |= legs_holding(words, node);
-                if *broken == every_leg(words) {
+                *broken |= legs_holding(words, parent);
+                if *broken == every {
                     dead.insert(child);
                     removed.push(child);
-                    queue.push(child);
+                    dying.push(child);
                 }
-            });
+            }
         }
         removed
     }
