@@ -30,14 +30,15 @@ pub(crate) fn verify_on_threads<S: Storage>(
     let queue = Mutex::new(queue);
     let (results, answers) = mpsc::channel::<(usize, SegmentOutcome)>();
     let mut replay = GraphReplay::default();
+    let spare = SpareBuffers::default();
     let mut read_failure = None;
     thread::scope(|scope| {
         for _ in 0..workers {
             let results = results.clone();
-            let (queue, places) = (&queue, &places);
-            scope.spawn(move || check_segments_from(queue, places, kept, &results));
+            let (queue, places, spare) = (&queue, &places, &spare);
+            scope.spawn(move || check_segments_from(queue, places, kept, &results, spare));
         }
-        read_failure = read_and_replay(engine, &places, &jobs, &mut replay);
+        read_failure = read_and_replay(engine, &places, &jobs, &spare, &mut replay);
         drop(jobs); // the workers stop once the queue is empty
     });
     drop(results);
@@ -51,6 +52,7 @@ fn check_segments_from(
     places: &[SegmentPlace],
     kept: Option<&Fingerprint>,
     results: &mpsc::Sender<(usize, SegmentOutcome)>,
+    spare: &SpareBuffers,
 ) {
     loop {
         let job = match queue.lock() {
@@ -59,7 +61,9 @@ fn check_segments_from(
         };
         let Ok((index, bytes)) = job else { return };
         let Some(place) = places.get(index) else { return };
-        if results.send((index, check_segment(&bytes, place, kept))).is_err() {
+        let outcome = check_segment(&bytes, place, kept);
+        spare.give_back(bytes);
+        if results.send((index, outcome)).is_err() {
             return;
         }
     }
@@ -71,19 +75,44 @@ fn read_and_replay<S: Storage>(
     engine: &AgentEngine<S>,
     places: &[SegmentPlace],
     jobs: &SyncSender<Job>,
+    spare: &SpareBuffers,
     replay: &mut GraphReplay,
 ) -> Option<(usize, Error)> {
     for (index, place) in places.iter().enumerate() {
-        let bytes = match engine.read_segment(place) {
-            Ok(bytes) => Arc::new(bytes),
-            Err(error) => return Some((index, error)),
-        };
+        let mut bytes = spare.take();
+        if let Err(error) = engine.read_segment(place, &mut bytes) {
+            return Some((index, error));
+        }
+        let bytes = Arc::new(bytes);
         if jobs.send((index, Arc::clone(&bytes))).is_err() {
             return None; // no worker left; the missing outcomes fail the verify
         }
         replay.replay_segment(&bytes, place);
+        spare.give_back(bytes);
     }
     None
+}
+
+/// Segment buffers done with, for the next segments to be read into: memory already mapped
+/// is filled faster than fresh memory, and the count of buffers stays bounded.
+#[derive(Default)]
+struct SpareBuffers {
+    buffers: Mutex<Vec<Vec<u8>>>,
+}
+
+impl SpareBuffers {
+    /// A buffer done with, or a new one.
+    fn take(&self) -> Vec<u8> {
+        self.buffers.lock().ok().and_then(|mut buffers| buffers.pop()).unwrap_or_default()
+    }
+
+    /// Keeps `bytes` for later if this was its last user (the check or the replay, whichever
+    /// finished second).
+    fn give_back(&self, bytes: Arc<Vec<u8>>) {
+        if let (Some(bytes), Ok(mut buffers)) = (Arc::into_inner(bytes), self.buffers.lock()) {
+            buffers.push(bytes);
+        }
+    }
 }
 
 /// The outcomes in log order, up to the first segment without one (a segment after one that

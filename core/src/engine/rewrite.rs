@@ -5,7 +5,6 @@
 //! old one, and the folder synced. The chain commits to digests, not text, so it still verifies.
 
 use alloc::format;
-use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{io_error, AgentEngine};
@@ -19,11 +18,20 @@ use crate::storage::{Storage, StorageFile};
 
 /// Reads a whole file.
 pub(crate) fn read_all<F: StorageFile>(file: &F, path: &str) -> Result<Vec<u8>, Error> {
+    let mut bytes = Vec::new();
+    read_all_into(file, path, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// Reads a whole file into `bytes`, replacing what it held. Reading many files through one
+/// buffer touches its memory once, where a fresh buffer for each costs the system a page fault
+/// for every page, several percent of a verification.
+pub(crate) fn read_all_into<F: StorageFile>(file: &F, path: &str, bytes: &mut Vec<u8>) -> Result<(), Error> {
     let length = file.len().map_err(|error| io_error("measuring", path, error))?;
     let length = usize::try_from(length).map_err(|_| io_error("reading", path, "file too large"))?;
-    let mut bytes = vec![0u8; length];
-    file.read_at(0, &mut bytes).map_err(|error| io_error("reading", path, error))?;
-    Ok(bytes)
+    bytes.clear();
+    bytes.resize(length, 0);
+    file.read_at(0, bytes).map_err(|error| io_error("reading", path, error))
 }
 
 impl<S: Storage> AgentEngine<S> {
