@@ -309,3 +309,169 @@ impl<S: Storage> AgentEngine<S> {
         self.finish_verify(kept, &places, &outcomes, &replay)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+
+    use super::*;
+    use crate::digest::chain_genesis;
+    use crate::id::{Id, Leg, Mode, Removal};
+    use crate::limits::Options;
+    use crate::log::scan::check_header;
+    use crate::memory::MemoryStorage;
+    use crate::storage::StorageFile;
+    use crate::store::StoreEngine;
+
+    /// Verification as one pass that rebuilds the graph while it checks, the way it was done
+    /// before the pieces: the reference the pieces must agree with, error for error.
+    fn verify_in_one_pass<S: Storage>(
+        engine: &AgentEngine<S>,
+        kept: Option<&Fingerprint>,
+    ) -> Result<Fingerprint, Error> {
+        let mut sequence = 0;
+        let mut chain = chain_genesis(engine.agent);
+        let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
+        let mut replayed = Graph::default();
+        replayed.defer_rebuilds();
+        let last = engine.segments.len() as u64;
+        for segment in 1..=last {
+            let path = segment_path(&engine.folder, segment);
+            let file = engine.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
+            let bytes = read_all(file, &path)?;
+            let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
+            let expected = Expected { agent: engine.agent, segment, sequence_before: sequence, chain_before: chain };
+            check_header(&bytes, &expected).map_err(|damage| corrupt(damage.offset, damage.reason))?;
+            let end = scan_records(&bytes, &expected, SEGMENT_HEADER_BYTES, |record, offset| {
+                apply_record(&mut replayed, record, offset, &path)?;
+                match record.body {
+                    Body::Lot { content, .. } | Body::Memory { content, .. } => {
+                        if let Some((salt, text)) = content.present {
+                            if content_digest(salt, text) != content.digest {
+                                return Err(corrupt(offset, "content does not match its digest"));
+                            }
+                        }
+                    }
+                    Body::Commit { chain, .. } => {
+                        if let Some(kept) = kept.filter(|kept| kept.records == record.identity.sequence) {
+                            if chain != kept.chain {
+                                return Err(Error::HistoryMismatch { records: kept.records });
+                            }
+                            kept_seen = true;
+                        }
+                    }
+                    Body::Recall { .. } | Body::Seal { .. } => {}
+                }
+                Ok(())
+            })?;
+            if let Some(damage) = end.damage {
+                return Err(corrupt(damage.offset, damage.reason));
+            }
+            if !end.is_clean() {
+                return Err(corrupt(end.committed_end, "uncommitted bytes after the last commit marker"));
+            }
+            let sealed_as_expected =
+                if segment == last { end.sealed_into.is_none() } else { end.sealed_into == Some(segment + 1) };
+            if !sealed_as_expected {
+                return Err(corrupt(end.committed_end, "segment seal out of place"));
+            }
+            sequence = end.sequence;
+            chain = end.chain;
+        }
+        let replay = GraphReplay { graph: replayed, first_error: None };
+        engine.check_verified_end(sequence, chain, &replay)?;
+        match kept {
+            Some(kept) if !kept_seen => Err(Error::HistoryMismatch { records: kept.records }),
+            _ => Ok(Fingerprint { records: sequence, chain }),
+        }
+    }
+
+    fn read_all<F: StorageFile>(file: &F, path: &str) -> Result<Vec<u8>, Error> {
+        let mut bytes = Vec::new();
+        read_all_into(file, path, &mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// An agent in RAM with four small segments, recalls among its records; returns it with a
+    /// fingerprint kept in its second segment.
+    fn agent_with_four_segments() -> (MemoryStorage, AgentEngine<MemoryStorage>, Fingerprint) {
+        let storage = MemoryStorage::default();
+        let options = Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, snapshot_after_bytes: u64::MAX };
+        let mut store = StoreEngine::open(storage.clone(), options).unwrap();
+        let token = store.create_agent("alice").unwrap();
+        let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
+        let lot = alice.add_lot("source", b"the source").unwrap();
+        let mut kept = None;
+        let mut index = 0u64;
+        while alice.report().segments < 4 {
+            let memory = alice.remember(format!("memory {index}").as_bytes(), &[Leg::from([lot])]).unwrap();
+            if index % 7 == 3 {
+                alice
+                    .recall(memory, Mode::Fair, if index % 2 == 0 { Removal::Erase } else { Removal::Untrusted })
+                    .unwrap();
+            }
+            if alice.report().segments == 2 && kept.is_none() {
+                kept = Some(alice.head());
+            }
+            index += 1;
+        }
+        (storage, alice, kept.unwrap())
+    }
+
+    fn flip(storage: &MemoryStorage, path: &str, offset: u64) {
+        let mut file = storage.open_file(path, false).unwrap();
+        let mut byte = [0u8];
+        file.read_at(offset, &mut byte).unwrap();
+        file.write_at(offset, &[byte[0] ^ 0x20]).unwrap();
+    }
+
+    #[test]
+    fn a_sound_log_verifies_through_a_kept_fingerprint() {
+        let (_, alice, kept) = agent_with_four_segments();
+        let head = alice.head();
+        assert_eq!(alice.verify(), Ok(head));
+        assert_eq!(alice.verify_extends(&kept), Ok(head));
+        assert_eq!(verify_in_one_pass(&alice, Some(&kept)), Ok(head));
+        let other = Fingerprint { chain: [9; 32], ..kept };
+        assert_eq!(alice.verify_extends(&other), Err(Error::HistoryMismatch { records: kept.records }));
+    }
+
+    #[test]
+    fn each_segment_starts_where_the_one_before_ends() {
+        let (_, alice, _) = agent_with_four_segments();
+        let mut before = (0, chain_genesis(alice.agent_number()));
+        let mut bytes = Vec::new();
+        for place in alice.segments_to_verify().unwrap() {
+            alice.read_segment(&place, &mut bytes).unwrap();
+            let checked = check_segment(&bytes, &place, None).unwrap();
+            assert_eq!((checked.sequence_before, checked.chain_before), before, "segment {}", place.segment);
+            before = (checked.sequence, checked.chain);
+        }
+        assert_eq!(before, (alice.head().records, alice.head().chain));
+    }
+
+    #[test]
+    fn every_flipped_byte_is_reported_as_the_one_pass_reports_it() {
+        let (storage, alice, kept) = agent_with_four_segments();
+        for place in alice.segments_to_verify().unwrap() {
+            let length = alice.segment_file(place.segment).unwrap().len().unwrap();
+            for offset in 0..length {
+                flip(&storage, &place.path, offset);
+                let found = alice.verify_extends(&kept);
+                assert!(found.is_err(), "flip at {offset} of {}", place.path);
+                assert_eq!(found, verify_in_one_pass(&alice, Some(&kept)), "flip at {offset} of {}", place.path);
+                flip(&storage, &place.path, offset);
+            }
+        }
+        assert_eq!(alice.verify_extends(&kept), Ok(alice.head()));
+    }
+
+    #[test]
+    fn a_graph_error_counts_only_before_the_first_failed_check() {
+        let replay =
+            GraphReplay { graph: Graph::default(), first_error: Some((3, 500, Error::UnknownId { id: Id::from(1) })) };
+        assert!(replay.error_in(3, 501).is_some());
+        assert!(replay.error_in(3, 500).is_none(), "past what a single pass would have replayed");
+        assert!(replay.error_in(2, u64::MAX).is_none(), "another segment's");
+    }
+}
