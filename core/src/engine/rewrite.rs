@@ -5,6 +5,7 @@
 //! old one, and the folder synced. The chain commits to digests, not text, so it still verifies.
 
 use alloc::format;
+use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{io_error, AgentEngine};
@@ -29,8 +30,14 @@ pub(crate) fn read_all<F: StorageFile>(file: &F, path: &str) -> Result<Vec<u8>, 
 pub(crate) fn read_all_into<F: StorageFile>(file: &F, path: &str, bytes: &mut Vec<u8>) -> Result<(), Error> {
     let length = file.len().map_err(|error| io_error("measuring", path, error))?;
     let length = usize::try_from(length).map_err(|_| io_error("reading", path, "file too large"))?;
-    bytes.clear();
-    bytes.resize(length, 0);
+    if bytes.capacity() < length {
+        // Zeroed memory fresh from the system costs no writes before the read.
+        *bytes = vec![0u8; length];
+    } else {
+        // The read overwrites every byte kept: only a longer file needs new bytes set.
+        bytes.truncate(length);
+        bytes.resize(length, 0);
+    }
     file.read_at(0, bytes).map_err(|error| io_error("reading", path, error))
 }
 
