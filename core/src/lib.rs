@@ -64,7 +64,7 @@ mod storage;
 mod store;
 mod token;
 
-pub use engine::{AgentEngine, Batch, Write};
+pub use engine::{verify, AgentEngine, Batch, Write};
 pub use error::Error;
 pub use fingerprint::Fingerprint;
 pub use id::{Id, Leg, Mode, Removal};

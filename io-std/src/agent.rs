@@ -6,6 +6,7 @@ use cheesedb_core::{AgentEngine, Batch, Error, Fingerprint, Id, Leg, Mode, Node,
 
 use crate::files::FileStorage;
 use crate::store::{lock, SharedEngine, SharedStorage, StoreShared};
+use crate::verify::verify_on_threads;
 
 /// A handle to one agent, reached only through its token. Clones share one engine; every
 /// method takes `&self`, so threads can share a handle. Nothing in it names another agent.
@@ -73,14 +74,16 @@ impl<S: SharedStorage> Agent<S> {
         self.with(|engine| Ok(engine.alive_memories()))
     }
 
-    /// Re-reads and checks the whole history; returns its head fingerprint.
+    /// Re-reads and checks the whole history; returns its head fingerprint. The segments are
+    /// checked on as many threads as the machine has cores; the result, and the error for a
+    /// damaged log, are those of a check in one pass.
     pub fn verify(&self) -> Result<Fingerprint, Error> {
-        self.with(|engine| engine.verify())
+        self.with(|engine| verify_on_threads(engine, None))
     }
 
     /// Like [`Agent::verify`], and checks the history still passes through `kept`.
     pub fn verify_extends(&self, kept: &Fingerprint) -> Result<Fingerprint, Error> {
-        self.with(|engine| engine.verify_extends(kept))
+        self.with(|engine| verify_on_threads(engine, Some(kept)))
     }
 
     /// Rewrites the files without the text of recalled nodes.

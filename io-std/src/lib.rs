@@ -39,6 +39,7 @@ mod io;
 mod lock;
 mod store;
 mod uring;
+mod verify;
 
 pub use agent::Agent;
 pub use cheesedb_core::{

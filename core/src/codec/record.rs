@@ -355,13 +355,24 @@ pub fn looks_like_commit(bytes: &[u8]) -> bool {
 
 /// Decodes the record at the start of `bytes`; returns it and its length in bytes.
 pub fn decode(bytes: &[u8]) -> Result<(Record<'_>, usize), DecodeError> {
+    decode_framed(bytes, true)
+}
+
+/// Like [`decode`], without comparing the record's checksum: only for bytes whose checksums
+/// another pass checks (verification rebuilds the graph apart from checking the records, and
+/// uses nothing that pass has not found sound). Every other check stays, and it never panics.
+pub fn decode_without_checksum(bytes: &[u8]) -> Result<(Record<'_>, usize), DecodeError> {
+    decode_framed(bytes, false)
+}
+
+fn decode_framed(bytes: &[u8], compare_checksum: bool) -> Result<(Record<'_>, usize), DecodeError> {
     let length = claimed_length(bytes).ok_or(DecodeError::Truncated)? as usize;
     if !(HEADER_BYTES..=RECORD_MAX_BYTES).contains(&length) {
         return Err(DecodeError::BadLength);
     }
     let record_bytes = bytes.get(..length).ok_or(DecodeError::Truncated)?;
     let stored_checksum = u32_at(record_bytes, 0).ok_or(DecodeError::Truncated)?;
-    if crc32c(record_bytes.get(4..).unwrap_or_default()) != stored_checksum {
+    if compare_checksum && crc32c(record_bytes.get(4..).unwrap_or_default()) != stored_checksum {
         return Err(DecodeError::BadChecksum);
     }
     let mut reader = Reader::new(record_bytes);
@@ -565,6 +576,19 @@ mod tests {
         ContentBlock { digest, present: content.as_ref().map(|(salt, bytes)| (salt, &bytes[..])) }
     }
 
+    #[test]
+    fn only_the_checksum_is_left_unchecked_without_it() {
+        let record =
+            Record { identity: Identity { agent: 1, segment: 2, sequence: 3 }, body: Body::Seal { next_segment: 3 } };
+        let mut bytes = Vec::new();
+        record.encode(&mut bytes);
+        bytes[0] ^= 1;
+        assert_eq!(decode(&bytes), Err(DecodeError::BadChecksum));
+        assert_eq!(decode_without_checksum(&bytes), Ok((record, bytes.len())));
+        bytes[8] = 99; // an unknown kind
+        assert_eq!(decode_without_checksum(&bytes), Err(DecodeError::BadField("unknown record kind")));
+    }
+
     proptest! {
         #[test]
         fn decode_of_encode_is_identity(owned in arbitrary_owned(), agent: u64, segment: u64, sequence: u64) {
@@ -595,11 +619,15 @@ mod tests {
             let (decoded, length) = decode(&bytes).map_err(|error| TestCaseError::fail(error.reason()))?;
             prop_assert_eq!(decoded, record);
             prop_assert_eq!(length, bytes.len() - 40);
+            prop_assert_eq!(decode_without_checksum(&bytes), Ok((decoded, length)));
         }
 
         #[test]
         fn arbitrary_bytes_never_panic_the_decoder(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
             let _ = decode(&bytes);
+            if let Ok((_, used)) = decode_without_checksum(&bytes) {
+                prop_assert!(used <= bytes.len());
+            }
             let _ = looks_like_commit(&bytes);
         }
 

@@ -10,6 +10,7 @@ mod read;
 mod recall;
 mod rewrite;
 mod snapshot;
+pub mod verify;
 
 use alloc::format;
 use alloc::string::String;

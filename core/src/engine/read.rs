@@ -4,18 +4,13 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::open::apply_record;
-use super::rewrite::read_all;
 use super::{io_error, AgentEngine};
 use crate::codec::record::{self, Body, HEADER_BYTES};
-use crate::codec::segment_header::SEGMENT_HEADER_BYTES;
-use crate::digest::{chain_genesis, content_digest, equal_in_constant_time};
+use crate::digest::{content_digest, equal_in_constant_time};
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
-use crate::graph::Graph;
 use crate::id::{Id, Leg};
 use crate::log::names::segment_path;
-use crate::log::scan::{check_header, scan_records, Expected};
 use crate::node::{Node, NodeKind};
 use crate::storage::{Storage, StorageFile};
 
@@ -67,88 +62,14 @@ impl<S: Storage> AgentEngine<S> {
     /// Re-reads every record of every segment, checks checksums, the digest of every content
     /// still present, the chain and every commit marker, and returns the head fingerprint.
     pub fn verify(&self) -> Result<Fingerprint, Error> {
-        self.verify_from(None)
+        self.verify_in_order(None)
     }
 
     /// Like [`AgentEngine::verify`], and also checks that the history still passes through
     /// `kept`, a fingerprint saved earlier: a history cut or rewritten below it fails with
     /// `HistoryMismatch`.
     pub fn verify_extends(&self, kept: &Fingerprint) -> Result<Fingerprint, Error> {
-        self.verify_from(Some(kept))
-    }
-
-    fn verify_from(&self, kept: Option<&Fingerprint>) -> Result<Fingerprint, Error> {
-        self.check_readable()?;
-        let mut sequence = 0;
-        let mut chain = chain_genesis(self.agent);
-        let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
-        let mut replayed = Graph::default();
-        replayed.defer_folds();
-        let last = self.segments.len() as u64;
-        for segment in 1..=last {
-            let path = segment_path(&self.folder, segment);
-            let file = self.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
-            let bytes = read_all(file, &path)?;
-            let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
-            let expected = Expected { agent: self.agent, segment, sequence_before: sequence, chain_before: chain };
-            check_header(&bytes, &expected).map_err(|damage| corrupt(damage.offset, damage.reason))?;
-            let end = scan_records(&bytes, &expected, SEGMENT_HEADER_BYTES, |record, offset| {
-                apply_record(&mut replayed, record, offset, &path)?;
-                match record.body {
-                    Body::Lot { content, .. } | Body::Memory { content, .. } => {
-                        if let Some((salt, text)) = content.present {
-                            if content_digest(salt, text) != content.digest {
-                                return Err(corrupt(offset, "content does not match its digest"));
-                            }
-                        }
-                    }
-                    Body::Commit { chain, .. } => {
-                        if let Some(kept) = kept {
-                            if record.identity.sequence == kept.records {
-                                if chain != kept.chain {
-                                    return Err(Error::HistoryMismatch { records: kept.records });
-                                }
-                                kept_seen = true;
-                            }
-                        }
-                    }
-                    Body::Recall { .. } | Body::Seal { .. } => {}
-                }
-                Ok(())
-            })?;
-            if let Some(damage) = end.damage {
-                return Err(corrupt(damage.offset, damage.reason));
-            }
-            if !end.is_clean() {
-                return Err(corrupt(end.committed_end, "uncommitted bytes after the last commit marker"));
-            }
-            let sealed_as_expected =
-                if segment == last { end.sealed_into.is_none() } else { end.sealed_into == Some(segment + 1) };
-            if !sealed_as_expected {
-                return Err(corrupt(end.committed_end, "segment seal out of place"));
-            }
-            sequence = end.sequence;
-            chain = end.chain;
-        }
-        if sequence != self.sequence || chain != self.chain {
-            let path = segment_path(&self.folder, last);
-            return Err(Error::Corrupt {
-                file: path,
-                offset: 0,
-                reason: "log differs from the state it was opened with",
-            });
-        }
-        replayed.settle();
-        if !replayed.same_as(&self.graph) {
-            let path = segment_path(&self.folder, last);
-            return Err(Error::Corrupt { file: path, offset: 0, reason: "the graph in memory differs from the log" });
-        }
-        if let Some(kept) = kept {
-            if !kept_seen {
-                return Err(Error::HistoryMismatch { records: kept.records });
-            }
-        }
-        Ok(Fingerprint { records: sequence, chain })
+        self.verify_in_order(Some(kept))
     }
 
     /// The head fingerprint as of the last committed write, without re-reading anything.
