@@ -8,6 +8,7 @@ mod batch;
 mod open;
 mod read;
 mod recall;
+mod redact;
 mod rewrite;
 mod snapshot;
 
