@@ -113,17 +113,29 @@ fn a_snapshot_that_does_not_match_the_log_is_ignored<B: Backend>() {
     alice.verify().unwrap();
 }
 
-fn erase_removes_the_snapshot_before_moving_records_and_open_still_agrees<B: Backend>() {
+fn erase_keeps_the_snapshot_and_open_finds_its_records_already_erased<B: Backend>() {
     let place = B::new();
     let (token, memories) = agent_with_snapshot(&place);
+    let snapshot = snapshot_file(&place).unwrap();
+    let saved = place.read_file(&snapshot);
+    // No snapshot after the erase: the one from before, with its stale flags, must do.
+    let lazy = Options { snapshot_after_bytes: u64::MAX, ..eager_snapshots() };
+    let reopen_lazily = || place.open(lazy.clone()).unwrap().open_agent(&token).unwrap();
     {
-        let alice = reopen(&place, &token);
+        let alice = reopen_lazily();
         assert_eq!(alice.recall(Id::from(1), Mode::Fair, Removal::Erase).unwrap(), memories);
         assert!(place.files_containing(b"snapshot-canary-source").is_empty());
+        assert_eq!(place.read_file(&snapshot), saved, "records did not move: the snapshot stays");
     }
-    let alice = reopen(&place, &token);
+    let alice = reopen_lazily();
+    let report = alice.report();
+    assert_eq!(report.snapshot_ignored, None);
+    assert_eq!(report.records_from_snapshot, 101);
+    assert_eq!(report.records, 102);
+    assert_eq!(report.erasures_completed_on_open, 0, "the records were found already erased");
     assert_eq!(alice.memories().unwrap(), Vec::<Id>::new());
     assert_eq!(alice.get(Id::from(1)).unwrap().content(), None);
+    assert_eq!(alice.get(memories[7]).unwrap().content(), None);
     alice.verify().unwrap();
 }
 
@@ -132,5 +144,5 @@ cheesedb_tests::conformance!(
     a_snapshot_holds_no_content,
     a_damaged_snapshot_is_ignored_and_the_log_replayed,
     a_snapshot_that_does_not_match_the_log_is_ignored,
-    erase_removes_the_snapshot_before_moving_records_and_open_still_agrees,
+    erase_keeps_the_snapshot_and_open_finds_its_records_already_erased,
 );
