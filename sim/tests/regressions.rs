@@ -137,3 +137,19 @@ fn an_open_that_fails_leaves_no_snapshot_of_a_half_replayed_graph() {
     assert_eq!(reopened.node_count(), 7);
     assert!(reopened.verify().is_ok());
 }
+
+/// An overwrite of an erasure in place that silently lands in another file must not let the
+/// Erase succeed with the text still where it was: the overwrites are read back (seed 148 of
+/// the swarm campaign found it). The journal stays, so the next open applies it again.
+#[test]
+fn an_erase_whose_overwrites_land_in_another_file_is_not_acknowledged() {
+    let storage = SimStorage::without_faults(3);
+    let (store, number) = store_with_agent(&storage, Options::default());
+    let mut agent = store.open_agent(number).unwrap();
+    let lot = agent.add_lot("tool", b"canary-5c1e-misdirected-erase").unwrap();
+    storage.set_plan(failing(|plan| plan.misdirected_write = 1.0));
+    let erased = agent.recall(lot, cheesedb_core::Mode::Strict, cheesedb_core::Removal::Erase);
+    storage.set_plan(FaultPlan::none());
+    assert!(matches!(erased, Err(Error::Io { .. })), "{erased:?}");
+    assert!(agent.is_poisoned());
+}

@@ -29,6 +29,8 @@ use crate::storage::{Storage, StorageFile};
 const FRAME_CHANGED_BYTES: usize = 12;
 /// Bytes read at a time while walking from a record to the commit marker of its write.
 const WALK_WINDOW_BYTES: u64 = 64 * 1024;
+/// The most bytes read back in one piece to check that overwrites landed.
+const READ_BACK_SPAN_BYTES: u64 = 64 * 1024;
 
 const _: () = assert!(FRAME_CHANGED_BYTES <= HEADER_BYTES);
 
@@ -144,7 +146,41 @@ pub(super) fn overwrite_segment<F: StorageFile>(
     for overwrite in overwrites {
         file.write_at(overwrite.offset, &overwrite.bytes()).map_err(|error| io_error("overwriting", path, error))?;
     }
-    file.sync().map_err(|error| io_error("syncing", path, error))
+    file.sync().map_err(|error| io_error("syncing", path, error))?;
+    check_overwrites_landed(file, path, overwrites)
+}
+
+/// Reads back every overwritten stretch: a write that silently went elsewhere would leave the
+/// text in place while the Erase reported success. A mismatch is an error, so the journal
+/// stays, the handle is poisoned, and the next open applies the journal again.
+fn check_overwrites_landed<F: StorageFile>(file: &F, path: &str, overwrites: &[&Overwrite]) -> Result<(), Error> {
+    let mut rest = overwrites;
+    while let Some(first) = rest.first() {
+        // Stretches close together are read back in one piece: a record's frame and its text,
+        // the records of one write and its commit marker.
+        let start = first.offset;
+        let limit = start.saturating_add(READ_BACK_SPAN_BYTES);
+        let count = rest
+            .iter()
+            .take_while(|overwrite| overwrite.offset >= start && overwrite.end().is_some_and(|end| end <= limit))
+            .count()
+            .max(1);
+        let (group, later) = rest.split_at(count.min(rest.len()));
+        let end = group.iter().filter_map(|overwrite| overwrite.end()).max().unwrap_or(start);
+        let length = usize::try_from(end - start).map_err(|_| io_error("reading back", path, "span too large"))?;
+        let mut read = vec![0u8; length];
+        file.read_at(start, &mut read).map_err(|error| io_error("reading back", path, error))?;
+        for overwrite in group {
+            let expected = overwrite.bytes();
+            let at = usize::try_from(overwrite.offset - start).unwrap_or(usize::MAX);
+            let landed = read.get(at..).and_then(|tail| tail.get(..expected.len()));
+            if landed != Some(expected.as_slice()) {
+                return Err(io_error("reading back", path, "an overwrite did not reach its place"));
+            }
+        }
+        rest = later;
+    }
+    Ok(())
 }
 
 /// The segments `overwrites` touch, ascending, each once.
