@@ -303,6 +303,9 @@ impl<S: Storage> AgentEngine<S> {
         if !self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
             return Ok(());
         }
+        if mutant!(SkipEraseJournalReplay) {
+            return self.remove_erase_journal();
+        }
         let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
         let bytes = super::read_all(&file, &path)?;
         drop(file);
