@@ -199,11 +199,12 @@ impl World {
         let slot = self.slot(index)?;
         let Some(engine) = slot.engine.as_ref() else { return Err(Stop::Violation(message)) };
         if faults.silent() > 0 && cut_reported && shape_matches(engine, &slot.before_last_write) {
-            // The lost write may have been an Erase whose rewrite did finish: its text may be
-            // gone although its recall record is not.
+            // The lost write may have been an Erase whose erasure did finish: its text may be
+            // gone although its recall record is not. And text a write since then left in
+            // doubt (a compaction cut short) stays in doubt.
             let mut restored = slot.before_last_write.clone();
             for (node, now) in restored.nodes.iter_mut().zip(&slot.model.nodes) {
-                if now.text == crate::model::Text::Absent && node.text != crate::model::Text::Absent {
+                if now.text != node.text && node.text != crate::model::Text::Absent {
                     node.text = crate::model::Text::Either;
                 }
             }
