@@ -205,8 +205,10 @@ mod tests {
 
     #[test]
     fn an_overwrite_past_the_largest_offset_is_refused() {
-        let journal =
-            EraseJournal { agent: 1, overwrites: vec![Overwrite { segment: 1, offset: u64::MAX, literal: vec![], zeros: 1 }] };
+        let journal = EraseJournal {
+            agent: 1,
+            overwrites: vec![Overwrite { segment: 1, offset: u64::MAX, literal: vec![], zeros: 1 }],
+        };
         assert_eq!(EraseJournal::decode(&journal.encode()), Err("erase journal overwrite past the largest offset"));
     }
 

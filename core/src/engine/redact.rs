@@ -85,7 +85,12 @@ impl CommittedWrite {
         let frame = redacted.get(..FRAME_CHANGED_BYTES).unwrap_or_default().to_vec();
         overwrites.push(Overwrite { segment: self.segment, offset, literal: frame, zeros: 0 });
         let zeros = content.present_bytes() as u32;
-        overwrites.push(Overwrite { segment: self.segment, offset: offset + text_start as u64, literal: vec![], zeros });
+        overwrites.push(Overwrite {
+            segment: self.segment,
+            offset: offset + text_start as u64,
+            literal: vec![],
+            zeros,
+        });
         if let Some(target) = slot.get_mut(..length) {
             target.copy_from_slice(&redacted);
         }
@@ -330,8 +335,7 @@ impl<S: Storage> AgentEngine<S> {
                 return Err(Error::Corrupt { file: alloc::string::String::from(journal_path), offset: 0, reason });
             }
             let path = segment_path(&self.folder, segment);
-            let mut file =
-                self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+            let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
             overwrite_segment(&mut file, &path, &overwrites_of(overwrites, segment))?;
         }
         Ok(())
