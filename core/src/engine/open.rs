@@ -35,7 +35,7 @@ impl<S: Storage> AgentEngine<S> {
         engine.graph.settle();
         // Segment names open relied on may come from a start whose folder sync failed.
         engine.storage.sync_folder(&engine.folder).map_err(|error| io_error("syncing", &engine.folder, error))?;
-        let unfinished = engine.erase_in_place()?;
+        let unfinished = engine.finish_erasures()?;
         engine.report.erasures_completed_on_open = unfinished;
         engine.report.records = engine.sequence;
         engine.poisoned = false;

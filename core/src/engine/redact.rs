@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use super::{io_error, AgentEngine};
 use crate::checksum::crc32c;
 use crate::codec::erase_journal::{EraseJournal, Overwrite};
-use crate::codec::record::{self, commit_marker, Body, Identity, COMMIT_BYTES, HEADER_BYTES};
+use crate::codec::record::{self, commit_marker, Body, Identity, COMMIT_BYTES, HEADER_BYTES, RECORD_MAX_BYTES};
 use crate::codec::segment_header::SEGMENT_HEADER_BYTES;
 use crate::digest::Hash;
 use crate::error::Error;
@@ -74,10 +74,9 @@ impl CommittedWrite {
         let mut redacted = Vec::with_capacity(length);
         found.redacted_in_place().encode(&mut redacted);
         let text_start = length - content.present_bytes();
-        let kept = |bytes: &[u8]| bytes.get(FRAME_CHANGED_BYTES..text_start).map(<[u8]>::to_vec);
         // The journal holds the frame and counts the zeros: nothing else may change.
         let only_frame_and_text = redacted.len() == length
-            && kept(&redacted) == kept(slot)
+            && redacted.get(FRAME_CHANGED_BYTES..text_start) == slot.get(FRAME_CHANGED_BYTES..text_start)
             && redacted.get(text_start..).is_some_and(|text| text.iter().all(|byte| *byte == 0));
         if !only_frame_and_text {
             return Err(corrupt("a redaction in place would change more than the frame and the text"));
@@ -226,6 +225,44 @@ impl<S: Storage> AgentEngine<S> {
             self.graph.set_location(id, location, false);
         }
         Ok(redacted)
+    }
+
+    /// Finishes, at open, the erasures the log asks for: records the graph marks as holding
+    /// text an Erase covers. A graph loaded from a snapshot taken before an Erase marks records
+    /// that were erased since: each is read alone first, so that finding them costs one small
+    /// read each rather than a read of its whole write. Returns how many records were redacted.
+    pub(crate) fn finish_erasures(&mut self) -> Result<u64, Error> {
+        let marked: Vec<u64> = self.graph.content_to_remove(false).collect();
+        for id in marked {
+            let location = self.graph.location(id)?;
+            if self.is_already_erased(location, id)? {
+                self.graph.set_location(id, location, false);
+            }
+        }
+        self.erase_in_place()
+    }
+
+    /// Whether the record of `id` at `location` decodes whole, checksum included, with its
+    /// content erased. Anything else (text present, or a record that fails to decode) is left to
+    /// the erasure, which reads and checks the whole write.
+    fn is_already_erased(&self, location: Location, id: u64) -> Result<bool, Error> {
+        let segment = u64::from(location.segment);
+        let path = segment_path(&self.folder, segment);
+        let file = self.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
+        let offset = u64::from(location.offset);
+        let mut header = [0u8; HEADER_BYTES];
+        file.read_at(offset, &mut header).map_err(|error| io_error("reading", &path, error))?;
+        let length = record::claimed_length(&header).unwrap_or(0) as usize;
+        if !(HEADER_BYTES..=RECORD_MAX_BYTES).contains(&length) {
+            return Ok(false);
+        }
+        let mut bytes = vec![0u8; length];
+        file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", &path, error))?;
+        let Ok((found, _)) = record::decode(&bytes) else { return Ok(false) };
+        let erased = found.content().is_some_and(|content| content.present.is_none());
+        let same_id =
+            matches!(found.body, Body::Lot { id: found_id, .. } | Body::Memory { id: found_id, .. } if found_id == id);
+        Ok(erased && same_id && found.identity.segment == segment && found.identity.agent == self.agent)
     }
 
     /// The overwrites that redact the records of `doomed` (sorted by location) and fix the
