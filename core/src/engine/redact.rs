@@ -105,31 +105,42 @@ impl CommittedWrite {
     }
 }
 
-/// The offset of the first commit marker at or after `from`, walking record by record.
-fn commit_marker_after<F: StorageFile>(file: &F, path: &str, from: u64) -> Result<u64, Error> {
-    let corrupt = |offset, reason| Error::Corrupt { file: alloc::string::String::from(path), offset, reason };
+/// The bytes from `from` to the end of the first commit marker at or after it, read in windows
+/// while walking record by record, and the marker's offset.
+fn read_to_commit_marker<F: StorageFile>(file: &F, path: &str, from: u64) -> Result<(u64, Vec<u8>), Error> {
+    let corrupt = |offset| Error::Corrupt {
+        file: alloc::string::String::from(path),
+        offset,
+        reason: "no commit marker after the record",
+    };
     let file_length = file.len().map_err(|error| io_error("measuring", path, error))?;
-    let mut window: Vec<u8> = Vec::new();
-    let mut window_start = from;
+    let mut walked: Vec<u8> = Vec::new();
     let mut position = from;
     loop {
-        let at = usize::try_from(position - window_start).unwrap_or(usize::MAX);
-        let Some(header) = window.get(at..).filter(|rest| rest.len() >= HEADER_BYTES) else {
-            let length = file_length.saturating_sub(position).min(WALK_WINDOW_BYTES);
-            if length < HEADER_BYTES as u64 {
-                return Err(corrupt(position, "no commit marker after the record"));
+        let at = usize::try_from(position - from).map_err(|_| corrupt(position))?;
+        // Enough for a whole commit marker, so the one that ends the walk is read already.
+        while walked.len() < at.saturating_add(COMMIT_BYTES) {
+            let next = from + walked.len() as u64;
+            let length = file_length.saturating_sub(next).min(WALK_WINDOW_BYTES) as usize;
+            if length == 0 {
+                break;
             }
-            window = vec![0u8; length as usize];
-            file.read_at(position, &mut window).map_err(|error| io_error("reading", path, error))?;
-            window_start = position;
-            continue;
-        };
+            let start = walked.len();
+            walked.resize(start + length, 0);
+            let window = walked.get_mut(start..).unwrap_or_default();
+            file.read_at(next, window).map_err(|error| io_error("reading", path, error))?;
+        }
+        let header = walked.get(at..).filter(|rest| rest.len() >= HEADER_BYTES).ok_or(corrupt(position))?;
         if record::looks_like_commit(header) {
-            return Ok(position);
+            if walked.len() < at + COMMIT_BYTES {
+                return Err(corrupt(position));
+            }
+            walked.truncate(at + COMMIT_BYTES);
+            return Ok((position, walked));
         }
         let length = record::claimed_length(header).unwrap_or(0);
         if (length as usize) < HEADER_BYTES || position - from > BATCH_MAX_BYTES as u64 {
-            return Err(corrupt(position, "no commit marker after the record"));
+            return Err(corrupt(position));
         }
         position += u64::from(length);
     }
@@ -301,10 +312,9 @@ impl<S: Storage> AgentEngine<S> {
     fn committed_write_holding(&self, segment: u64, offset: u64, path: &str) -> Result<CommittedWrite, Error> {
         let corrupt = |offset, reason| Error::Corrupt { file: alloc::string::String::from(path), offset, reason };
         let file = self.segment_file(segment).ok_or_else(|| io_error("finding", path, "segment not open"))?;
-        let marker_offset = commit_marker_after(file, path, offset)?;
-        let mut marker = [0u8; COMMIT_BYTES];
-        file.read_at(marker_offset, &mut marker).map_err(|error| io_error("reading", path, error))?;
-        let (found, _) = record::decode(&marker).map_err(|error| corrupt(marker_offset, error.reason()))?;
+        let (marker_offset, walked) = read_to_commit_marker(file, path, offset)?;
+        let marker = walked.get(walked.len().saturating_sub(COMMIT_BYTES)..).unwrap_or_default();
+        let (found, _) = record::decode(marker).map_err(|error| corrupt(marker_offset, error.reason()))?;
         let Body::Commit { batch_start, batch_crc, record_count, chain } = found.body else {
             return Err(corrupt(marker_offset, "no commit marker after the record"));
         };
@@ -312,11 +322,12 @@ impl<S: Storage> AgentEngine<S> {
         if !placed || !(SEGMENT_HEADER_BYTES as u64..=offset).contains(&batch_start) || marker_offset == offset {
             return Err(corrupt(offset, "record is not inside a committed write"));
         }
-        let length = usize::try_from(marker_offset + COMMIT_BYTES as u64 - batch_start)
-            .map_err(|_| corrupt(batch_start, "write too large"))?;
-        let mut bytes = vec![0u8; length];
+        // The walk read from the record on; what the write holds before it is read now.
+        let before = usize::try_from(offset - batch_start).map_err(|_| corrupt(batch_start, "write too large"))?;
+        let mut bytes = vec![0u8; before];
         file.read_at(batch_start, &mut bytes).map_err(|error| io_error("reading", path, error))?;
-        let batch = bytes.get(..length - COMMIT_BYTES).unwrap_or_default();
+        bytes.extend_from_slice(&walked);
+        let batch = bytes.get(..bytes.len() - COMMIT_BYTES).unwrap_or_default();
         if crc32c(batch) != batch_crc {
             return Err(corrupt(batch_start, "commit marker does not match its batch"));
         }
