@@ -16,8 +16,8 @@
 //!
 //! An overwrite puts its literal bytes at `offset` of the segment, then as many zeros as its
 //! zero length says. The zeros are where erased text was: they are counted, never stored, and
-//! the literal bytes are only record frames and commit markers, so the journal never holds a
-//! byte of the text being erased.
+//! the literal bytes are only records up to their content (frame, id, label or legs, digest)
+//! and commit markers, so the journal never holds a byte of the text being erased.
 
 use alloc::vec::Vec;
 
@@ -45,7 +45,7 @@ pub struct Overwrite {
     pub segment: u64,
     /// Where the stretch starts in the segment file.
     pub offset: u64,
-    /// Bytes written first (a record's frame, or a commit marker); never erased text.
+    /// Bytes written first (a record up to its content, or a commit marker); never erased text.
     pub literal: Vec<u8>,
     /// Zero bytes written right after the literal ones (where erased text was).
     pub zeros: u32,

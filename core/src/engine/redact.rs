@@ -25,7 +25,7 @@ use crate::log::names::{erase_journal_path, segment_path};
 use crate::storage::{Storage, StorageFile};
 
 /// Bytes at the start of a record that a redaction changes: checksum, length, kind, flags and
-/// reserved. The length stays, but the literal covers it to keep the overwrite in one piece.
+/// reserved (the length stays, but it lies between the checksum and the flags).
 const FRAME_CHANGED_BYTES: usize = 12;
 /// Bytes read at a time while walking from a record to the commit marker of its write.
 const WALK_WINDOW_BYTES: u64 = 64 * 1024;
@@ -52,8 +52,8 @@ impl CommittedWrite {
         self.start + (self.bytes.len() - COMMIT_BYTES) as u64
     }
 
-    /// Redacts, in `bytes`, the record of `id` at `offset`, and adds to `overwrites` the stretches
-    /// that change: its frame and its text. Returns false if it was already redacted.
+    /// Redacts, in `bytes`, the record of `id` at `offset`, and adds to `overwrites` the one
+    /// stretch that redacts it on disk. Returns false if it was already redacted.
     fn redact(&mut self, offset: u64, id: u64, path: &str, overwrites: &mut Vec<Overwrite>) -> Result<bool, Error> {
         let corrupt = |reason| Error::Corrupt { file: alloc::string::String::from(path), offset, reason };
         let batch_end = self.bytes.len() - COMMIT_BYTES;
@@ -74,22 +74,18 @@ impl CommittedWrite {
         let mut redacted = Vec::with_capacity(length);
         found.redacted_in_place().encode(&mut redacted);
         let text_start = length - content.present_bytes();
-        // The journal holds the frame and counts the zeros: nothing else may change.
+        // Only the frame and the text may change: the rest is written again as it is.
         let only_frame_and_text = redacted.len() == length
             && redacted.get(FRAME_CHANGED_BYTES..text_start) == slot.get(FRAME_CHANGED_BYTES..text_start)
             && redacted.get(text_start..).is_some_and(|text| text.iter().all(|byte| *byte == 0));
         if !only_frame_and_text {
             return Err(corrupt("a redaction in place would change more than the frame and the text"));
         }
-        let frame = redacted.get(..FRAME_CHANGED_BYTES).unwrap_or_default().to_vec();
-        overwrites.push(Overwrite { segment: self.segment, offset, literal: frame, zeros: 0 });
+        // One overwrite per record, one write call: the record up to its text (its new frame,
+        // and the fields that stay, written again as they are), then the zeros.
+        let literal = redacted.get(..text_start).unwrap_or_default().to_vec();
         let zeros = content.present_bytes() as u32;
-        overwrites.push(Overwrite {
-            segment: self.segment,
-            offset: offset + text_start as u64,
-            literal: vec![],
-            zeros,
-        });
+        overwrites.push(Overwrite { segment: self.segment, offset, literal, zeros });
         if let Some(target) = slot.get_mut(..length) {
             target.copy_from_slice(&redacted);
         }
