@@ -155,15 +155,16 @@ fn an_erase_whose_overwrites_land_in_another_file_is_not_acknowledged() {
 }
 
 /// Seeds of the swarm campaign that once ended in a false violation of the harness: a flipped
-/// bit forging another node's canary marker (874, 1841), and a silent loss excused after a
-/// compaction cut short, whose text in doubt was taken back to present (378). They replay as
+/// bit forging another node's canary marker (874, 1841), a silent loss excused after a
+/// compaction cut short, whose text in doubt was taken back to present (378), and an Erase whose
+/// recall record a flipped bit got cut after its journal had erased the text (326). They replay as
 /// clean runs; a later change of the engine shifts their traces, so they guard the harness only
 /// loosely, and the unit tests of `canary` pin the first fix exactly.
 #[test]
 fn campaign_seeds_that_found_harness_bugs_run_clean() {
     use cheesedb_sim::harness::{run_seed, RunConfig};
     use cheesedb_sim::storage::FaultProfile;
-    for seed in [148, 378, 874, 1841] {
+    for seed in [148, 326, 378, 874, 1841] {
         let outcome = run_seed(&RunConfig { seed, operations: 200, profile: FaultProfile::Swarm });
         if let Some(violation) = outcome.violation {
             panic!("seed {seed}: {violation}");

@@ -167,8 +167,8 @@ pub(super) fn overwrite_segment<F: StorageFile>(
 fn check_overwrites_landed<F: StorageFile>(file: &F, path: &str, overwrites: &[&Overwrite]) -> Result<(), Error> {
     let mut rest = overwrites;
     while let Some(first) = rest.first() {
-        // Stretches close together are read back in one piece: a record's frame and its text,
-        // the records of one write and its commit marker.
+        // Stretches close together are read back in one piece: the records of one write and
+        // its commit marker, and the writes near them.
         let start = first.offset;
         let limit = start.saturating_add(READ_BACK_SPAN_BYTES);
         let count = rest
