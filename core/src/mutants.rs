@@ -17,15 +17,18 @@ pub enum Mutant {
     CutAtFirstDamage = 3,
     /// A Strict recall removes only what a Fair one would.
     StrictLikeFair = 4,
+    /// Open leaves an erase journal unapplied, so overwrites a crash tore stay torn.
+    SkipEraseJournalReplay = 5,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 4] = [
+    pub const ALL: [Mutant; 5] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
         Mutant::StrictLikeFair,
+        Mutant::SkipEraseJournalReplay,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -35,6 +38,7 @@ impl Mutant {
             Mutant::SkipFolderSyncAfterRename => "skip-folder-sync-after-rename",
             Mutant::CutAtFirstDamage => "cut-at-first-damage",
             Mutant::StrictLikeFair => "strict-like-fair",
+            Mutant::SkipEraseJournalReplay => "skip-erase-journal-replay",
         }
     }
 

@@ -22,6 +22,12 @@ pub struct Report {
     pub temporary_files_removed: u64,
     /// Segments started at open because a crash came between sealing one and starting the next.
     pub segments_started_on_open: u64,
+    /// Erase journals found at open and applied: a crash came while an erasure in place was
+    /// overwriting records, and open finished the overwrites before reading any segment.
+    pub erase_journals_replayed_on_open: u64,
+    /// Erase journals found at open that were not whole (a crash while writing one, before any
+    /// overwrite), removed; the erasure itself was then done again from its recall record.
+    pub erase_journals_discarded_on_open: u64,
 }
 
 impl Report {
@@ -31,5 +37,7 @@ impl Report {
             || self.erasures_completed_on_open > 0
             || self.temporary_files_removed > 0
             || self.segments_started_on_open > 0
+            || self.erase_journals_replayed_on_open > 0
+            || self.erase_journals_discarded_on_open > 0
     }
 }

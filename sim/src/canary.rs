@@ -2,8 +2,11 @@
 //! marker at its start and at its end, so a byte search of every file tells exactly whose text is
 //! still stored.
 //!
-//! A marker is `<c:` + 16 hex digits of the run's seed + `:` + 8 hex digits of a serial + `>`.
-//! The filler between the two markers never contains `<`, so markers never overlap.
+//! A marker is `<c:` + 16 hex digits of the run's seed + `:` + 8 hex digits of a serial + `:` +
+//! the same 8 digits again + `>`. The filler between the two markers never contains `<`, so
+//! markers never overlap. The serial is written twice so that a flipped bit (a fault the
+//! simulator injects into stored bytes) cannot turn one node's marker into another's: a marker
+//! counts only if both copies agree.
 
 use std::collections::BTreeSet;
 
@@ -13,11 +16,14 @@ const MARKER_START: &[u8] = b"<c:";
 /// The bytes filler is drawn from: never `<`, so no marker can appear inside filler.
 const FILLER: &[u8] = b"abcdefghijklmnopqrstuvwxyz ";
 /// Bytes of one marker.
-pub const MARKER_BYTES: usize = 3 + 16 + 1 + 8 + 1;
+pub const MARKER_BYTES: usize = 3 + 16 + 1 + 8 + 1 + 8 + 1;
+/// Where the first copy of the serial starts in a marker.
+const SERIAL_AT: usize = 3 + 16 + 1;
 
 /// The marker of `serial` in the run of `seed`.
 pub fn marker(seed: u64, serial: u64) -> Vec<u8> {
-    format!("<c:{seed:016x}:{:08x}>", serial & 0xffff_ffff).into_bytes()
+    let serial = serial & 0xffff_ffff;
+    format!("<c:{seed:016x}:{serial:08x}:{serial:08x}>").into_bytes()
 }
 
 /// A content for `serial`: marker, up to `filler_max_bytes` of lowercase filler, marker.
@@ -35,7 +41,11 @@ pub fn content(seed: u64, serial: u64, filler_max_bytes: u64, random: &mut Rando
 
 /// The serial of the marker at the start of `content`, if it has one.
 pub fn serial_of(content: &[u8]) -> Option<u64> {
-    let digits = content.get(MARKER_BYTES - 9..MARKER_BYTES - 1)?;
+    let digits = content.get(SERIAL_AT..SERIAL_AT + 8)?;
+    let copy = content.get(SERIAL_AT + 9..SERIAL_AT + 17)?;
+    if digits != copy || content.get(SERIAL_AT + 8) != Some(&b':') {
+        return None;
+    }
     u64::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
 }
 
@@ -78,6 +88,22 @@ mod tests {
         let mut other_seed = BTreeSet::new();
         find_markers(&disk, 10, &mut other_seed);
         assert!(other_seed.is_empty());
+    }
+
+    #[test]
+    fn a_flipped_bit_never_makes_the_marker_of_another_serial() {
+        // Seed 874 of the swarm campaign: a bit flipped in a serial digit of one node's marker
+        // made it read as another node's, whose text had been erased.
+        let mark = marker(9, 0x16);
+        for index in 0..mark.len() {
+            for bit in 0..8 {
+                let mut flipped = mark.clone();
+                flipped[index] ^= 1 << bit;
+                let mut found = BTreeSet::new();
+                find_markers(&flipped, 9, &mut found);
+                assert!(found.is_empty() || found == BTreeSet::from([0x16]), "{index} {bit}: {found:?}");
+            }
+        }
     }
 
     #[test]

@@ -20,16 +20,25 @@ pub enum Protocol {
     BatchAppend,
     /// A write that seals the full segment and starts the next before appending.
     SegmentRoll,
-    /// A recall with Erase: the recall record, then the rewrite of the segment holding the text.
-    EraseRewrite,
+    /// A recall with Erase: the recall record, then the erase journal, the overwrites in place
+    /// of the two records holding the text and of their commit markers, and the journal's removal.
+    EraseInPlace,
+    /// An Erase whose records lie in a sealed segment and in the active one, in three writes:
+    /// one journal, overwrites in both segments, each synced.
+    EraseInPlaceAcrossSegments,
     /// A compaction rewriting a segment without the text of recalled nodes.
     Compaction,
 }
 
 impl Protocol {
     /// Every protocol.
-    pub const ALL: [Protocol; 4] =
-        [Protocol::BatchAppend, Protocol::SegmentRoll, Protocol::EraseRewrite, Protocol::Compaction];
+    pub const ALL: [Protocol; 5] = [
+        Protocol::BatchAppend,
+        Protocol::SegmentRoll,
+        Protocol::EraseInPlace,
+        Protocol::EraseInPlaceAcrossSegments,
+        Protocol::Compaction,
+    ];
 }
 
 /// What an exploration covered.
@@ -99,11 +108,17 @@ fn prepare(protocol: Protocol) -> Result<Scenario, String> {
     let text = content(100, &mut random);
     agent.remember(&text, &[Leg::from([Id::from(first)])]).map_err(|error| failed("remembering", error))?;
     model.remember(&text, &[vec![first]]).map_err(|error| failed("the model remembering", error))?;
-    if protocol == Protocol::SegmentRoll {
+    if matches!(protocol, Protocol::SegmentRoll | Protocol::EraseInPlaceAcrossSegments) {
         // Fill the first segment to its limit, so the next write seals it.
         while !sealed_next(&storage, number, &options) {
             add_lot(&mut agent, &mut model, &mut random)?;
         }
+    }
+    if protocol == Protocol::EraseInPlaceAcrossSegments {
+        // A memory in the second segment that dies, and loses its text, with the first lot.
+        let text = content(101, &mut random);
+        agent.remember(&text, &[Leg::from([Id::from(first)])]).map_err(|error| failed("remembering", error))?;
+        model.remember(&text, &[vec![first]]).map_err(|error| failed("the model remembering", error))?;
     }
     if protocol == Protocol::Compaction {
         agent.recall(Id::from(first), Mode::Fair, Removal::Untrusted).map_err(|error| failed("recalling", error))?;
@@ -115,7 +130,7 @@ fn prepare(protocol: Protocol) -> Result<Scenario, String> {
             let writes = action_writes(&mut random, first, second);
             after.batch(&writes).map_err(|error| failed("the model's batch", error))?;
         }
-        Protocol::EraseRewrite => {
+        Protocol::EraseInPlace | Protocol::EraseInPlaceAcrossSegments => {
             after.recall(first, Mode::Strict, Removal::Erase).map_err(|error| failed("the model's recall", error))?;
         }
         Protocol::Compaction => after.compact(),
@@ -174,7 +189,9 @@ fn act(protocol: Protocol, agent: &mut AgentEngine<SimStorage>, scenario: &Scena
                 })
                 .is_ok()
         }
-        Protocol::EraseRewrite => agent.recall(Id::from(1), Mode::Strict, Removal::Erase).is_ok(),
+        Protocol::EraseInPlace | Protocol::EraseInPlaceAcrossSegments => {
+            agent.recall(Id::from(1), Mode::Strict, Removal::Erase).is_ok()
+        }
         Protocol::Compaction => agent.compact().is_ok(),
     }
 }

@@ -25,8 +25,13 @@ fn every_crash_state_of_a_segment_seal_and_roll_recovers_to_before_or_after() {
 }
 
 #[test]
-fn every_crash_state_of_an_erase_rewrite_recovers_and_never_shows_erased_text() {
-    explored(Protocol::EraseRewrite);
+fn every_crash_state_of_an_erase_in_place_recovers_and_never_shows_erased_text() {
+    explored(Protocol::EraseInPlace);
+}
+
+#[test]
+fn every_crash_state_of_an_erase_in_place_across_a_sealed_and_the_active_segment_recovers() {
+    explored(Protocol::EraseInPlaceAcrossSegments);
 }
 
 #[test]

@@ -15,6 +15,8 @@ pub struct Faults {
     pub fail_sync: AtomicBool,
     /// Renames fail.
     pub fail_rename: AtomicBool,
+    /// File removals fail.
+    pub fail_remove: AtomicBool,
     /// Each file sync first sleeps this many microseconds.
     pub sync_delay_microseconds: AtomicU64,
     /// File syncs done so far.
@@ -95,6 +97,9 @@ impl<S: Storage> Storage for FaultyStorage<S> {
         self.inner.rename(from, to).map_err(FaultyError::Inner)
     }
     fn remove_file(&self, path: &str) -> Result<(), Self::Error> {
+        if self.faults.fail_remove.load(Ordering::SeqCst) {
+            return Err(FaultyError::Injected("remove"));
+        }
         self.inner.remove_file(path).map_err(FaultyError::Inner)
     }
     fn sync_folder(&self, folder: &str) -> Result<(), Self::Error> {

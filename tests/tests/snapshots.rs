@@ -180,17 +180,51 @@ fn verify_catches_a_well_formed_snapshot_that_lies<B: Backend>() {
     }
 }
 
-fn erase_removes_the_snapshot_before_moving_records_and_open_still_agrees<B: Backend>() {
+fn erase_keeps_the_snapshot_and_open_finds_its_records_already_erased<B: Backend>() {
     let place = B::new();
     let (token, memories) = agent_with_snapshot(&place);
+    let snapshot = snapshot_file(&place).unwrap();
+    let saved = place.read_file(&snapshot);
+    // No snapshot after the erase: the one from before, with its stale flags, must do.
+    let lazy = Options { snapshot_after_bytes: u64::MAX, ..eager_snapshots() };
+    let reopen_lazily = || place.open(lazy.clone()).unwrap().open_agent(&token).unwrap();
     {
-        let alice = reopen(&place, &token);
+        let alice = reopen_lazily();
         assert_eq!(alice.recall(Id::from(1), Mode::Fair, Removal::Erase).unwrap(), memories);
         assert!(place.files_containing(b"snapshot-canary-source").is_empty());
+        assert_eq!(place.read_file(&snapshot), saved, "records did not move: the snapshot stays");
     }
-    let alice = reopen(&place, &token);
+    let alice = reopen_lazily();
+    let report = alice.report();
+    assert_eq!(report.snapshot_ignored, None);
+    assert_eq!(report.records_from_snapshot, 101);
+    assert_eq!(report.records, 102);
+    assert_eq!(report.erasures_completed_on_open, 0, "the records were found already erased");
     assert_eq!(alice.memories().unwrap(), Vec::<Id>::new());
     assert_eq!(alice.get(Id::from(1)).unwrap().content(), None);
+    assert_eq!(alice.get(memories[7]).unwrap().content(), None);
+    alice.verify().unwrap();
+}
+
+/// After an Erase the next close saves a fresh snapshot, even though the log grew by one small
+/// record, so the next open needs no look at the erased records.
+fn the_close_after_an_erase_saves_a_fresh_snapshot<B: Backend>() {
+    let place = B::new();
+    let (token, memories) = agent_with_snapshot(&place);
+    let rarely = Options { snapshot_after_bytes: 1 << 30, ..eager_snapshots() };
+    let reopen_rarely = || place.open(rarely.clone()).unwrap().open_agent(&token).unwrap();
+    {
+        let alice = reopen_rarely();
+        alice.add_lot("not enough for a snapshot", b"small").unwrap();
+    }
+    assert_eq!(reopen_rarely().report().records_from_snapshot, 101, "a small write alone saves none");
+    {
+        let alice = reopen_rarely();
+        assert_eq!(alice.recall(Id::from(1), Mode::Fair, Removal::Erase).unwrap(), memories);
+    }
+    let alice = reopen_rarely();
+    assert_eq!(alice.report().records_from_snapshot, 103, "the close after the Erase saved one");
+    assert_eq!(alice.report().erasures_completed_on_open, 0);
     alice.verify().unwrap();
 }
 
@@ -201,5 +235,6 @@ cheesedb_tests::conformance!(
     a_snapshot_that_does_not_match_the_log_is_ignored,
     verify_catches_a_well_formed_snapshot_that_lies,
     damage_after_the_snapshot_point_is_judged_as_without_a_snapshot,
-    erase_removes_the_snapshot_before_moving_records_and_open_still_agrees,
+    erase_keeps_the_snapshot_and_open_finds_its_records_already_erased,
+    the_close_after_an_erase_saves_a_fresh_snapshot,
 );

@@ -3,6 +3,7 @@
 
 pub mod bytes;
 pub mod catalog_file;
+pub mod erase_journal;
 pub mod record;
 pub mod segment_header;
 pub mod snapshot_file;

@@ -21,7 +21,9 @@
 //! - seal: next segment number u64
 //!
 //! The content block is the salted digest [32], then, unless erased: salt [16], content length
-//! u32, content.
+//! u32, content. An erased content block is the digest followed by zeros up to the record's
+//! length: none after a rewrite, or as many as the salt, length and content took when the record
+//! was redacted in place (so its length, and every offset after it, stayed the same).
 
 use alloc::vec::Vec;
 
@@ -70,6 +72,16 @@ pub struct ContentBlock<'a> {
     pub digest: Hash,
     /// The salt and the content, absent once erased.
     pub present: Option<(&'a [u8; SALT_BYTES], &'a [u8])>,
+    /// Zero bytes after the digest of an erased content: where the salt, length and content were
+    /// before the record was redacted in place. Always 0 while the content is present.
+    pub erased_padding_bytes: u32,
+}
+
+impl ContentBlock<'_> {
+    /// Bytes the salt, the length field and the content take (0 once erased).
+    pub fn present_bytes(&self) -> usize {
+        self.present.map_or(0, |(_, bytes)| SALT_BYTES + 4 + bytes.len())
+    }
 }
 
 /// The legs of a memory in their encoded form, checked when decoded.
@@ -215,15 +227,38 @@ impl<'a> Record<'a> {
         matches!(self.body, Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. })
     }
 
-    /// The same record with its content's salt and bytes removed (the digest stays).
+    /// The same record with its content's salt and bytes removed (the digest stays), and no
+    /// padding: shorter than the original, for a rewrite that moves records.
     pub fn redacted(&self) -> Record<'a> {
+        self.with_content(|content| ContentBlock { digest: content.digest, present: None, erased_padding_bytes: 0 })
+    }
+
+    /// The same record with its content's salt and bytes replaced by as many zeros, so that it
+    /// keeps its length and can overwrite the original where it lies. An erased record stays
+    /// as it is.
+    pub fn redacted_in_place(&self) -> Record<'a> {
+        self.with_content(|content| match content.present {
+            Some(_) => ContentBlock {
+                digest: content.digest,
+                present: None,
+                erased_padding_bytes: content.present_bytes() as u32,
+            },
+            None => content,
+        })
+    }
+
+    /// The content of a lot or memory, if the record is one.
+    pub fn content(&self) -> Option<ContentBlock<'a>> {
+        match self.body {
+            Body::Lot { content, .. } | Body::Memory { content, .. } => Some(content),
+            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } => None,
+        }
+    }
+
+    fn with_content(&self, change: impl FnOnce(ContentBlock<'a>) -> ContentBlock<'a>) -> Record<'a> {
         let body = match self.body {
-            Body::Lot { id, label, content } => {
-                Body::Lot { id, label, content: ContentBlock { present: None, ..content } }
-            }
-            Body::Memory { id, legs, content } => {
-                Body::Memory { id, legs, content: ContentBlock { present: None, ..content } }
-            }
+            Body::Lot { id, label, content } => Body::Lot { id, label, content: change(content) },
+            Body::Memory { id, legs, content } => Body::Memory { id, legs, content: change(content) },
             other => other,
         };
         Record { identity: self.identity, body }
@@ -335,10 +370,14 @@ impl<'a> Record<'a> {
 
 fn encode_content(content: &ContentBlock<'_>, out: &mut Vec<u8>) {
     out.put_bytes(&content.digest);
-    if let Some((salt, bytes)) = content.present {
-        out.put_bytes(salt);
-        out.put_u32(bytes.len() as u32);
-        out.put_bytes(bytes);
+    match content.present {
+        Some((salt, bytes)) => {
+            debug_assert_eq!(content.erased_padding_bytes, 0, "padding only follows an erased content");
+            out.put_bytes(salt);
+            out.put_u32(bytes.len() as u32);
+            out.put_bytes(bytes);
+        }
+        None => out.resize(out.len() + content.erased_padding_bytes as usize, 0),
     }
 }
 
@@ -455,12 +494,19 @@ fn decode_content<'a>(reader: &mut Reader<'a>, erased: bool) -> Result<ContentBl
     let missing = DecodeError::BadField("content cut short");
     let digest = reader.array().ok_or(missing)?;
     if erased {
-        return Ok(ContentBlock { digest, present: None });
+        // The content block ends the body: whatever follows the digest is the padding of a
+        // redaction in place, and must be zeros, or text could hide behind the erased flag.
+        let padding = reader.take(reader.remaining()).unwrap_or_default();
+        if padding.iter().any(|byte| *byte != 0) {
+            return Err(DecodeError::BadField("erased content padded with bytes other than zeros"));
+        }
+        let erased_padding_bytes = u32::try_from(padding.len()).map_err(|_| DecodeError::BadLength)?;
+        return Ok(ContentBlock { digest, present: None, erased_padding_bytes });
     }
     let salt: &[u8; SALT_BYTES] = reader.take(SALT_BYTES).ok_or(missing)?.try_into().map_err(|_| missing)?;
     let length = reader.u32().ok_or(missing)?;
     let bytes = reader.take(length as usize).ok_or(missing)?;
-    Ok(ContentBlock { digest, present: Some((salt, bytes)) })
+    Ok(ContentBlock { digest, present: Some((salt, bytes)), erased_padding_bytes: 0 })
 }
 
 /// The commit marker that closes `batch`, the bytes from `batch_start` up to the marker.
@@ -507,7 +553,7 @@ mod tests {
     #[test]
     fn golden_bytes_of_a_lot_and_its_redaction() {
         let salt = [7u8; SALT_BYTES];
-        let content = ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")) };
+        let content = ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")), erased_padding_bytes: 0 };
         let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
@@ -531,6 +577,71 @@ mod tests {
     }
 
     #[test]
+    fn golden_bytes_of_a_redaction_in_place() {
+        let salt = [7u8; SALT_BYTES];
+        let content = ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")), erased_padding_bytes: 0 };
+        let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
+        let mut original = Vec::new();
+        record.encode(&mut original);
+        let redacted = record.redacted_in_place();
+        let mut bytes = Vec::new();
+        redacted.encode(&mut bytes);
+        let expected_tail: [u8; 102] = [
+            106, 0, 0, 0, // length: unchanged
+            1, 1, 0, 0, // kind lot, erased, reserved
+            1, 0, 0, 0, 0, 0, 0, 0, // agent
+            2, 0, 0, 0, 0, 0, 0, 0, // segment
+            3, 0, 0, 0, 0, 0, 0, 0, // sequence
+            4, 0, 0, 0, 0, 0, 0, 0, // id
+            4, 0, b't', b'o', b'o', b'l', // label
+            5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, // digest
+            5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, //
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // where the salt was
+            0, 0, 0, 0, 0, 0, 0, 0, // where the length and the content were
+        ];
+        assert_eq!(bytes.get(4..), Some(&expected_tail[..]));
+        assert_eq!(u32_at(&bytes, 0), Some(crc32c(&expected_tail)));
+        assert_eq!(bytes.len(), original.len(), "a redaction in place keeps the record's length");
+        assert_eq!(bytes.get(12..82), original.get(12..82), "only the frame, the salt and the content change");
+        assert_eq!(decode(&bytes), Ok((redacted, 106)));
+        let Some(ContentBlock { erased_padding_bytes, present: None, .. }) = redacted.content() else {
+            panic!("the redacted record has no erased content")
+        };
+        assert_eq!(erased_padding_bytes, 24);
+        assert_eq!(redacted.redacted_in_place(), redacted, "a second redaction changes nothing");
+        let mut compact = Vec::new();
+        redacted.redacted().encode(&mut compact);
+        assert_eq!(compact.len(), 106 - 24, "a rewrite drops the padding");
+
+        let mut chained = Vec::new();
+        let mut chained_redacted = Vec::new();
+        record.encode_chained_fields(&mut chained);
+        redacted.encode_chained_fields(&mut chained_redacted);
+        assert_eq!(chained, chained_redacted, "erasure in place must not change what the chain covers");
+    }
+
+    #[test]
+    fn an_erased_record_padded_with_anything_but_zeros_is_refused() {
+        let content = ContentBlock { digest: [5u8; 32], present: None, erased_padding_bytes: 8 };
+        let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
+        let mut bytes = Vec::new();
+        record.encode(&mut bytes);
+        assert_eq!(decode(&bytes), Ok((record, bytes.len())));
+        for index in bytes.len() - 8..bytes.len() {
+            // A correct checksum over the hidden byte: only the padding check can refuse it.
+            let mut forged = bytes.clone();
+            forged[index] = b'x';
+            let checksum = crc32c(&forged[4..]).to_le_bytes();
+            forged[..4].copy_from_slice(&checksum);
+            assert_eq!(
+                decode(&forged),
+                Err(DecodeError::BadField("erased content padded with bytes other than zeros")),
+                "byte at {index}"
+            );
+        }
+    }
+
+    #[test]
     fn a_flipped_bit_is_a_checksum_error() {
         let record = Record { identity: identity(), body: Body::Seal { next_segment: 3 } };
         let mut bytes = Vec::new();
@@ -550,15 +661,21 @@ mod tests {
 
     #[derive(Debug, Clone)]
     enum Owned {
-        Lot(u64, alloc::string::String, [u8; 32], Option<([u8; 16], Vec<u8>)>),
-        Memory(u64, Vec<Vec<u64>>, [u8; 32], Option<([u8; 16], Vec<u8>)>),
+        Lot(u64, alloc::string::String, [u8; 32], OwnedContent),
+        Memory(u64, Vec<Vec<u64>>, [u8; 32], OwnedContent),
         Recall(u64, bool, bool),
         Commit(u64, u32, u32, [u8; 32]),
         Seal(u64),
     }
 
+    /// A content: present (salt and bytes), or erased with this many bytes of zero padding.
+    type OwnedContent = Result<([u8; 16], Vec<u8>), u16>;
+
     fn arbitrary_owned() -> impl Strategy<Value = Owned> {
-        let content = prop::option::of((any::<[u8; 16]>(), prop::collection::vec(any::<u8>(), 0..64)));
+        let content = prop_oneof![
+            (any::<[u8; 16]>(), prop::collection::vec(any::<u8>(), 0..64)).prop_map(Ok),
+            (0u16..300).prop_map(Err),
+        ];
         prop_oneof![
             (any::<u64>(), "[a-z_]{0,20}", any::<[u8; 32]>(), content.clone())
                 .prop_map(|(id, label, digest, content)| Owned::Lot(id, label, digest, content)),
@@ -572,8 +689,11 @@ mod tests {
         ]
     }
 
-    fn block<'a>(digest: [u8; 32], content: &'a Option<([u8; 16], Vec<u8>)>) -> ContentBlock<'a> {
-        ContentBlock { digest, present: content.as_ref().map(|(salt, bytes)| (salt, &bytes[..])) }
+    fn block(digest: [u8; 32], content: &OwnedContent) -> ContentBlock<'_> {
+        match content {
+            Ok((salt, bytes)) => ContentBlock { digest, present: Some((salt, &bytes[..])), erased_padding_bytes: 0 },
+            Err(padding) => ContentBlock { digest, present: None, erased_padding_bytes: u32::from(*padding) },
+        }
     }
 
     #[test]
@@ -620,6 +740,32 @@ mod tests {
             prop_assert_eq!(decoded, record);
             prop_assert_eq!(length, bytes.len() - 40);
             prop_assert_eq!(decode_without_checksum(&bytes), Ok((decoded, length)));
+        }
+
+        #[test]
+        fn a_redaction_in_place_keeps_the_length_and_chain_and_decodes_back(
+            label in "[a-z_]{0,20}",
+            digest in any::<[u8; 32]>(),
+            salt in any::<[u8; 16]>(),
+            text in prop::collection::vec(any::<u8>(), 0..200),
+            sequence: u64,
+        ) {
+            let content = ContentBlock { digest, present: Some((&salt, &text[..])), erased_padding_bytes: 0 };
+            let record = Record { identity: Identity { agent: 1, segment: 1, sequence }, body: Body::Lot { id: 7, label: &label, content } };
+            let mut original = Vec::new();
+            record.encode(&mut original);
+            let redacted = record.redacted_in_place();
+            let mut bytes = Vec::new();
+            redacted.encode(&mut bytes);
+            prop_assert_eq!(bytes.len(), original.len());
+            let body_end = bytes.len() - content.present_bytes();
+            prop_assert_eq!(bytes.get(12..body_end), original.get(12..body_end));
+            prop_assert!(bytes[body_end..].iter().all(|byte| *byte == 0));
+            prop_assert_eq!(decode(&bytes), Ok((redacted, bytes.len())));
+            let (mut chained, mut chained_redacted) = (Vec::new(), Vec::new());
+            record.encode_chained_fields(&mut chained);
+            redacted.encode_chained_fields(&mut chained_redacted);
+            prop_assert_eq!(chained, chained_redacted);
         }
 
         #[test]

@@ -34,7 +34,7 @@ pub(crate) fn validate_lot(label: &str, content: &[u8]) -> Result<(), Error> {
 }
 
 fn content_block<'a>(salt: &'a [u8; SALT_BYTES], content: &'a [u8]) -> ContentBlock<'a> {
-    ContentBlock { digest: content_digest(salt, content), present: Some((salt, content)) }
+    ContentBlock { digest: content_digest(salt, content), present: Some((salt, content)), erased_padding_bytes: 0 }
 }
 
 impl<S: Storage> AgentEngine<S> {

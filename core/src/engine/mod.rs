@@ -8,6 +8,7 @@ mod batch;
 mod open;
 mod read;
 mod recall;
+mod redact;
 mod rewrite;
 mod snapshot;
 pub mod verify;
@@ -49,6 +50,8 @@ pub struct AgentEngine<S: Storage> {
     report: Report,
     /// Log bytes written or replayed since the snapshot point.
     bytes_since_snapshot: u64,
+    /// An Erase changed flags the snapshot holds: the next close or seal saves a fresh one.
+    snapshot_stale: bool,
     /// The length of the active segment file: zeros past `write_offset` were written ahead so
     /// that a durable write inside them changes no file size and needs no metadata flush.
     allocated_end: u64,
@@ -91,6 +94,7 @@ impl<S: Storage> AgentEngine<S> {
             deleted: false,
             report: Report::default(),
             bytes_since_snapshot: 0,
+            snapshot_stale: false,
             allocated_end: 0,
         })
     }

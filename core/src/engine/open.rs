@@ -1,5 +1,6 @@
-//! Opening an agent: replay every segment, cut a torn write at the end of the active one, and
-//! finish any erasure a crash interrupted, before anything is served.
+//! Opening an agent: finish the overwrites of an interrupted erasure in place, replay every
+//! segment, cut a torn write at the end of the active one, and finish any erasure a crash
+//! interrupted, before anything is served.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -22,6 +23,7 @@ impl<S: Storage> AgentEngine<S> {
     pub fn open(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let count = engine.list_segments()?;
+        engine.replay_erase_journal(count)?;
         let (first_replayed, mut resume) = match engine.load_snapshot(count)? {
             Some((point, graph)) => (engine.resume_from_snapshot(point, graph)?, Some(point.offset)),
             None => (1, None),
@@ -33,7 +35,7 @@ impl<S: Storage> AgentEngine<S> {
         engine.graph.settle();
         // Segment names open relied on may come from a start whose folder sync failed.
         engine.storage.sync_folder(&engine.folder).map_err(|error| io_error("syncing", &engine.folder, error))?;
-        let unfinished = engine.remove_content(false)?;
+        let unfinished = engine.finish_erasures()?;
         engine.report.erasures_completed_on_open = unfinished;
         engine.report.records = engine.sequence;
         engine.poisoned = false;

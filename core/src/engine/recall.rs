@@ -26,7 +26,7 @@ impl<S: Storage> AgentEngine<S> {
         let removed = match self.graph.preview_recall(target, mode) {
             Ok(removed) => removed,
             Err(Error::AlreadyRecalled { .. }) if removal == Removal::Erase => {
-                // The record is the durable intent: if the rewrite below is cut short by a
+                // The record is the durable intent: if the erasure below is cut short by a
                 // crash, the next open finishes it.
                 self.append(&[Entry::Recall { id: target, mode, removal }])?;
                 let mut doomed = self.graph.dead_descendants(target)?;
@@ -46,9 +46,9 @@ impl<S: Storage> AgentEngine<S> {
         Ok(removed.into_iter().map(Id::from).collect())
     }
 
-    /// Rewrites the files so that no record covered by an Erase keeps its text.
+    /// Redacts, in place, every record covered by an Erase that still keeps its text.
     fn erase_requested_content(&mut self) -> Result<(), Error> {
-        let result = self.remove_content(false);
+        let result = self.erase_in_place();
         if result.is_err() {
             // The recall is durable but its erasure is not finished: refuse further writes so
             // the caller reopens, and the open completes the erasure.

@@ -1,8 +1,9 @@
-//! Rewriting segments without the text that must go: Erase and compaction.
+//! Rewriting segments without the text of recalled nodes: compaction.
 //!
-//! A segment is rewritten whole into a temporary file (records copied, doomed ones without
-//! salt and content, commit markers recomputed for the new offsets), synced, renamed over the
-//! old one, and the folder synced. The chain commits to digests, not text, so it still verifies.
+//! A segment is rewritten whole into a temporary file (records copied, recalled ones without
+//! salt, content or the zero padding of an erasure in place, commit markers recomputed for the
+//! new offsets), synced, renamed over the old one, and the folder synced. The chain commits to
+//! digests, not text, so it still verifies. Erase does not move records: see `redact`.
 
 use alloc::format;
 use alloc::vec;
@@ -56,17 +57,17 @@ impl<S: Storage> AgentEngine<S> {
     /// digests stay, so the history still verifies.
     pub fn compact(&mut self) -> Result<(), Error> {
         self.check_writable()?;
-        let result = self.remove_content(true);
+        let result = self.rewrite_without_dead_content();
         if result.is_err() {
             self.poisoned = true;
         }
         result.map(|_| ())
     }
 
-    /// Rewrites every segment holding text that must go (covered by an Erase, or dead when
-    /// `all_dead`); returns how many nodes lost their text.
-    pub(crate) fn remove_content(&mut self, all_dead: bool) -> Result<u64, Error> {
-        let doomed: Vec<u64> = self.graph.content_to_remove(all_dead).collect();
+    /// Rewrites every segment holding text of a recalled node; returns how many nodes lost
+    /// their text.
+    fn rewrite_without_dead_content(&mut self) -> Result<u64, Error> {
+        let doomed: Vec<u64> = self.graph.content_to_remove(true).collect();
         let mut segments: Vec<u64> = doomed
             .iter()
             .filter_map(|id| self.graph.location(*id).ok())
@@ -79,12 +80,12 @@ impl<S: Storage> AgentEngine<S> {
             self.remove_snapshot()?;
         }
         for segment in segments {
-            self.rewrite_segment(segment, all_dead)?;
+            self.rewrite_segment(segment)?;
         }
         Ok(doomed.len() as u64)
     }
 
-    fn rewrite_segment(&mut self, segment: u64, all_dead: bool) -> Result<(), Error> {
+    fn rewrite_segment(&mut self, segment: u64) -> Result<(), Error> {
         let path = segment_path(&self.folder, segment);
         let file = self.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
         let bytes = read_all(file, &path)?;
@@ -109,12 +110,10 @@ impl<S: Storage> AgentEngine<S> {
                     batch_start = out.len();
                 }
                 Body::Lot { id, .. } | Body::Memory { id, .. } => {
-                    let doomed = graph.is_erase_requested(id) || (all_dead && !graph.is_alive(id));
+                    // Every recalled node loses its text, and a record erased in place its padding.
+                    let doomed = graph.is_erase_requested(id) || !graph.is_alive(id);
                     let kept = if doomed { record.redacted() } else { *record };
-                    let present = match kept.body {
-                        Body::Lot { content, .. } | Body::Memory { content, .. } => content.present.is_some(),
-                        _ => false,
-                    };
+                    let present = kept.content().is_some_and(|content| content.present.is_some());
                     moves.push((id, Location { segment: segment as u16, offset: out.len() as u32 }, present));
                     kept.encode(&mut out);
                 }

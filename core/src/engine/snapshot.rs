@@ -27,13 +27,16 @@ impl<S: Storage> AgentEngine<S> {
         let bytes = SnapshotFile::encode(&point, self.graph.parts());
         self.replace_file(&snapshot_path(&self.folder), &bytes)?;
         self.bytes_since_snapshot = 0;
+        self.snapshot_stale = false;
         Ok(())
     }
 
-    /// Takes a snapshot if the log grew enough since the last one. A failure here costs only
+    /// Takes a snapshot if the log grew enough since the last one, or an Erase changed flags
+    /// the last one holds (unless snapshots are off). A failure here costs only
     /// a longer open later, so it is not an error of the write that triggered it.
     pub(crate) fn snapshot_if_due(&mut self) {
-        let due = self.bytes_since_snapshot >= self.options.snapshot_after_bytes;
+        let threshold = self.options.snapshot_after_bytes;
+        let due = self.bytes_since_snapshot >= threshold || (self.snapshot_stale && threshold != u64::MAX);
         if due && !self.poisoned && !self.deleted {
             let _ = self.snapshot();
         }

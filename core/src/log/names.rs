@@ -29,6 +29,12 @@ pub fn snapshot_path(folder: &str) -> String {
     format!("{folder}/snapshot")
 }
 
+/// The path of the erase journal of the agent whose folder is `folder`: present only while an
+/// erasure in place is overwriting segments (see `codec::erase_journal`).
+pub fn erase_journal_path(folder: &str) -> String {
+    format!("{folder}/erase-journal")
+}
+
 /// The path of segment `segment` of the agent whose folder is `folder`.
 pub fn segment_path(folder: &str, segment: u64) -> String {
     format!("{folder}/{SEGMENT_PREFIX}{segment:016x}{SEGMENT_SUFFIX}")

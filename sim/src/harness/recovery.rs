@@ -7,6 +7,7 @@ use cheesedb_core::{AgentEngine, Error, StoreEngine};
 
 use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
 use crate::compare::shape_matches;
+use crate::model::Text;
 use crate::storage::SimStorage;
 
 /// The most crashes injected into one recovery, so that every reopen ends.
@@ -160,6 +161,7 @@ impl World {
 
     /// Decides whether the agent's unacknowledged write happened, then checks everything.
     fn reconcile_agent(&mut self, index: usize, clean: bool) -> Step {
+        let silent_faults = self.storage.fault_counts().silent() > 0;
         let slot = self.slot(index)?;
         let engine =
             slot.engine.as_ref().ok_or_else(|| Stop::Violation("harness error: agent not open".to_string()))?;
@@ -172,6 +174,16 @@ impl World {
                 kept = Some(true);
             } else if shape_matches(engine, &slot.model) {
                 kept = Some(false);
+                // An Erase whose recall record a flipped bit made look torn, so open cut it
+                // (and said so), may still have had its overwrites finished from its journal:
+                // the text it covered may be gone although the recall is not there.
+                if silent_faults && engine.report().dropped_bytes > 0 {
+                    for (node, erased) in slot.model.nodes.iter_mut().zip(&after.nodes) {
+                        if erased.text == Text::Absent && node.text != Text::Absent {
+                            node.text = Text::Either;
+                        }
+                    }
+                }
             }
         }
         match kept {
@@ -199,11 +211,12 @@ impl World {
         let slot = self.slot(index)?;
         let Some(engine) = slot.engine.as_ref() else { return Err(Stop::Violation(message)) };
         if faults.silent() > 0 && cut_reported && shape_matches(engine, &slot.before_last_write) {
-            // The lost write may have been an Erase whose rewrite did finish: its text may be
-            // gone although its recall record is not.
+            // The lost write may have been an Erase whose erasure did finish: its text may be
+            // gone although its recall record is not. And text a write since then left in
+            // doubt (a compaction cut short) stays in doubt.
             let mut restored = slot.before_last_write.clone();
             for (node, now) in restored.nodes.iter_mut().zip(&slot.model.nodes) {
-                if now.text == crate::model::Text::Absent && node.text != crate::model::Text::Absent {
+                if now.text != node.text && node.text != crate::model::Text::Absent {
                     node.text = crate::model::Text::Either;
                 }
             }
