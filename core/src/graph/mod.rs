@@ -27,6 +27,9 @@ const FLAG_ALIVE: u8 = 2;
 const FLAG_ERASE: u8 = 4;
 /// The node's record in the files still holds its content.
 const FLAG_CONTENT_ON_DISK: u8 = 8;
+/// One of the node's parents is dead: only then can a Fair recall find one of its legs broken
+/// before it began, so only then does it look its parents up.
+const FLAG_PARENT_DEAD: u8 = 16;
 
 const SEGMENT_SHIFT: u32 = 32;
 const FLAGS_SHIFT: u32 = 48;
@@ -262,7 +265,7 @@ impl Graph {
         if slots.len() as u64 > NODES_MAX {
             return Err("snapshot holds too many nodes");
         }
-        let known = FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK;
+        let known = FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK | FLAG_PARENT_DEAD;
         if slots.iter().any(|slot| unpack_flags(*slot) & !known != 0 || slot >> (FLAGS_SHIFT + 8) != 0) {
             return Err("snapshot node has unknown flags");
         }
@@ -288,10 +291,17 @@ impl Graph {
             .collect())
     }
 
-    /// Marks `id` and `removed` dead.
+    /// Marks `id` and `removed` dead, and their children as having a dead parent.
     pub fn kill(&mut self, id: u64, removed: &[u64]) {
         for dead in core::iter::once(&id).chain(removed) {
             self.update_flags(*dead, |flags| flags & !FLAG_ALIVE);
+            let Some(index) = self.index(*dead) else { continue };
+            let slots = &mut self.slots;
+            self.children.for_each(index as u32, |child| {
+                if let Some(slot) = slots.get_mut(child as usize) {
+                    *slot |= u64::from(FLAG_PARENT_DEAD) << FLAGS_SHIFT;
+                }
+            });
         }
     }
 

@@ -6,7 +6,7 @@ use hashbrown::HashMap;
 
 use super::legs::{parent_of, split_legs};
 use super::node_set::NodeSet;
-use super::{Graph, FLAG_ALIVE};
+use super::{Graph, FLAG_ALIVE, FLAG_PARENT_DEAD};
 use crate::error::Error;
 use crate::id::{Id, Mode};
 
@@ -30,8 +30,8 @@ impl Graph {
     /// Memories none of whose legs holds once `target` dies, repeated to a fixpoint. Only the
     /// children of a node that dies can lose a leg, so the walk follows child edges: every node
     /// that dies visits each of its alive children once and marks the legs it breaks there. A
-    /// child's parents are looked up only on its first visit, for those dead before this
-    /// recall; it dies when every one of its legs is marked. Marks only grow, so the order of
+    /// child's parents are looked up only on its first visit, and only if one of them died
+    /// before this recall; it dies when every one of its legs is marked. Marks only grow, so the order of
     /// visits does not change the result.
     ///
     /// The walk goes in waves: every edge out of the nodes that died in the last wave, looked
@@ -62,7 +62,14 @@ impl Graph {
                 if every == 0 || dead.contains(child) {
                     continue; // a lot has no legs to lose; a child may have died earlier in this wave
                 }
-                let broken = broken_legs.entry(child).or_insert_with(|| self.legs_broken_before(words));
+                let broken = broken_legs.entry(child).or_insert_with(|| {
+                    let parent_dead = self.flags_of_index(child) & FLAG_PARENT_DEAD != 0;
+                    if parent_dead {
+                        self.legs_broken_before(words)
+                    } else {
+                        0
+                    }
+                });
                 *broken |= legs_holding(words, parent);
                 if *broken == every {
                     dead.insert(child);
