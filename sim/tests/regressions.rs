@@ -154,6 +154,48 @@ fn an_erase_whose_overwrites_land_in_another_file_is_not_acknowledged() {
     assert!(agent.is_poisoned());
 }
 
+/// An Erase whose journal was renamed into place but whose folder sync failed leaves the name in
+/// the cache only. The open that found it applied its overwrites before making the name
+/// durable, so a crash could keep some overwrites and lose the journal: a commit marker that
+/// no longer matched its write, `Corrupt` (campaign seed 2088 with 300 operations).
+#[test]
+fn a_journal_found_by_a_name_not_yet_durable_is_made_durable_before_its_overwrites() {
+    let storage = SimStorage::without_faults(4);
+    let (store, number) = store_with_agent(&storage, small_segments());
+    let mut agent = store.open_agent(number).unwrap();
+    let lot = agent.add_lot("tool", b"canary-2088-journal-name").unwrap();
+    let memory = agent.remember(b"built on it", &[cheesedb_core::Leg::from([lot])]).unwrap();
+    storage.set_plan(failing(|plan| plan.folder_sync_failed = 1.0));
+    let erased = agent.recall(lot, cheesedb_core::Mode::Strict, cheesedb_core::Removal::Erase);
+    assert!(matches!(erased, Err(Error::Io { .. })), "{erased:?}");
+    drop(agent);
+    // The open applies the journal, then its sync of the segment fails: nothing is durable yet.
+    storage.set_plan(failing(|plan| plan.sync_failed = 1.0));
+    assert!(store.open_agent(number).is_err());
+    storage.set_plan(FaultPlan::none());
+    drop(store);
+    // The crash keeps the first overwrite (the lot's record), loses the rest (its commit marker's
+    // new checksum among them) and every name change that was never made durable.
+    let mut first_write = true;
+    let fates: Vec<Fate> = storage
+        .pending_changes()
+        .iter()
+        .map(|change| match change {
+            cheesedb_sim::storage::PendingChange::Write { .. } if first_write => {
+                first_write = false;
+                Fate::Keep
+            }
+            _ => Fate::Drop,
+        })
+        .collect();
+    storage.crash_with(&fates);
+    let store = StoreEngine::open(storage.clone(), small_segments()).unwrap();
+    let agent = store.open_agent(number).unwrap();
+    assert!(!agent.get(memory).unwrap().is_alive());
+    assert_eq!(agent.get(lot).unwrap().content(), None);
+    agent.verify().unwrap();
+}
+
 /// Seeds of the swarm campaign that once ended in a false violation of the harness: a flipped
 /// bit forging another node's canary marker (874, 1841), a silent loss excused after a
 /// compaction cut short, whose text in doubt was taken back to present (378), and an Erase whose

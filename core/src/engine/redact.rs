@@ -365,6 +365,10 @@ impl<S: Storage> AgentEngine<S> {
                 if journal.agent != self.agent {
                     return Err(Error::Corrupt { file: path, offset: 16, reason: "erase journal of another agent" });
                 }
+                // The Erase that wrote the journal may have failed at the folder sync after the
+                // rename: the name is then in the cache only. It must be durable before any
+                // segment byte changes, or a crash could keep overwrites and lose the journal.
+                self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
                 self.apply_journal(&journal.overwrites, segment_count, &path)?;
                 self.report.erase_journals_replayed_on_open += 1;
             }
