@@ -30,6 +30,19 @@ pub enum Error {
         /// The backend's own message.
         message: String,
     },
+    /// A write, sync or erasure failed after some of its bytes may have reached the disk: the
+    /// operation may or may not have been stored. Unlike `Io` (refused, nothing written), a
+    /// caller must not simply retry: check with a read (for example `get` of the next id, or
+    /// `report` after reopening) first, or the same write may be stored twice. The agent is
+    /// poisoned; reopening shows what the disk kept.
+    OutcomeUnknown {
+        /// What the engine was doing.
+        operation: &'static str,
+        /// The file or folder, relative to the store folder.
+        path: String,
+        /// The backend's own message.
+        message: String,
+    },
     /// A write or sync failed earlier on this agent; it accepts no more writes until reopened.
     Poisoned,
     /// The id names no lot or memory of this agent.
@@ -96,6 +109,12 @@ impl Error {
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corrupt { .. } | Error::HistoryMismatch { .. })
     }
+
+    /// Whether the failed operation may nevertheless have been stored (see
+    /// [`Error::OutcomeUnknown`]): a caller that retries without checking may store it twice.
+    pub fn is_outcome_unknown(&self) -> bool {
+        matches!(self, Error::OutcomeUnknown { .. })
+    }
 }
 
 impl fmt::Display for Error {
@@ -108,6 +127,10 @@ impl fmt::Display for Error {
             Error::Io { operation, path, message } => {
                 write!(formatter, "storage error while {operation} {path}: {message}")
             }
+            Error::OutcomeUnknown { operation, path, message } => write!(
+                formatter,
+                "storage error while {operation} {path}: {message}; the write may have been stored: check before retrying"
+            ),
             Error::Poisoned => {
                 write!(formatter, "an earlier write or sync failed; this agent accepts no writes until reopened")
             }

@@ -44,7 +44,7 @@ fn a_write_served_by_a_reopen_after_its_sync_failed_survives_a_crash() {
     let mut agent = store.open_agent(number).unwrap();
     agent.add_lot("kept", b"first").unwrap();
     storage.set_plan(failing(|plan| plan.sync_failed = 1.0));
-    assert!(matches!(agent.add_lot("doubt", b"second"), Err(Error::Io { .. })));
+    assert!(matches!(agent.add_lot("doubt", b"second"), Err(Error::OutcomeUnknown { .. })));
     storage.set_plan(FaultPlan::none());
     drop(agent);
     // A clean reopen serves the write, complete in the cache: id 2 is handed out...
@@ -150,7 +150,7 @@ fn an_erase_whose_overwrites_land_in_another_file_is_not_acknowledged() {
     storage.set_plan(failing(|plan| plan.misdirected_write = 1.0));
     let erased = agent.recall(lot, cheesedb_core::Mode::Strict, cheesedb_core::Removal::Erase);
     storage.set_plan(FaultPlan::none());
-    assert!(matches!(erased, Err(Error::Io { .. })), "{erased:?}");
+    assert!(matches!(erased, Err(Error::OutcomeUnknown { .. })), "{erased:?}");
     assert!(agent.is_poisoned());
 }
 
@@ -167,7 +167,7 @@ fn a_journal_found_by_a_name_not_yet_durable_is_made_durable_before_its_overwrit
     let memory = agent.remember(b"built on it", &[cheesedb_core::Leg::from([lot])]).unwrap();
     storage.set_plan(failing(|plan| plan.folder_sync_failed = 1.0));
     let erased = agent.recall(lot, cheesedb_core::Mode::Strict, cheesedb_core::Removal::Erase);
-    assert!(matches!(erased, Err(Error::Io { .. })), "{erased:?}");
+    assert!(matches!(erased, Err(Error::OutcomeUnknown { .. })), "{erased:?}");
     drop(agent);
     // The open applies the journal, then its sync of the segment fails: nothing is durable yet.
     storage.set_plan(failing(|plan| plan.sync_failed = 1.0));

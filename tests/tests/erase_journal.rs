@@ -48,7 +48,7 @@ fn erase_stopped_before_removing_its_journal<B: Backend>() -> Interrupted<B> {
     }
     let files_before = place.files();
     faults.fail_remove.store(true, Ordering::SeqCst);
-    assert!(matches!(alice.recall(lot, Mode::Fair, Removal::Erase), Err(Error::Io { .. })));
+    assert!(matches!(alice.recall(lot, Mode::Fair, Removal::Erase), Err(Error::OutcomeUnknown { .. })));
     assert_eq!(alice.add_lot("x", b"x"), Err(Error::Poisoned));
     Interrupted { place, token, lot, doomed, survivor, files_before }
 }

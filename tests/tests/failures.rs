@@ -15,7 +15,7 @@ fn a_failed_sync_poisons_the_agent_and_acknowledges_nothing<B: Backend>() {
     let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
     let lot = alice.add_lot("before", b"before").unwrap();
     faults.fail_sync.store(true, Ordering::SeqCst);
-    assert!(matches!(alice.add_lot("during", b"during"), Err(Error::Io { .. })));
+    assert!(matches!(alice.add_lot("during", b"during"), Err(Error::OutcomeUnknown { .. })));
     faults.fail_sync.store(false, Ordering::SeqCst);
     // Nothing is retried: the handle stays poisoned even though syncs work again.
     assert_eq!(alice.add_lot("after", b"after"), Err(Error::Poisoned));
@@ -39,7 +39,7 @@ fn an_erasure_cut_short_is_finished_by_the_next_open<B: Backend>() {
         // The recall record is written and synced; the rewrite then fails at its rename, as
         // if the process had died there.
         faults.fail_rename.store(true, Ordering::SeqCst);
-        assert!(matches!(alice.recall(lot, Mode::Fair, Removal::Erase), Err(Error::Io { .. })));
+        assert!(matches!(alice.recall(lot, Mode::Fair, Removal::Erase), Err(Error::OutcomeUnknown { .. })));
         assert!(!place.files_containing(canary).is_empty(), "the text is still there");
         assert_eq!(alice.add_lot("x", b"x"), Err(Error::Poisoned));
     }

@@ -195,7 +195,9 @@ impl<S: Storage> AgentEngine<S> {
         if let Err(error) = file.write_at(offset, written).and_then(|()| sync(file)) {
             self.poisoned = true;
             let path = segment_path(&self.folder, self.segments.len() as u64);
-            return Err(io_error("writing", &path, error));
+            // Some of the bytes may be on the disk already: the caller cannot know whether the
+            // write was stored, and must not take this for a refusal.
+            return Err(Error::OutcomeUnknown { operation: "writing", path, message: alloc::format!("{error}") });
         }
         self.write_offset = end;
         self.allocated_end = self.allocated_end.max(offset + written.len() as u64);

@@ -54,6 +54,11 @@ impl<S: Storage> AgentEngine<S> {
             // the caller reopens, and the open completes the erasure.
             self.poisoned = true;
         }
-        result.map(|_| ())
+        result.map(|_| ()).map_err(|error| match error {
+            // The recall record is on disk and some overwrites may be too: the caller must know
+            // the recall happened and that its text goes at the next open.
+            Error::Io { operation, path, message } => Error::OutcomeUnknown { operation, path, message },
+            other => other,
+        })
     }
 }

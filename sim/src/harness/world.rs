@@ -34,7 +34,14 @@ pub(crate) enum Called<T> {
 
 /// Whether `error` reports trouble with the storage or the stored data, rather than a refusal.
 pub(crate) fn is_operating_error(error: &Error) -> bool {
-    matches!(error, Error::Io { .. } | Error::Poisoned | Error::Corrupt { .. } | Error::HistoryMismatch { .. })
+    matches!(
+        error,
+        Error::Io { .. }
+            | Error::OutcomeUnknown { .. }
+            | Error::Poisoned
+            | Error::Corrupt { .. }
+            | Error::HistoryMismatch { .. }
+    )
 }
 
 /// Calls the engine inside a trace window and sorts the result.
