@@ -168,7 +168,7 @@ impl Storage for FileStorage {
         let access = if self.read_only { Access::ReadOnly } else { Access::ReadWrite { create } };
         let file = self.folder.open_file(path, access)?;
         let handle = match &self.uring {
-            Some(uring) => Handle::Uring(Box::new(uring.adopt_file(file))),
+            Some(uring) => uring_handle(uring, file),
             None => Handle::Std(file),
         };
         let read_only = self.read_only.then(|| self.refused_change.clone());
@@ -218,6 +218,13 @@ impl Storage for FileStorage {
     fn fill_random(&self, out: &mut [u8]) -> io::Result<()> {
         getrandom::fill(out).map_err(|error| io::Error::other(error.to_string()))
     }
+}
+
+/// `file`, with its data and syncs going through `uring`.
+// Where io_uring does not exist, `UringStorage` has no value, so this is never reached.
+#[cfg_attr(not(target_os = "linux"), allow(unreachable_code))]
+fn uring_handle(uring: &UringStorage, file: File) -> Handle {
+    Handle::Uring(Box::new(uring.adopt_file(file)))
 }
 
 impl FileHandle {

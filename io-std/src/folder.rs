@@ -246,6 +246,7 @@ fn not_ours(name: &str, what: &str) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_os = "linux")]
     use rustix::fs::CWD;
     use std::os::unix::fs::symlink;
 
@@ -276,6 +277,8 @@ mod tests {
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
     }
 
+    // rustix offers `mknodat` on Linux only.
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_named_pipe_is_refused_without_hanging() {
         let place = tempfile::tempdir().unwrap();
