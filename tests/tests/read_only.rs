@@ -76,17 +76,13 @@ fn a_read_only_open_of_a_missing_folder_creates_nothing() {
     assert!(!root.exists());
 }
 
-#[test]
-fn a_store_that_needs_a_repair_is_refused_read_only_and_left_as_it_is() {
+/// Damage that a read-write open repairs: each makes a read-only open of the agent fail with
+/// `RepairNeeded`, and changes nothing.
+fn assert_repair_needed(damage: impl Fn(&Path)) {
     let place = tempfile::tempdir().unwrap();
     let root = place.path().join("store");
     let token = fill(&root);
-    let segment = root.join("agent-0000000000000001/segment-0000000000000001.log");
-    // A torn write at the end of the active segment, and a leftover temporary file.
-    let mut bytes = fs::read(&segment).unwrap();
-    bytes.extend_from_slice(&[0x5a; 11]);
-    fs::write(&segment, &bytes).unwrap();
-    fs::write(root.join("agent-0000000000000001/segment-0000000000000002.log.tmp"), b"half").unwrap();
+    damage(&root.join("agent-0000000000000001"));
     let before = everything_below(&root);
     let store = Store::open_read_only(&root).unwrap();
     let error = store.open_agent(&token).unwrap_err();
@@ -99,6 +95,23 @@ fn a_store_that_needs_a_repair_is_refused_read_only_and_left_as_it_is() {
     store.open_agent(&token).unwrap();
     drop(store);
     read_and_refuse_writes(&root, &token);
+}
+
+#[test]
+fn a_torn_end_is_not_cut_by_a_read_only_open() {
+    assert_repair_needed(|agent_folder| {
+        let segment = agent_folder.join("segment-0000000000000001.log");
+        let mut bytes = fs::read(&segment).unwrap();
+        bytes.extend_from_slice(&[0x5a; 11]);
+        fs::write(&segment, &bytes).unwrap();
+    });
+}
+
+#[test]
+fn a_leftover_rewrite_is_not_removed_by_a_read_only_open() {
+    assert_repair_needed(|agent_folder| {
+        fs::write(agent_folder.join("segment-0000000000000002.log.tmp"), b"half").unwrap();
+    });
 }
 
 #[test]
