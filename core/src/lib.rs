@@ -73,6 +73,6 @@ pub use left_behind::LeftBehind;
 pub use limits::Options;
 pub use node::{Node, NodeKind};
 pub use report::Report;
-pub use storage::{Storage, StorageFile};
+pub use storage::{NameKind, Storage, StorageFile};
 pub use store::StoreEngine;
 pub use token::Token;

@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::left_behind::LeftBehind;
 use crate::limits::{self, Options, AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES};
 use crate::log::names::{agent_folder, is_agent_file_name, parse_agent_folder, CATALOG_FILE, CATALOG_TEMPORARY_FILE};
-use crate::storage::{Storage, StorageFile};
+use crate::storage::{NameKind, Storage, StorageFile};
 use crate::token::Token;
 
 /// The agents of one store folder.
@@ -72,7 +72,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
             }
             // A create that crashed before the catalog named the agent, or a delete that
             // crashed after the catalog stopped naming it: nothing here was acknowledged.
-            let left = remove_agent_files(&self.storage, &name);
+            let left = remove_agent_files(&self.storage, &name)?;
             self.left_behind.extend(left);
             removed = true;
         }
@@ -83,7 +83,8 @@ impl<S: Storage + Clone> StoreEngine<S> {
     }
 
     /// What removing deleted agents' folders left in place, since this open: names cheesedb
-    /// did not make, links, and removals that failed. Empty when every folder went.
+    /// did not make, links, and anything else that is not what the engine puts there. Empty
+    /// when every folder went.
     pub fn left_behind(&self) -> &[LeftBehind] {
         &self.left_behind
     }
@@ -151,15 +152,15 @@ impl<S: Storage + Clone> StoreEngine<S> {
 
     /// Deletes the agent named `name` and every file the engine made for it; returns its
     /// number. The delete is done once the catalog stops naming the agent; what its folder
-    /// holds that could not be removed goes to [`StoreEngine::left_behind`] (and the next open
-    /// tries again), never to an error.
+    /// holds that the engine did not make goes to [`StoreEngine::left_behind`], never to an
+    /// error. A storage failure while removing files is an error, and the next open finishes.
     pub fn delete_agent(&mut self, name: &str) -> Result<u64, Error> {
         let number = self.agent_number(name)?;
         let mut next = self.catalog.clone();
         next.entries.retain(|entry| entry.number != number);
         write_catalog(&self.storage, &next)?;
         self.catalog = next;
-        let left = remove_agent_files(&self.storage, &agent_folder(number));
+        let left = remove_agent_files(&self.storage, &agent_folder(number))?;
         self.left_behind.extend(left);
         self.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
         Ok(number)
@@ -194,29 +195,35 @@ fn write_catalog<S: Storage>(storage: &S, catalog: &CatalogFile) -> Result<(), E
 }
 
 /// Removes the files the engine makes in the agent folder `folder`, then the folder if nothing
-/// else is in it; returns what stayed. A link is never followed: removing a name removes the
-/// name, and listing a folder that is a link is refused by the backend.
-fn remove_agent_files<S: Storage>(storage: &S, folder: &str) -> Vec<LeftBehind> {
+/// else is in it; returns what stayed. A link is never followed: a folder or a file that is a
+/// link (or anything else the engine does not make) is left where it is, and removing a name
+/// removes the name itself. A failure of the storage is an error (the next open tries again).
+fn remove_agent_files<S: Storage>(storage: &S, folder: &str) -> Result<Vec<LeftBehind>, Error> {
     let mut left = Vec::new();
-    let names = match storage.list(folder) {
-        Ok(names) => names,
-        Err(error) => {
-            left.push(LeftBehind { path: String::from(folder), reason: alloc::format!("{error}") });
-            return left;
+    let holds = |path: &str, kind| storage.holds(path, kind).map_err(|error| io_error("checking", path, error));
+    if !holds(folder, NameKind::Folder)? {
+        if storage.exists(folder).map_err(|error| io_error("checking", folder, error))? {
+            let reason = String::from("not a folder cheesedb made (a link or a file), so left alone");
+            left.push(LeftBehind { path: String::from(folder), reason });
         }
-    };
+        return Ok(left);
+    }
+    let names = storage.list(folder).map_err(|error| io_error("listing", folder, error))?;
     for name in names {
         let path = alloc::format!("{folder}/{name}");
         if !is_agent_file_name(&name) {
             left.push(LeftBehind { path, reason: String::from("not made by cheesedb, so left alone") });
-        } else if let Err(error) = storage.remove_file(&path) {
-            left.push(LeftBehind { path, reason: alloc::format!("{error}") });
+        } else if holds(&path, NameKind::File)? {
+            storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
+        } else {
+            left.push(LeftBehind {
+                path,
+                reason: String::from("not a plain file (a link or a folder), so left alone"),
+            });
         }
     }
     if left.is_empty() {
-        if let Err(error) = storage.remove_folder(folder) {
-            left.push(LeftBehind { path: String::from(folder), reason: alloc::format!("{error}") });
-        }
+        storage.remove_folder(folder).map_err(|error| io_error("removing", folder, error))?;
     }
-    left
+    Ok(left)
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use cheesedb_core::{Storage, StorageFile};
+use cheesedb_core::{NameKind, Storage, StorageFile};
 
 use crate::folder::{Access, StoreFolder};
 use crate::io::Io;
@@ -177,6 +177,10 @@ impl Storage for FileStorage {
 
     fn exists(&self, path: &str) -> io::Result<bool> {
         self.folder.exists(path)
+    }
+
+    fn holds(&self, path: &str, kind: NameKind) -> io::Result<bool> {
+        self.folder.holds(path, kind)
     }
 
     fn list(&self, folder: &str) -> io::Result<Vec<String>> {

@@ -16,6 +16,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use cheesedb_core::NameKind;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, Stat};
 
 /// How a file is opened.
@@ -139,6 +140,24 @@ impl StoreFolder {
         };
         match status(parent.as_fd(), name) {
             Ok(_) => Ok(true),
+            Err(rustix::io::Errno::NOENT) => Ok(false),
+            Err(errno) => Err(errno.into()),
+        }
+    }
+
+    /// Whether a `kind` stands at `path` itself (a link to one does not count).
+    pub(crate) fn holds(&self, path: &str, kind: NameKind) -> io::Result<bool> {
+        let (parent, name) = match self.parent_of(path) {
+            Ok(found) => found,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(error) => return Err(error),
+        };
+        let wanted = match kind {
+            NameKind::File => FileType::RegularFile,
+            NameKind::Folder => FileType::Directory,
+        };
+        match status(parent.as_fd(), name) {
+            Ok(stat) => Ok(FileType::from_raw_mode(stat.st_mode) == wanted),
             Err(rustix::io::Errno::NOENT) => Ok(false),
             Err(errno) => Err(errno.into()),
         }
