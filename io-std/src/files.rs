@@ -64,7 +64,7 @@ impl FileStorage {
         FileStorage::open(root.into(), io, false)
     }
 
-    /// A backend for the existing folder `root` through `io`, opened now. With `read_only`,
+    /// A backend for the folder `root` through `io` (the folder is opened at first use). With `read_only`,
     /// files are opened for reading only and every change (create, write, rename, remove) is
     /// refused before it reaches the system; syncs do nothing, since nothing was written.
     pub(crate) fn open(root: PathBuf, io: Io, read_only: bool) -> io::Result<FileStorage> {

@@ -159,7 +159,7 @@ impl<S: SharedStorage> Store<S> {
     }
 
     /// What deleting agents left in their folders since this open (names cheesedb did not
-    /// make, links, removals that failed), each with the reason. The agents themselves are
+    /// make, links, folders where a file belongs), each with the reason. The agents themselves are
     /// gone; each open tries again to remove what is cheesedb's.
     pub fn left_behind(&self) -> Result<Vec<LeftBehind>, Error> {
         Ok(lock(&self.shared.catalog)?.left_behind().to_vec())
