@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cheesedb::{Error, Id, Leg, Mode, Removal, Store, Token};
+use cheesedb::{Error, Id, Leg, Mode, Options, Removal, Store, Token};
 
 /// Every file and folder below `path`, with the bytes of the files and their modification time.
 fn everything_below(path: &Path) -> Vec<(PathBuf, Option<Vec<u8>>, std::time::SystemTime)> {
@@ -66,6 +66,22 @@ fn a_read_only_open_writes_nothing_and_refuses_every_write() {
     read_and_refuse_writes(&root, &token);
     assert_eq!(everything_below(&root), before, "a read-only open changed the folder");
     assert!(!root.join(cheesedb::LOCK_FILE).exists(), "no lock file is made");
+}
+
+#[test]
+fn a_read_only_store_saves_no_snapshot_at_close() {
+    let place = tempfile::tempdir().unwrap();
+    let root = place.path().join("store");
+    let token = fill(&root);
+    let before = everything_below(&root);
+    // With snapshots due after every byte, a read-write close would write one.
+    let options = Options { snapshot_after_bytes: 1, ..Options::default() };
+    let store = Store::builder(&root).options(options).read_only(true).open().unwrap();
+    let alice = store.open_agent(&token).unwrap();
+    assert_eq!(alice.lots().unwrap(), vec![Id::from(1), Id::from(2)]);
+    drop((alice, store));
+    assert_eq!(everything_below(&root), before);
+    assert!(!root.join("agent-0000000000000001/snapshot").exists());
 }
 
 #[test]
