@@ -97,6 +97,28 @@ pub enum Error {
     MalformedToken,
     /// The agent was deleted while this handle was open.
     AgentDeleted,
+    /// The store was opened read-only: every write is refused before anything is attempted.
+    ReadOnly,
+    /// Opening read-only would need a repair that writes (a torn end to cut, an erasure to
+    /// finish, leftovers to remove): nothing was changed; open the store read-write once.
+    RepairNeeded {
+        /// What the repair would do.
+        operation: &'static str,
+        /// The file or folder, relative to the store folder.
+        path: String,
+    },
+    /// The store folder is not private to this user (writable by others, or owned by another
+    /// user), and the caller did not allow that.
+    FolderNotPrivate {
+        /// The store folder.
+        path: String,
+        /// Its permission bits (such as `0o770`).
+        mode: u32,
+        /// The user id that owns it.
+        owner: u32,
+        /// The user id of this process.
+        user: u32,
+    },
     /// A kept fingerprint does not match this agent's history: records were rewritten or removed.
     HistoryMismatch {
         /// The record count of the kept fingerprint.
@@ -152,6 +174,21 @@ impl fmt::Display for Error {
             Error::UnknownToken => write!(formatter, "the token opens no agent of this store"),
             Error::MalformedToken => write!(formatter, "the text is not a cheesedb token"),
             Error::AgentDeleted => write!(formatter, "the agent was deleted"),
+            Error::ReadOnly => write!(formatter, "the store is open read-only; writes are refused"),
+            Error::RepairNeeded { operation, path } => write!(
+                formatter,
+                "the store needs a repair ({operation} {path}) that a read-only open cannot make: open it read-write once"
+            ),
+            Error::FolderNotPrivate { path, mode, owner, user } if owner != user => write!(
+                formatter,
+                "refusing the store folder {path}: it is owned by user {owner}, not by this user ({user}); \
+                 make this user its owner (chown {user} '{path}') or allow it explicitly"
+            ),
+            Error::FolderNotPrivate { path, mode, .. } => write!(
+                formatter,
+                "refusing the store folder {path}: its group or other users may write to it (mode {mode:03o}); \
+                 run chmod go-w '{path}' (or chmod 700) or allow it explicitly"
+            ),
             Error::HistoryMismatch { records } => {
                 write!(formatter, "the history differs from the kept fingerprint at record {records}")
             }

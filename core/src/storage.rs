@@ -18,6 +18,15 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+/// The two kinds of name the engine makes: plain files and folders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameKind {
+    /// A plain file.
+    File,
+    /// A folder.
+    Folder,
+}
+
 /// A folder of files as the engine needs it. Implementations: the std files backend, the
 /// io_uring backend and the fault-injecting simulator.
 pub trait Storage {
@@ -33,6 +42,15 @@ pub trait Storage {
 
     /// Whether a file or folder exists at `path`.
     fn exists(&self, path: &str) -> Result<bool, Self::Error>;
+
+    /// Whether a `kind` stands at `path` itself: not a link to one, not a file where a folder
+    /// should be, not anything else (a pipe, a device). Removing an agent's folder removes only
+    /// what passes this check. The default, whether the name exists, is right for a backend
+    /// that holds nothing but the files and folders the engine made there.
+    fn holds(&self, path: &str, kind: NameKind) -> Result<bool, Self::Error> {
+        let _ = kind;
+        self.exists(path)
+    }
 
     /// The names (not paths) of the files and folders directly inside `folder` (`""` is the
     /// root), in any order.

@@ -4,6 +4,11 @@
 //! An agent's folder is made before the catalog names it and removed after the catalog stops
 //! naming it, so a crash at any point leaves at most an orphan folder, which the next open
 //! removes.
+//!
+//! Removing an agent's folder touches only the names the engine makes there (segments, the
+//! snapshot, the erase journal and their temporary rewrites). Anything else (a stray file or
+//! folder, a link) is left alone and listed in [`StoreEngine::left_behind`], with the folder
+//! that holds it: one odd folder never fails a delete or the open of the store.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -12,9 +17,10 @@ use crate::codec::catalog_file::{CatalogEntry, CatalogFile};
 use crate::digest::{equal_in_constant_time, token_hash};
 use crate::engine::{io_error, AgentEngine};
 use crate::error::Error;
+use crate::left_behind::LeftBehind;
 use crate::limits::{self, Options, AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES};
-use crate::log::names::{agent_folder, parse_agent_folder, CATALOG_FILE, CATALOG_TEMPORARY_FILE};
-use crate::storage::{Storage, StorageFile};
+use crate::log::names::{agent_folder, is_agent_file_name, parse_agent_folder, CATALOG_FILE, CATALOG_TEMPORARY_FILE};
+use crate::storage::{NameKind, Storage, StorageFile};
 use crate::token::Token;
 
 /// The agents of one store folder.
@@ -23,6 +29,7 @@ pub struct StoreEngine<S: Storage + Clone> {
     storage: S,
     options: Options,
     catalog: CatalogFile,
+    left_behind: Vec<LeftBehind>,
 }
 
 impl<S: Storage + Clone> StoreEngine<S> {
@@ -47,7 +54,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
             write_catalog(&storage, &empty)?;
             empty
         };
-        let store = StoreEngine { storage, options, catalog };
+        let mut store = StoreEngine { storage, options, catalog, left_behind: Vec::new() };
         store.remove_orphan_folders()?;
         // The catalog just read may be a rename whose folder sync failed, and the temporary file
         // removed above is gone only once the folder is synced: what open serves must be durable.
@@ -55,7 +62,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
         Ok(store)
     }
 
-    fn remove_orphan_folders(&self) -> Result<(), Error> {
+    fn remove_orphan_folders(&mut self) -> Result<(), Error> {
         let names = self.storage.list("").map_err(|error| io_error("listing", "", error))?;
         let mut removed = false;
         for name in names {
@@ -65,13 +72,21 @@ impl<S: Storage + Clone> StoreEngine<S> {
             }
             // A create that crashed before the catalog named the agent, or a delete that
             // crashed after the catalog stopped naming it: nothing here was acknowledged.
-            remove_folder_files(&self.storage, &name)?;
+            let left = remove_agent_files(&self.storage, &name)?;
+            self.left_behind.extend(left);
             removed = true;
         }
         if removed {
             self.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
         }
         Ok(())
+    }
+
+    /// What removing deleted agents' folders left in place, since this open: names cheesedb
+    /// did not make, links, and anything else that is not what the engine puts there. Empty
+    /// when every folder went.
+    pub fn left_behind(&self) -> &[LeftBehind] {
+        &self.left_behind
     }
 
     /// The settings every agent is opened with.
@@ -135,14 +150,18 @@ impl<S: Storage + Clone> StoreEngine<S> {
         AgentEngine::open(self.storage.clone(), number, self.options.clone())
     }
 
-    /// Deletes the agent named `name` and every file of it; returns its number.
+    /// Deletes the agent named `name` and every file the engine made for it; returns its
+    /// number. The delete is done once the catalog stops naming the agent; what its folder
+    /// holds that the engine did not make goes to [`StoreEngine::left_behind`], never to an
+    /// error. A storage failure while removing files is an error, and the next open finishes.
     pub fn delete_agent(&mut self, name: &str) -> Result<u64, Error> {
         let number = self.agent_number(name)?;
         let mut next = self.catalog.clone();
         next.entries.retain(|entry| entry.number != number);
         write_catalog(&self.storage, &next)?;
         self.catalog = next;
-        remove_folder_files(&self.storage, &agent_folder(number))?;
+        let left = remove_agent_files(&self.storage, &agent_folder(number))?;
+        self.left_behind.extend(left);
         self.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
         Ok(number)
     }
@@ -175,11 +194,36 @@ fn write_catalog<S: Storage>(storage: &S, catalog: &CatalogFile) -> Result<(), E
     storage.sync_folder("").map_err(|error| io_error("syncing", "", error))
 }
 
-fn remove_folder_files<S: Storage>(storage: &S, folder: &str) -> Result<(), Error> {
+/// Removes the files the engine makes in the agent folder `folder`, then the folder if nothing
+/// else is in it; returns what stayed. A link is never followed: a folder or a file that is a
+/// link (or anything else the engine does not make) is left where it is, and removing a name
+/// removes the name itself. A failure of the storage is an error (the next open tries again).
+fn remove_agent_files<S: Storage>(storage: &S, folder: &str) -> Result<Vec<LeftBehind>, Error> {
+    let mut left = Vec::new();
+    let holds = |path: &str, kind| storage.holds(path, kind).map_err(|error| io_error("checking", path, error));
+    if !holds(folder, NameKind::Folder)? {
+        if storage.exists(folder).map_err(|error| io_error("checking", folder, error))? {
+            let reason = String::from("not a folder cheesedb made (a link or a file), so left alone");
+            left.push(LeftBehind { path: String::from(folder), reason });
+        }
+        return Ok(left);
+    }
     let names = storage.list(folder).map_err(|error| io_error("listing", folder, error))?;
     for name in names {
         let path = alloc::format!("{folder}/{name}");
-        storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
+        if !is_agent_file_name(&name) {
+            left.push(LeftBehind { path, reason: String::from("not made by cheesedb, so left alone") });
+        } else if holds(&path, NameKind::File)? {
+            storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
+        } else {
+            left.push(LeftBehind {
+                path,
+                reason: String::from("not a plain file (a link or a folder), so left alone"),
+            });
+        }
     }
-    storage.remove_folder(folder).map_err(|error| io_error("removing", folder, error))
+    if left.is_empty() {
+        storage.remove_folder(folder).map_err(|error| io_error("removing", folder, error))?;
+    }
+    Ok(left)
 }

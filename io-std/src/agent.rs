@@ -12,12 +12,12 @@ use crate::verify::verify_on_threads;
 /// method takes `&self`, so threads can share a handle. Nothing in it names another agent.
 pub struct Agent<S: SharedStorage = FileStorage> {
     engine: SharedEngine<S>,
-    _store: Arc<StoreShared<S>>,
+    store: Arc<StoreShared<S>>,
 }
 
 impl<S: SharedStorage> Clone for Agent<S> {
     fn clone(&self) -> Agent<S> {
-        Agent { engine: self.engine.clone(), _store: self._store.clone() }
+        Agent { engine: self.engine.clone(), store: self.store.clone() }
     }
 }
 
@@ -29,7 +29,7 @@ impl<S: SharedStorage> std::fmt::Debug for Agent<S> {
 
 impl<S: SharedStorage> Agent<S> {
     pub(crate) fn new(engine: SharedEngine<S>, store: Arc<StoreShared<S>>) -> Agent<S> {
-        Agent { engine, _store: store }
+        Agent { engine, store }
     }
 
     fn with<T>(&self, action: impl FnOnce(&mut AgentEngine<S>) -> Result<T, Error>) -> Result<T, Error> {
@@ -38,6 +38,7 @@ impl<S: SharedStorage> Agent<S> {
 
     /// Adds a source: a non-empty label and its content. Durable when this returns.
     pub fn add_lot(&self, label: &str, content: &[u8]) -> Result<Id, Error> {
+        self.store.check_writable()?;
         self.engine.add_lot(label, content)
     }
 
@@ -45,12 +46,14 @@ impl<S: SharedStorage> Agent<S> {
     /// parents alive. Refused (and nothing written) without a leg, with an empty leg, or with a
     /// parent that is unknown or recalled. Durable when this returns.
     pub fn remember(&self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
+        self.store.check_writable()?;
         self.engine.remember(content, legs)
     }
 
     /// Recalls `id` and what depended on it (see `Mode`); returns the memories removed because
     /// of it, ascending. With `Removal::Erase` the text is gone from the files when this returns.
     pub fn recall(&self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
+        self.store.check_writable()?;
         self.with(|engine| engine.recall(id, mode, removal))
     }
 
@@ -88,6 +91,7 @@ impl<S: SharedStorage> Agent<S> {
 
     /// Rewrites the files without the text of recalled nodes.
     pub fn compact(&self) -> Result<(), Error> {
+        self.store.check_writable()?;
         self.with(|engine| engine.compact())
     }
 
@@ -98,6 +102,7 @@ impl<S: SharedStorage> Agent<S> {
 
     /// All writes made through the batch commit together with one sync, or none do.
     pub fn batch<T>(&self, collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>) -> Result<T, Error> {
+        self.store.check_writable()?;
         self.with(|engine| engine.batch(collect))
     }
 

@@ -7,28 +7,39 @@
 //! same syncs go through the ring (see the `cheesedb-io-uring` crate). Folders are made 0700,
 //! files 0600, either way.
 
-use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::fs::{DirBuilder, File};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::os::fd::BorrowedFd;
+use std::os::unix::fs::{DirBuilderExt, FileExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use cheesedb_core::{Storage, StorageFile};
+use cheesedb_core::{NameKind, Storage, StorageFile};
 
+use crate::folder::{Access, StoreFolder};
 use crate::io::Io;
 use crate::uring::{UringFile, UringStorage};
 
 /// A store folder on the local file system. Clones share the same folder.
+///
+/// No name inside the folder is ever reached through a symbolic link (the folder itself may be
+/// one): a link where a file or folder of the store should be is refused with an error naming
+/// it, and left untouched.
 #[derive(Debug, Clone)]
 pub struct FileStorage {
-    root: Arc<PathBuf>,
+    folder: Arc<StoreFolder>,
     uring: Option<UringStorage>,
+    read_only: bool,
+    /// Set when a read-only storage refused a change, so an open that needed one can say so.
+    refused_change: Arc<AtomicBool>,
 }
 
 /// One open file of a [`FileStorage`].
 #[derive(Debug)]
 pub struct FileHandle {
     handle: Handle,
+    read_only: Option<Arc<AtomicBool>>,
 }
 
 /// The file as the chosen [`Io`] holds it.
@@ -41,20 +52,32 @@ enum Handle {
 
 impl FileStorage {
     /// A backend for the existing folder `root`, with ordinary system calls ([`Io::Std`]).
+    /// The folder is opened at first use.
     pub fn new(root: impl Into<PathBuf>) -> FileStorage {
-        FileStorage { root: Arc::new(root.into()), uring: None }
+        FileStorage::from_parts(root.into(), None, false)
     }
 
     /// A backend for the existing folder `root` that goes through `io`. With [`Io::Uring`] this
     /// probes the kernel, and fails with an error that says why where io_uring cannot be used
     /// (not Linux, an old kernel, switched off, forbidden by a seccomp filter).
     pub fn with_io(root: impl Into<PathBuf>, io: Io) -> io::Result<FileStorage> {
-        let root = root.into();
+        FileStorage::open(root.into(), io, false)
+    }
+
+    /// A backend for the folder `root` through `io` (the folder is opened at first use). With `read_only`,
+    /// files are opened for reading only and every change (create, write, rename, remove) is
+    /// refused before it reaches the system; syncs do nothing, since nothing was written.
+    pub(crate) fn open(root: PathBuf, io: Io, read_only: bool) -> io::Result<FileStorage> {
         let uring = match io {
             Io::Std => None,
-            Io::Uring => Some(UringStorage::new(root.clone()).map_err(io::Error::from)?),
+            Io::Uring => Some(UringStorage::new().map_err(io::Error::from)?),
         };
-        Ok(FileStorage { root: Arc::new(root), uring })
+        Ok(FileStorage::from_parts(root, uring, read_only))
+    }
+
+    fn from_parts(root: PathBuf, uring: Option<UringStorage>, read_only: bool) -> FileStorage {
+        let folder = Arc::new(StoreFolder::new(root));
+        FileStorage { folder, uring, read_only, refused_change: Arc::new(AtomicBool::new(false)) }
     }
 
     /// The system interface the files go through.
@@ -74,16 +97,32 @@ impl FileStorage {
 
     /// The folder.
     pub fn root(&self) -> &Path {
-        &self.root
+        self.folder.root()
     }
 
-    fn full_path(&self, path: &str) -> PathBuf {
-        if path.is_empty() {
-            self.root.to_path_buf()
-        } else {
-            self.root.join(path)
-        }
+    /// The open root folder.
+    pub(crate) fn root_descriptor(&self) -> io::Result<BorrowedFd<'_>> {
+        self.folder.root_descriptor()
     }
+
+    /// The flag a read-only storage sets when it refuses a change.
+    pub(crate) fn refusal_flag(&self) -> Arc<AtomicBool> {
+        self.refused_change.clone()
+    }
+
+    /// Fails when the storage is read-only, noting that a change was refused.
+    fn check_writable(&self) -> io::Result<()> {
+        if self.read_only {
+            self.refused_change.store(true, Ordering::Relaxed);
+            return Err(read_only_refusal());
+        }
+        Ok(())
+    }
+}
+
+/// The error of a change refused by a read-only storage.
+fn read_only_refusal() -> io::Error {
+    io::Error::new(io::ErrorKind::ReadOnlyFilesystem, "the store is open read-only")
 }
 
 /// Makes `folder` with mode 0700 (and its parents), if it does not exist.
@@ -115,64 +154,91 @@ fn durable_folder_sync(folder: &File) -> io::Result<()> {
     }
 }
 
-// Names (create, list, rename, remove) and randomness use the ordinary system calls with either
-// `Io`: io_uring would hand them to a kernel worker and gain nothing. File data and syncs follow
-// the chosen `Io`.
+// Names (create, list, rename, remove) go through the store folder's own code with either `Io`,
+// never through a link; io_uring would hand them to a kernel worker and gain nothing. File data
+// and syncs follow the chosen `Io`.
 impl Storage for FileStorage {
     type File = FileHandle;
     type Error = io::Error;
 
     fn open_file(&self, path: &str, create: bool) -> io::Result<FileHandle> {
-        if let Some(uring) = &self.uring {
-            return Ok(FileHandle { handle: Handle::Uring(Box::new(uring.open_file(path, create)?)) });
+        if create {
+            self.check_writable()?;
         }
-        let file = OpenOptions::new().read(true).write(true).create(create).mode(0o600).open(self.full_path(path))?;
-        Ok(FileHandle { handle: Handle::Std(file) })
+        let access = if self.read_only { Access::ReadOnly } else { Access::ReadWrite { create } };
+        let file = self.folder.open_file(path, access)?;
+        let handle = match &self.uring {
+            Some(uring) => uring_handle(uring, file),
+            None => Handle::Std(file),
+        };
+        let read_only = self.read_only.then(|| self.refused_change.clone());
+        Ok(FileHandle { handle, read_only })
     }
 
     fn exists(&self, path: &str) -> io::Result<bool> {
-        self.full_path(path).try_exists()
+        self.folder.exists(path)
+    }
+
+    fn holds(&self, path: &str, kind: NameKind) -> io::Result<bool> {
+        self.folder.holds(path, kind)
     }
 
     fn list(&self, folder: &str) -> io::Result<Vec<String>> {
-        let mut names = Vec::new();
-        for entry in fs::read_dir(self.full_path(folder))? {
-            // Names that are not UTF-8 are not cheesedb's; leave them alone.
-            if let Ok(name) = entry?.file_name().into_string() {
-                names.push(name);
-            }
-        }
-        Ok(names)
+        self.folder.list(folder)
     }
 
     fn create_folder(&self, path: &str) -> io::Result<()> {
-        match DirBuilder::new().mode(0o700).create(self.full_path(path)) {
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-            other => other,
-        }
+        self.check_writable()?;
+        self.folder.create_folder(path)
     }
 
     fn remove_folder(&self, path: &str) -> io::Result<()> {
-        fs::remove_dir(self.full_path(path))
+        self.check_writable()?;
+        self.folder.remove_folder(path)
     }
 
     fn rename(&self, from: &str, to: &str) -> io::Result<()> {
-        fs::rename(self.full_path(from), self.full_path(to))
+        self.check_writable()?;
+        self.folder.rename(from, to)
     }
 
     fn remove_file(&self, path: &str) -> io::Result<()> {
-        fs::remove_file(self.full_path(path))
+        self.check_writable()?;
+        self.folder.remove_file(path)
     }
 
     fn sync_folder(&self, folder: &str) -> io::Result<()> {
-        if let Some(uring) = &self.uring {
-            return uring.sync_folder(folder);
+        if self.read_only {
+            // Nothing was changed through this storage, so there is nothing to make durable.
+            return Ok(());
         }
-        durable_folder_sync(&File::open(self.full_path(folder))?)
+        let opened = self.folder.open_folder(folder)?;
+        match &self.uring {
+            Some(uring) => uring.sync_folder(&opened),
+            None => durable_folder_sync(&opened),
+        }
     }
 
     fn fill_random(&self, out: &mut [u8]) -> io::Result<()> {
         getrandom::fill(out).map_err(|error| io::Error::other(error.to_string()))
+    }
+}
+
+/// `file`, with its data and syncs going through `uring`.
+// Where io_uring does not exist, `UringStorage` has no value, so this is never reached.
+#[cfg_attr(not(target_os = "linux"), allow(unreachable_code))]
+fn uring_handle(uring: &UringStorage, file: File) -> Handle {
+    Handle::Uring(Box::new(uring.adopt_file(file)))
+}
+
+impl FileHandle {
+    /// Fails when the file was opened read-only, noting that a change was refused.
+    fn check_writable(&self) -> io::Result<()> {
+        if let Some(refused) = &self.read_only {
+            refused.store(true, Ordering::Relaxed);
+            return Err(read_only_refusal());
+        }
+        Ok(())
     }
 }
 
@@ -194,6 +260,7 @@ impl StorageFile for FileHandle {
     }
 
     fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        self.check_writable()?;
         match &mut self.handle {
             Handle::Std(file) => file.write_all_at(bytes, offset),
             Handle::Uring(file) => file.write_at(offset, bytes),
@@ -201,6 +268,10 @@ impl StorageFile for FileHandle {
     }
 
     fn sync(&mut self) -> io::Result<()> {
+        if self.read_only.is_some() {
+            // Nothing can have been written through a read-only handle.
+            return Ok(());
+        }
         match &mut self.handle {
             Handle::Std(file) => durable_sync(file),
             Handle::Uring(file) => file.sync(),
@@ -208,6 +279,7 @@ impl StorageFile for FileHandle {
     }
 
     fn set_len(&mut self, length: u64) -> io::Result<()> {
+        self.check_writable()?;
         match &mut self.handle {
             Handle::Std(file) => file.set_len(length),
             Handle::Uring(file) => file.set_len(length),
@@ -229,7 +301,7 @@ mod tests {
         file.write_at(3, b"abc").unwrap();
         file.sync().unwrap();
         storage.sync_folder("inner").unwrap();
-        let mode = |path: &str| fs::metadata(folder.path().join(path)).unwrap().permissions().mode() & 0o777;
+        let mode = |path: &str| std::fs::metadata(folder.path().join(path)).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode("inner"), 0o700);
         assert_eq!(mode("inner/data"), 0o600);
         let mut back = [0u8; 6];
@@ -247,7 +319,7 @@ mod tests {
         file.write_at(3, b"abc").unwrap();
         file.sync().unwrap();
         assert_eq!(storage.io_uring_submissions(), 1);
-        assert_eq!(fs::read(folder.path().join("data")).unwrap(), b"\0\0\0abc");
+        assert_eq!(std::fs::read(folder.path().join("data")).unwrap(), b"\0\0\0abc");
         assert_eq!(FileStorage::new(folder.path()).io_uring_submissions(), 0);
     }
 

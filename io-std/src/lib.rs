@@ -33,18 +33,22 @@
 //! ```
 
 mod agent;
+mod builder;
 mod files;
+mod folder;
 mod group;
 mod io;
 mod lock;
+mod permissions;
 mod store;
 mod uring;
 mod verify;
 
 pub use agent::Agent;
+pub use builder::StoreBuilder;
 pub use cheesedb_core::{
-    limits, Batch, Error, Fingerprint, Id, Leg, Mode, Node, NodeKind, Options, Removal, Report, Storage, StorageFile,
-    Token,
+    limits, Batch, Error, Fingerprint, Id, LeftBehind, Leg, Mode, NameKind, Node, NodeKind, Options, Removal, Report,
+    Storage, StorageFile, Token,
 };
 pub use files::{FileHandle, FileStorage};
 pub use io::{Io, UnknownIo};

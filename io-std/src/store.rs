@@ -2,12 +2,14 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use cheesedb_core::{Error, Options, Storage, StoreEngine, Token};
+use cheesedb_core::{Error, LeftBehind, Options, Storage, StoreEngine, Token};
 
 use crate::agent::Agent;
-use crate::files::{create_private_folder, FileStorage};
+use crate::builder::StoreBuilder;
+use crate::files::FileStorage;
 use crate::group::Shared;
 use crate::io::Io;
 use crate::lock::FolderLock;
@@ -24,6 +26,30 @@ pub(crate) struct StoreShared<S: SharedStorage> {
     /// same log independently.
     open_agents: Mutex<HashMap<u64, Weak<Shared<S>>>>,
     _lock: Option<FolderLock>,
+    /// Present for a read-only store: set once its storage refused a change, so a failure that
+    /// follows is reported as a repair the read-only open cannot make.
+    read_only: Option<Arc<AtomicBool>>,
+}
+
+impl<S: SharedStorage> StoreShared<S> {
+    /// Refuses a write up front when the store is read-only.
+    pub(crate) fn check_writable(&self) -> Result<(), Error> {
+        match self.read_only {
+            Some(_) => Err(Error::ReadOnly),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Tells a failed open of a read-only store, whose storage refused a change, for what it is: a
+/// repair that only a read-write open can make.
+fn explain_refusal(read_only: &Option<Arc<AtomicBool>>, error: Error) -> Error {
+    match (read_only, error) {
+        (Some(refused), Error::Io { operation, path, .. }) if refused.load(Ordering::Relaxed) => {
+            Error::RepairNeeded { operation, path }
+        }
+        (_, error) => error,
+    }
 }
 
 /// An open store: a folder holding any number of agents. Cheap to clone; every clone and every
@@ -50,15 +76,28 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> Result<MutexGuard<'_, T>, Error> {
 }
 
 impl Store<FileStorage> {
+    /// Settings for opening the store in `path`: options, I/O, read-only, loose permissions.
+    /// Every other way of opening a store folder is a shorthand for one of these.
+    pub fn builder(path: impl AsRef<Path>) -> StoreBuilder {
+        StoreBuilder::new(path.as_ref().to_path_buf())
+    }
+
     /// Opens the store in `path`, creating the folder (mode 0700) if needed, and takes its
     /// lock: a second open of the same folder, in this process or another, gets `Error::Locked`.
+    /// A folder that another user owns, or that others may write to, is refused with
+    /// `Error::FolderNotPrivate` (see [`StoreBuilder::allow_loose_permissions`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
-        Store::open_with_options(path, Options::default())
+        Store::builder(path).open()
+    }
+
+    /// Opens the store in `path` for reading only; see [`StoreBuilder::read_only`].
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
+        Store::builder(path).read_only(true).open()
     }
 
     /// Like [`Store::open`], with settings.
     pub fn open_with_options(path: impl AsRef<Path>, options: Options) -> Result<Store<FileStorage>, Error> {
-        Store::open_with_io(path, options, Io::Std)
+        Store::builder(path).options(options).open()
     }
 
     /// Like [`Store::open_with_options`], with the files reached through `io`. With
@@ -77,19 +116,17 @@ impl Store<FileStorage> {
     /// # }
     /// ```
     pub fn open_with_io(path: impl AsRef<Path>, options: Options, io: Io) -> Result<Store<FileStorage>, Error> {
-        let path = path.as_ref();
-        let storage = FileStorage::with_io(path, io).map_err(|error| Error::Io {
-            operation: "starting io_uring for",
-            path: path.display().to_string(),
-            message: error.to_string(),
-        })?;
-        create_private_folder(path).map_err(|error| Error::Io {
-            operation: "creating",
-            path: path.display().to_string(),
-            message: error.to_string(),
-        })?;
-        let lock = FolderLock::acquire(path)?;
-        Store::open_locked(storage, options, Some(lock))
+        Store::builder(path).options(options).io(io).open()
+    }
+
+    pub(crate) fn open_files(
+        storage: FileStorage,
+        options: Options,
+        lock: FolderLock,
+        read_only: bool,
+    ) -> Result<Store<FileStorage>, Error> {
+        let refused = read_only.then(|| storage.refusal_flag());
+        Store::open_locked(storage, options, Some(lock), refused)
     }
 }
 
@@ -97,18 +134,41 @@ impl<S: SharedStorage> Store<S> {
     /// Opens a store on a storage backend of your own. The backend is responsible for keeping
     /// other processes out of its files.
     pub fn open_with(storage: S, options: Options) -> Result<Store<S>, Error> {
-        Store::open_locked(storage, options, None)
+        Store::open_locked(storage, options, None, None)
     }
 
-    fn open_locked(storage: S, options: Options, lock: Option<FolderLock>) -> Result<Store<S>, Error> {
-        let catalog = StoreEngine::open(storage, options)?;
-        let shared = StoreShared { catalog: Mutex::new(catalog), open_agents: Mutex::new(HashMap::new()), _lock: lock };
+    fn open_locked(
+        storage: S,
+        options: Options,
+        lock: Option<FolderLock>,
+        read_only: Option<Arc<AtomicBool>>,
+    ) -> Result<Store<S>, Error> {
+        let catalog = StoreEngine::open(storage, options).map_err(|error| explain_refusal(&read_only, error))?;
+        let shared = StoreShared {
+            catalog: Mutex::new(catalog),
+            open_agents: Mutex::new(HashMap::new()),
+            _lock: lock,
+            read_only,
+        };
         Ok(Store { shared: Arc::new(shared) })
+    }
+
+    /// Whether the store was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.shared.read_only.is_some()
+    }
+
+    /// What deleting agents left in their folders since this open (names cheesedb did not
+    /// make, links, folders where a file belongs), each with the reason. The agents themselves are
+    /// gone; each open tries again to remove what is cheesedb's.
+    pub fn left_behind(&self) -> Result<Vec<LeftBehind>, Error> {
+        Ok(lock(&self.shared.catalog)?.left_behind().to_vec())
     }
 
     /// Creates an agent named `name` (any UTF-8 up to 256 bytes, compared byte by byte) and
     /// returns its token. The token is shown only now: the store keeps just its hash.
     pub fn create_agent(&self, name: &str) -> Result<Token, Error> {
+        self.shared.check_writable()?;
         lock(&self.shared.catalog)?.create_agent(name)
     }
 
@@ -120,15 +180,18 @@ impl<S: SharedStorage> Store<S> {
         if let Some(engine) = open_agents.get(&number).and_then(Weak::upgrade) {
             return Ok(Agent::new(engine, self.shared.clone()));
         }
-        let engine: SharedEngine<S> = Arc::new(Shared::new(catalog.open_agent(number)?));
+        let opened = catalog.open_agent(number).map_err(|error| explain_refusal(&self.shared.read_only, error))?;
+        let engine: SharedEngine<S> = Arc::new(Shared::new(opened));
         open_agents.retain(|_, engine| engine.strong_count() > 0);
         open_agents.insert(number, Arc::downgrade(&engine));
         Ok(Agent::new(engine, self.shared.clone()))
     }
 
-    /// Deletes the agent named `name` and all its files. Open handles of it fail from now on
-    /// with `Error::AgentDeleted`.
+    /// Deletes the agent named `name` and all the files cheesedb made for it. Open handles of
+    /// it fail from now on with `Error::AgentDeleted`. Anything else found in its folder (a
+    /// stray file or folder, a link) is left alone and listed by [`Store::left_behind`].
     pub fn delete_agent(&self, name: &str) -> Result<(), Error> {
+        self.shared.check_writable()?;
         let mut catalog = lock(&self.shared.catalog)?;
         let number = catalog.agent_number(name)?;
         let open = lock(&self.shared.open_agents)?.remove(&number).and_then(|engine| engine.upgrade());

@@ -9,10 +9,10 @@ pub(crate) use absent::{UringFile, UringStorage};
 
 #[cfg(not(target_os = "linux"))]
 mod absent {
+    use std::fs::File;
     use std::io;
-    use std::path::PathBuf;
 
-    use cheesedb_core::{Storage, StorageFile};
+    use cheesedb_core::StorageFile;
 
     /// No value exists: opening always fails on this system.
     #[derive(Debug, Clone)]
@@ -23,7 +23,7 @@ mod absent {
     pub(crate) enum UringFile {}
 
     impl UringStorage {
-        pub(crate) fn new(_root: PathBuf) -> io::Result<UringStorage> {
+        pub(crate) fn new() -> io::Result<UringStorage> {
             Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 "io_uring is unavailable: it exists only on Linux; use the std files backend instead",
@@ -33,37 +33,12 @@ mod absent {
         pub(crate) fn submissions(&self) -> u64 {
             match *self {}
         }
-    }
 
-    impl Storage for UringStorage {
-        type File = UringFile;
-        type Error = io::Error;
+        pub(crate) fn adopt_file(&self, _: File) -> UringFile {
+            match *self {}
+        }
 
-        fn open_file(&self, _: &str, _: bool) -> io::Result<UringFile> {
-            match *self {}
-        }
-        fn exists(&self, _: &str) -> io::Result<bool> {
-            match *self {}
-        }
-        fn list(&self, _: &str) -> io::Result<Vec<String>> {
-            match *self {}
-        }
-        fn create_folder(&self, _: &str) -> io::Result<()> {
-            match *self {}
-        }
-        fn remove_folder(&self, _: &str) -> io::Result<()> {
-            match *self {}
-        }
-        fn rename(&self, _: &str, _: &str) -> io::Result<()> {
-            match *self {}
-        }
-        fn remove_file(&self, _: &str) -> io::Result<()> {
-            match *self {}
-        }
-        fn sync_folder(&self, _: &str) -> io::Result<()> {
-            match *self {}
-        }
-        fn fill_random(&self, _: &mut [u8]) -> io::Result<()> {
+        pub(crate) fn sync_folder(&self, _: &File) -> io::Result<()> {
             match *self {}
         }
     }

@@ -9,7 +9,7 @@
 
 #[cfg(target_os = "linux")]
 fn main() {
-    match cheesedb_io_uring::UringStorage::new(std::env::temp_dir()) {
+    match cheesedb_io_uring::UringStorage::new() {
         Ok(_) => println!("io_uring is available"),
         Err(unavailable) => {
             println!("{unavailable}");

@@ -248,20 +248,30 @@ impl Drop for UringFile {
 
 #[cfg(test)]
 mod tests {
-    use cheesedb_core::{Storage, StorageFile};
+    use cheesedb_core::StorageFile;
 
-    use crate::UringStorage;
+    use crate::{UringFile, UringStorage};
 
     fn storage() -> (tempfile::TempDir, UringStorage) {
         let folder = tempfile::tempdir().unwrap();
-        let storage = UringStorage::new(folder.path()).unwrap();
+        let storage = UringStorage::new().unwrap();
         (folder, storage)
+    }
+
+    fn open_file(folder: &tempfile::TempDir, storage: &UringStorage, name: &str, create: bool) -> UringFile {
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .truncate(false)
+            .open(folder.path().join(name));
+        storage.adopt_file(opened.unwrap())
     }
 
     #[test]
     fn queued_writes_are_visible_to_reads_and_length_before_the_sync() {
-        let (_folder, storage) = storage();
-        let mut file = storage.open_file("data", true).unwrap();
+        let (folder, storage) = storage();
+        let mut file = open_file(&folder, &storage, "data", true);
         file.write_at(0, b"hello world").unwrap();
         file.write_at(6, b"WORLD").unwrap();
         file.write_at(14, b"!").unwrap();
@@ -276,13 +286,13 @@ mod tests {
         let mut again = [0u8; 15];
         file.read_at(0, &mut again).unwrap();
         assert_eq!(back, again);
-        assert_eq!(std::fs::read(_folder.path().join("data")).unwrap(), b"hello WORLD\0\0\0!");
+        assert_eq!(std::fs::read(folder.path().join("data")).unwrap(), b"hello WORLD\0\0\0!");
     }
 
     #[test]
     fn more_writes_than_a_ring_holds_still_land_in_order() {
         let (folder, storage) = storage();
-        let mut file = storage.open_file("data", true).unwrap();
+        let mut file = open_file(&folder, &storage, "data", true);
         for index in 0..200u32 {
             // Every write overlaps the one before, so the order is visible in the result.
             file.write_at(u64::from(index), &[index as u8; 4]).unwrap();
@@ -299,7 +309,7 @@ mod tests {
         let (folder, storage) = storage();
         let bytes: Vec<u8> = (0..5_000_000u32).map(|index| (index % 251) as u8).collect();
         std::fs::write(folder.path().join("big"), &bytes).unwrap();
-        let file = storage.open_file("big", false).unwrap();
+        let file = open_file(&folder, &storage, "big", false);
         let mut back = vec![0u8; bytes.len() - 7];
         file.read_at(7, &mut back).unwrap();
         assert_eq!(&back[..], &bytes[7..]);
@@ -315,7 +325,7 @@ mod tests {
     #[test]
     fn set_len_cuts_after_the_queued_writes() {
         let (folder, storage) = storage();
-        let mut file = storage.open_file("data", true).unwrap();
+        let mut file = open_file(&folder, &storage, "data", true);
         file.write_at(0, b"0123456789").unwrap();
         file.set_len(4).unwrap();
         file.sync().unwrap();
@@ -325,7 +335,7 @@ mod tests {
     #[test]
     fn unsynced_writes_reach_the_file_when_it_is_closed() {
         let (folder, storage) = storage();
-        let mut file = storage.open_file("data", true).unwrap();
+        let mut file = open_file(&folder, &storage, "data", true);
         file.write_at(0, b"kept").unwrap();
         drop(file);
         assert_eq!(std::fs::read(folder.path().join("data")).unwrap(), b"kept");

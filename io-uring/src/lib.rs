@@ -1,6 +1,8 @@
 //! The io_uring backend of cheesedb, for Linux.
 //!
-//! [`UringStorage`] implements the engine's [`Storage`](cheesedb_core::Storage) trait. A write
+//! [`UringStorage`] holds the rings; a file opened by the `cheesedb` crate (which reaches every
+//! name of a store itself, never through a link) is handed to it and becomes a [`UringFile`],
+//! which implements the engine's [`StorageFile`](cheesedb_core::StorageFile) trait. A write
 //! is queued as an owned buffer; `sync` hands every queued write and one `fdatasync` to the
 //! kernel in a single submission, each operation linked (`IO_LINK`) to the one before, so the
 //! sync starts only after every write succeeded. It returns only once every completion is in
@@ -14,23 +16,23 @@
 //! an [`Unavailable`] error that says why. There is no silent fallback; the
 //! [`submissions`](UringStorage::submissions) counter shows the rings at work.
 //!
-//! On other operating systems this crate is empty. Most users reach this backend through the
-//! `cheesedb` crate (`Store::open_with_io(path, options, Io::Uring)`); embedders may use it with
-//! the core directly:
+//! On other operating systems this crate is empty. Users reach this backend through the
+//! `cheesedb` crate (`Store::open_with_io(path, options, Io::Uring)`):
 //!
 //! ```
 //! # #[cfg(target_os = "linux")]
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use cheesedb_core::{Storage, StorageFile};
+//! use cheesedb_core::StorageFile;
 //! use cheesedb_io_uring::UringStorage;
 //!
 //! # let folder = tempfile::tempdir()?;
-//! let storage = UringStorage::new(folder.path())?;
-//! let mut file = storage.open_file("notes", true)?;
+//! let storage = UringStorage::new()?;
+//! let opened = std::fs::File::options().read(true).write(true).create(true).truncate(false).open(folder.path().join("notes"))?;
+//! let mut file = storage.adopt_file(opened);
 //! file.write_at(0, b"first")?;
 //! file.write_at(5, b" second")?;
 //! file.sync()?; // both writes and the fdatasync: one submission
-//! storage.sync_folder("")?; // the new name is durable too
+//! storage.sync_folder(&std::fs::File::open(folder.path())?)?; // the new name is durable too
 //! assert_eq!(storage.submissions(), 2);
 //! # Ok(())
 //! # }

@@ -81,6 +81,9 @@ impl<S: Storage> Storage for FaultyStorage<S> {
     fn exists(&self, path: &str) -> Result<bool, Self::Error> {
         self.inner.exists(path).map_err(FaultyError::Inner)
     }
+    fn holds(&self, path: &str, kind: cheesedb::NameKind) -> Result<bool, Self::Error> {
+        self.inner.holds(path, kind).map_err(FaultyError::Inner)
+    }
     fn list(&self, folder: &str) -> Result<Vec<String>, Self::Error> {
         self.inner.list(folder).map_err(FaultyError::Inner)
     }

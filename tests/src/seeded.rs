@@ -30,6 +30,9 @@ impl<S: Storage> Storage for SeededRandom<S> {
     fn exists(&self, path: &str) -> Result<bool, S::Error> {
         self.inner.exists(path)
     }
+    fn holds(&self, path: &str, kind: cheesedb::NameKind) -> Result<bool, S::Error> {
+        self.inner.holds(path, kind)
+    }
     fn list(&self, folder: &str) -> Result<Vec<String>, S::Error> {
         self.inner.list(folder)
     }

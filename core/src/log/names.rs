@@ -13,6 +13,8 @@ pub const TEMPORARY_SUFFIX: &str = ".tmp";
 const AGENT_PREFIX: &str = "agent-";
 const SEGMENT_PREFIX: &str = "segment-";
 const SEGMENT_SUFFIX: &str = ".log";
+const SNAPSHOT_NAME: &str = "snapshot";
+const ERASE_JOURNAL_NAME: &str = "erase-journal";
 
 /// The folder of agent `number`.
 pub fn agent_folder(number: u64) -> String {
@@ -26,18 +28,26 @@ pub fn parse_agent_folder(name: &str) -> Option<u64> {
 
 /// The path of the snapshot of the agent whose folder is `folder`.
 pub fn snapshot_path(folder: &str) -> String {
-    format!("{folder}/snapshot")
+    format!("{folder}/{SNAPSHOT_NAME}")
 }
 
 /// The path of the erase journal of the agent whose folder is `folder`: present only while an
 /// erasure in place is overwriting segments (see `codec::erase_journal`).
 pub fn erase_journal_path(folder: &str) -> String {
-    format!("{folder}/erase-journal")
+    format!("{folder}/{ERASE_JOURNAL_NAME}")
 }
 
 /// The path of segment `segment` of the agent whose folder is `folder`.
 pub fn segment_path(folder: &str, segment: u64) -> String {
     format!("{folder}/{SEGMENT_PREFIX}{segment:016x}{SEGMENT_SUFFIX}")
+}
+
+/// Whether `name` (inside an agent folder) is one the engine makes there: a segment, the
+/// snapshot, the erase journal, or a rewrite of one of them in progress. Deleting an agent
+/// removes only these.
+pub fn is_agent_file_name(name: &str) -> bool {
+    let base = name.strip_suffix(TEMPORARY_SUFFIX).unwrap_or(name);
+    parse_segment_name(base).is_some() || base == SNAPSHOT_NAME || base == ERASE_JOURNAL_NAME
 }
 
 /// The segment number of a file name, if it is one.
@@ -61,6 +71,16 @@ mod tests {
         let path = segment_path("agent-000000000000000a", 2);
         assert_eq!(path, "agent-000000000000000a/segment-0000000000000002.log");
         assert_eq!(parse_segment_name("segment-0000000000000002.log"), Some(2));
+    }
+
+    #[test]
+    fn agent_file_names_are_only_the_engine_s() {
+        for name in ["segment-0000000000000002.log", "segment-0000000000000002.log.tmp", "snapshot", "snapshot.tmp"] {
+            assert!(is_agent_file_name(name), "{name}");
+        }
+        for name in ["erase-journal.bak", "notes.tmp", "lock", "stray", "segment-2.log", ".tmp"] {
+            assert!(!is_agent_file_name(name), "{name}");
+        }
     }
 
     #[test]

@@ -1,0 +1,109 @@
+//! [`StoreBuilder`]: every way of opening a store folder, with its settings in one place.
+
+use std::path::PathBuf;
+
+use cheesedb_core::{Error, Options};
+
+use crate::files::{create_private_folder, FileStorage};
+use crate::io::Io;
+use crate::lock::FolderLock;
+use crate::permissions::check_private;
+use crate::store::Store;
+
+/// Settings for opening a store folder; made by [`Store::builder`], used by
+/// [`StoreBuilder::open`].
+///
+/// ```
+/// use cheesedb::{Io, Options, Store};
+///
+/// # fn main() -> Result<(), cheesedb::Error> {
+/// # let folder = tempfile::tempdir().map_err(|_| cheesedb::Error::Locked)?;
+/// let store = Store::builder(folder.path()).options(Options::default()).io(Io::Std).open()?;
+/// store.create_agent("alice")?;
+/// drop(store);
+/// let reader = Store::builder(folder.path()).read_only(true).open()?;
+/// assert_eq!(reader.create_agent("bob"), Err(cheesedb::Error::ReadOnly));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct StoreBuilder {
+    path: PathBuf,
+    options: Options,
+    io: Io,
+    read_only: bool,
+    allow_loose_permissions: bool,
+}
+
+impl StoreBuilder {
+    pub(crate) fn new(path: PathBuf) -> StoreBuilder {
+        StoreBuilder {
+            path,
+            options: Options::default(),
+            io: Io::default(),
+            read_only: false,
+            allow_loose_permissions: false,
+        }
+    }
+
+    /// The settings every agent is opened with (default: `Options::default()`).
+    pub fn options(mut self, options: Options) -> StoreBuilder {
+        self.options = options;
+        self
+    }
+
+    /// How the files are reached (default: [`Io::Std`]). With [`Io::Uring`] the kernel is
+    /// probed first: where io_uring cannot be used the open fails saying why, and nothing is
+    /// created.
+    pub fn io(mut self, io: Io) -> StoreBuilder {
+        self.io = io;
+        self
+    }
+
+    /// Opens the store for reading only (default: false). Nothing is created or written, not
+    /// even a lock file, so it works on read-only media; every write method fails with
+    /// `Error::ReadOnly`. A store that needs a repair first (a torn end, an interrupted
+    /// erasure, leftovers of a rewrite) fails with `Error::RepairNeeded`. Readers share the
+    /// folder with each other, never with a writer.
+    pub fn read_only(mut self, read_only: bool) -> StoreBuilder {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Opens a folder that another user owns or that others may write to (default: false,
+    /// such a folder is refused with `Error::FolderNotPrivate`).
+    pub fn allow_loose_permissions(mut self, allow: bool) -> StoreBuilder {
+        self.allow_loose_permissions = allow;
+        self
+    }
+
+    /// Opens the store. A read-write open makes the folder (mode 0700) if it does not exist and
+    /// takes it for itself: a second open of the same folder, in this process or another, gets
+    /// `Error::Locked`.
+    pub fn open(self) -> Result<Store<FileStorage>, Error> {
+        let path = self.path.as_path();
+        let shown = || path.display().to_string();
+        let storage = FileStorage::open(self.path.clone(), self.io, self.read_only).map_err(|error| Error::Io {
+            operation: "starting io_uring for",
+            path: shown(),
+            message: error.to_string(),
+        })?;
+        if !self.read_only {
+            create_private_folder(path).map_err(|error| Error::Io {
+                operation: "creating",
+                path: shown(),
+                message: error.to_string(),
+            })?;
+        }
+        let root = storage.root_descriptor().map_err(|error| Error::Io {
+            operation: "opening",
+            path: shown(),
+            message: error.to_string(),
+        })?;
+        if !self.allow_loose_permissions {
+            check_private(root, path)?;
+        }
+        let lock = FolderLock::acquire(root, path, self.read_only)?;
+        Store::open_files(storage, self.options, lock, self.read_only)
+    }
+}
