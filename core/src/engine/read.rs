@@ -23,7 +23,7 @@ impl<S: Storage> AgentEngine<S> {
         let path = segment_path(&self.folder, segment);
         let offset = u64::from(location.offset);
         let corrupt = |reason| Error::Corrupt { file: path.clone(), offset, reason };
-        let bytes = self.with_segment(segment, |file, path| {
+        let bytes = self.with_segment(segment, &path, |file, path| {
             let mut header = [0u8; HEADER_BYTES];
             file.read_at(offset, &mut header).map_err(|error| io_error("reading", path, error))?;
             let length = record::claimed_length(&header).ok_or(corrupt("record cut short"))? as usize;

@@ -256,8 +256,9 @@ impl<S: Storage> AgentEngine<S> {
     /// the erasure, which reads and checks the whole write.
     fn is_already_erased(&self, location: Location, id: u64) -> Result<bool, Error> {
         let segment = u64::from(location.segment);
+        let path = segment_path(&self.folder, segment);
         let offset = u64::from(location.offset);
-        let read = self.with_segment(segment, |file, path| {
+        let read = self.with_segment(segment, &path, |file, path| {
             let mut header = [0u8; HEADER_BYTES];
             file.read_at(offset, &mut header).map_err(|error| io_error("reading", path, error))?;
             let length = record::claimed_length(&header).unwrap_or(0) as usize;
@@ -312,7 +313,7 @@ impl<S: Storage> AgentEngine<S> {
     fn committed_write_holding(&self, segment: u64, offset: u64, path: &str) -> Result<CommittedWrite, Error> {
         let corrupt = |offset, reason| Error::Corrupt { file: alloc::string::String::from(path), offset, reason };
         let (marker_offset, walked) =
-            self.with_segment(segment, |file, path| read_to_commit_marker(file, path, offset))?;
+            self.with_segment(segment, path, |file, path| read_to_commit_marker(file, path, offset))?;
         let marker = walked.get(walked.len().saturating_sub(COMMIT_BYTES)..).unwrap_or_default();
         let (found, _) = record::decode(marker).map_err(|error| corrupt(marker_offset, error.reason()))?;
         let Body::Commit { batch_start, batch_crc, record_count, chain } = found.body else {
@@ -325,7 +326,7 @@ impl<S: Storage> AgentEngine<S> {
         // The walk read from the record on; what the write holds before it is read now.
         let before = usize::try_from(offset - batch_start).map_err(|_| corrupt(batch_start, "write too large"))?;
         let mut bytes = vec![0u8; before];
-        self.with_segment(segment, |file, path| {
+        self.with_segment(segment, path, |file, path| {
             file.read_at(batch_start, &mut bytes).map_err(|error| io_error("reading", path, error))
         })?;
         bytes.extend_from_slice(&walked);
@@ -340,8 +341,9 @@ impl<S: Storage> AgentEngine<S> {
     /// through the handle that wrote it.
     fn apply_to_open_segments(&mut self, overwrites: &[Overwrite]) -> Result<(), Error> {
         for segment in touched_segments(overwrites) {
+            let path = segment_path(&self.folder, segment);
             let here = overwrites_of(overwrites, segment);
-            self.with_segment_mut(segment, |file, path| overwrite_segment(file, path, &here))?;
+            self.with_segment_mut(segment, &path, |file, path| overwrite_segment(file, path, &here))?;
         }
         Ok(())
     }

@@ -87,7 +87,7 @@ impl<S: Storage> AgentEngine<S> {
 
     fn rewrite_segment(&mut self, segment: u64) -> Result<(), Error> {
         let path = segment_path(&self.folder, segment);
-        let bytes = self.with_segment(segment, read_all)?;
+        let bytes = self.with_segment(segment, &path, read_all)?;
         let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
         let header = SegmentHeader::decode(&bytes).map_err(|reason| corrupt(0, reason))?;
         let expected = Expected {

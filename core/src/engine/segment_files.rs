@@ -16,7 +16,6 @@ use core::cell::RefCell;
 use super::{io_error, AgentEngine};
 use crate::error::Error;
 use crate::limits::SEALED_FILES_OPEN_MAX;
-use crate::log::names::segment_path;
 use crate::storage::Storage;
 
 /// The open files of one agent's segments.
@@ -90,22 +89,22 @@ impl<F> SegmentFiles<F> {
 }
 
 impl<S: Storage> AgentEngine<S> {
-    /// Runs `read` on the file of `segment`: the active file, a cached sealed one, or a sealed
-    /// one opened now and cached afterwards.
+    /// Runs `read` on the file of `segment`, whose path is `path`: the active file, a cached
+    /// sealed one, or a sealed one opened now and cached afterwards.
     pub(super) fn with_segment<T>(
         &self,
         segment: u64,
+        path: &str,
         read: impl FnOnce(&S::File, &str) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let path = segment_path(&self.folder, segment);
         if segment == self.segments.count() {
-            let file = self.segments.active.as_ref().ok_or_else(|| io_error("finding", &path, "segment not open"))?;
-            return read(file, &path);
+            let file = self.segments.active.as_ref().ok_or_else(|| io_error("finding", path, "segment not open"))?;
+            return read(file, path);
         }
-        let file = self.sealed_file(segment, &path)?;
+        let file = self.sealed_file(segment, path)?;
         // The file is out of the cache while `read` runs, so a read that needs another segment
         // can never find the cache borrowed.
-        let result = read(&file, &path);
+        let result = read(&file, path);
         self.segments.keep_sealed(segment, file);
         result
     }
@@ -115,15 +114,15 @@ impl<S: Storage> AgentEngine<S> {
     pub(super) fn with_segment_mut<T>(
         &mut self,
         segment: u64,
+        path: &str,
         write: impl FnOnce(&mut S::File, &str) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let path = segment_path(&self.folder, segment);
         if segment == self.segments.count() {
-            let file = self.segments.active.as_mut().ok_or_else(|| io_error("finding", &path, "segment not open"))?;
-            return write(file, &path);
+            let file = self.segments.active.as_mut().ok_or_else(|| io_error("finding", path, "segment not open"))?;
+            return write(file, path);
         }
-        let mut file = self.sealed_file(segment, &path)?;
-        let result = write(&mut file, &path);
+        let mut file = self.sealed_file(segment, path)?;
+        let result = write(&mut file, path);
         self.segments.keep_sealed(segment, file);
         result
     }

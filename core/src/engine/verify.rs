@@ -223,7 +223,7 @@ impl<S: Storage> AgentEngine<S> {
     /// Reads the whole of one segment into `bytes`, replacing what it held (a buffer used
     /// again for the next segment saves the system from mapping fresh memory for each).
     pub fn read_segment(&self, place: &SegmentPlace, bytes: &mut Vec<u8>) -> Result<(), Error> {
-        self.with_segment(place.segment, |file, path| read_all_into(file, path, bytes))
+        self.with_segment(place.segment, &place.path, |file, path| read_all_into(file, path, bytes))
     }
 
     /// Joins the segments' outcomes, in log order, into the verdict of a whole verification:
@@ -336,7 +336,7 @@ mod tests {
         let last = engine.segments.count();
         for segment in 1..=last {
             let path = segment_path(&engine.folder, segment);
-            let bytes = engine.with_segment(segment, read_all)?;
+            let bytes = engine.with_segment(segment, &path, read_all)?;
             let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
             let expected = Expected { agent: engine.agent, segment, sequence_before: sequence, chain_before: chain };
             check_header(&bytes, &expected).map_err(|damage| corrupt(damage.offset, damage.reason))?;
@@ -452,7 +452,7 @@ mod tests {
     fn every_flipped_byte_is_reported_as_the_one_pass_reports_it() {
         let (storage, alice, kept) = agent_with_four_segments();
         for place in alice.segments_to_verify().unwrap() {
-            let length = alice.with_segment(place.segment, |file, _| Ok(file.len().unwrap())).unwrap();
+            let length = alice.with_segment(place.segment, &place.path, |file, _| Ok(file.len().unwrap())).unwrap();
             for offset in 0..length {
                 flip(&storage, &place.path, offset);
                 let found = alice.verify_extends(&kept);
