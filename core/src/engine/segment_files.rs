@@ -138,3 +138,48 @@ impl<S: Storage> AgentEngine<S> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+    use alloc::vec::Vec;
+
+    use crate::id::{Id, Mode, Removal};
+    use crate::limits::{Options, SEALED_FILES_OPEN_MAX};
+    use crate::memory::MemoryStorage;
+    use crate::store::StoreEngine;
+
+    fn content(index: usize) -> Vec<u8> {
+        format!("lot {index:04}, padded so that a few dozen of them fill a small segment").into_bytes()
+    }
+
+    #[test]
+    fn an_agent_holds_few_files_however_many_segments_it_reads_and_writes() {
+        let options = Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, ..Options::default() };
+        let mut store = StoreEngine::open(MemoryStorage::default(), options).unwrap();
+        let token = store.create_agent("alice").unwrap();
+        let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
+        let mut ids: Vec<Id> = Vec::new();
+        while alice.report().segments < 40 {
+            ids.push(alice.add_lot("tool", &content(ids.len())).unwrap());
+            assert_eq!(alice.open_segment_files(), 1, "only the active file while writing");
+        }
+        drop(alice);
+        let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
+        assert_eq!(alice.open_segment_files(), 1, "open keeps no sealed file");
+        for (index, id) in ids.iter().enumerate() {
+            assert_eq!(alice.get(*id).unwrap().content(), Some(&content(index)[..]));
+            assert!(alice.open_segment_files() <= 1 + SEALED_FILES_OPEN_MAX);
+        }
+        assert_eq!(alice.open_segment_files(), 1 + SEALED_FILES_OPEN_MAX);
+        // The oldest segments were closed long ago: erase and compact there, through files
+        // opened again.
+        alice.recall(ids[1], Mode::Fair, Removal::Erase).unwrap();
+        alice.recall(ids[2], Mode::Fair, Removal::Untrusted).unwrap();
+        alice.compact().unwrap();
+        assert_eq!(alice.get(ids[0]).unwrap().content(), Some(&content(0)[..]));
+        assert_eq!(alice.get(ids[3]).unwrap().content(), Some(&content(3)[..]));
+        assert_eq!(alice.verify(), Ok(alice.head()));
+        assert!(alice.open_segment_files() <= 1 + SEALED_FILES_OPEN_MAX);
+    }
+}
