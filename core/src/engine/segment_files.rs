@@ -123,7 +123,10 @@ impl<S: Storage> AgentEngine<S> {
         }
         let mut file = self.sealed_file(segment, path)?;
         let result = write(&mut file, path);
-        self.segments.keep_sealed(segment, file);
+        // A handle whose write or sync failed is closed, never used again.
+        if result.is_ok() {
+            self.segments.keep_sealed(segment, file);
+        }
         result
     }
 
