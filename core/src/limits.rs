@@ -21,6 +21,15 @@ pub const BATCH_MAX_BYTES: usize = 64 * 1024 * 1024;
 pub const NODES_PER_AGENT_MAX: u64 = crate::graph::NODES_MAX;
 /// The most segment files one agent may have (segment numbers are kept in 16 bits in RAM).
 pub const SEGMENTS_PER_AGENT_MAX: u64 = u16::MAX as u64;
+/// The most sealed segment files one open agent keeps open (besides its active segment): sealed
+/// segments are opened when read, so the files an agent holds do not grow with its segments.
+///
+/// Reads of recent nodes touch the last few segments and an erasure usually one or two, so eight
+/// keeps those open; verification and compaction read each segment once, in order, and would
+/// gain nothing from more. With the active file an agent holds at most nine descriptors (ten
+/// while an operation has a file of its own open), so a hundred open agents fit under the common
+/// limit of 1,024.
+pub const SEALED_FILES_OPEN_MAX: usize = 8;
 /// The most agents one store may hold.
 pub const AGENTS_PER_STORE_MAX: usize = 65_536;
 /// The smallest segment size a store may be configured with.

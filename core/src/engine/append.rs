@@ -186,7 +186,7 @@ impl<S: Storage> AgentEngine<S> {
         } else {
             bytes
         };
-        let Some(file) = self.segments.last_mut() else {
+        let Some(file) = self.segments.active_mut() else {
             self.poisoned = true;
             return Err(Error::Poisoned);
         };
@@ -194,7 +194,7 @@ impl<S: Storage> AgentEngine<S> {
         let sync = |file: &mut S::File| if mutant!(SkipSyncBeforeAcknowledge) { Ok(()) } else { file.sync() };
         if let Err(error) = file.write_at(offset, written).and_then(|()| sync(file)) {
             self.poisoned = true;
-            let path = segment_path(&self.folder, self.segments.len() as u64);
+            let path = segment_path(&self.folder, self.active_segment());
             // Some of the bytes may be on the disk already: the caller cannot know whether the
             // write was stored, and must not take this for a refusal.
             return Err(Error::OutcomeUnknown { operation: "writing", path, message: alloc::format!("{error}") });
@@ -209,10 +209,10 @@ impl<S: Storage> AgentEngine<S> {
     /// again, so they would only waste space.
     fn trim_sealed_segment(&mut self) -> Result<(), Error> {
         let length = self.write_offset;
-        let Some(file) = self.segments.last_mut() else { return Ok(()) };
+        let Some(file) = self.segments.active_mut() else { return Ok(()) };
         if let Err(error) = file.set_len(length).and_then(|()| file.sync()) {
             self.poisoned = true;
-            let path = segment_path(&self.folder, self.segments.len() as u64);
+            let path = segment_path(&self.folder, self.active_segment());
             return Err(io_error("trimming", &path, error));
         }
         self.allocated_end = length;

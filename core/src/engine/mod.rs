@@ -10,6 +10,7 @@ mod read;
 mod recall;
 mod redact;
 mod rewrite;
+mod segment_files;
 mod snapshot;
 pub mod verify;
 
@@ -29,6 +30,7 @@ use crate::limits::Options;
 use crate::log::names::{agent_folder, segment_path};
 use crate::report::Report;
 use crate::storage::{Storage, StorageFile};
+use segment_files::SegmentFiles;
 
 /// One agent's memory: the recall graph and the durable log behind it.
 pub struct AgentEngine<S: Storage> {
@@ -37,8 +39,8 @@ pub struct AgentEngine<S: Storage> {
     folder: String,
     options: Options,
     graph: Graph,
-    /// Open segment files; segment number `n` is at index `n - 1`, the last is active.
-    segments: Vec<S::File>,
+    /// The segment files held open: the active one, and a few sealed ones read recently.
+    segments: SegmentFiles<S::File>,
     /// Where the next write goes in the active segment.
     write_offset: u64,
     /// The sequence of the last committed record.
@@ -63,7 +65,7 @@ impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
             .debug_struct("AgentEngine")
             .field("agent", &self.agent)
             .field("nodes", &self.graph.len())
-            .field("segments", &self.segments.len())
+            .field("segments", &self.segments.count())
             .field("poisoned", &self.poisoned)
             .finish_non_exhaustive()
     }
@@ -86,7 +88,7 @@ impl<S: Storage> AgentEngine<S> {
             folder: agent_folder(agent),
             options,
             graph: Graph::default(),
-            segments: Vec::new(),
+            segments: SegmentFiles::default(),
             write_offset: 0,
             sequence: 0,
             chain: chain_genesis(agent),
@@ -127,7 +129,7 @@ impl<S: Storage> AgentEngine<S> {
         self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
         self.write_offset = header.len() as u64;
         self.allocated_end = self.write_offset;
-        self.segments.push(file);
+        self.segments.start(number, file);
         Ok(())
     }
 
@@ -138,7 +140,7 @@ impl<S: Storage> AgentEngine<S> {
 
     /// What opening this agent found and did.
     pub fn report(&self) -> Report {
-        Report { segments: self.segments.len() as u64, ..self.report.clone() }
+        Report { segments: self.segments.count(), ..self.report.clone() }
     }
 
     /// Alive lots, ascending.
@@ -188,11 +190,14 @@ impl<S: Storage> AgentEngine<S> {
         Ok(())
     }
 
-    fn segment_file(&self, segment: u64) -> Option<&S::File> {
-        self.segments.get(usize::try_from(segment.checked_sub(1)?).ok()?)
+    /// How many segment files this engine holds open now: never more than one active file and
+    /// [`SEALED_FILES_OPEN_MAX`](crate::limits::SEALED_FILES_OPEN_MAX) sealed ones, however many
+    /// segments the agent has.
+    pub fn open_segment_files(&self) -> usize {
+        self.segments.open_count()
     }
 
     fn active_segment(&self) -> u64 {
-        self.segments.len() as u64
+        self.segments.count()
     }
 }

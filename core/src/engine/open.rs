@@ -73,14 +73,10 @@ impl<S: Storage> AgentEngine<S> {
         Ok(numbers.len() as u64)
     }
 
-    /// Takes the graph and position from a snapshot and opens (without reading) the segments
-    /// wholly before its point; returns the segment where replay resumes.
+    /// Takes the graph and position from a snapshot, counting (without reading or opening) the
+    /// segments wholly before its point; returns the segment where replay resumes.
     fn resume_from_snapshot(&mut self, point: SnapshotPoint, graph: Graph) -> Result<u64, Error> {
-        for segment in 1..point.segment {
-            let path = segment_path(&self.folder, segment);
-            let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
-            self.segments.push(file);
-        }
+        self.segments.count_sealed(point.segment.saturating_sub(1));
         self.report.records_from_snapshot = point.sequence;
         self.graph = graph;
         self.sequence = point.sequence;
@@ -149,7 +145,13 @@ impl<S: Storage> AgentEngine<S> {
         self.sequence = end.sequence;
         self.chain = end.chain;
         self.write_offset = end.committed_end;
-        self.segments.push(file);
+        // Only the active file stays open; sealed ones are opened again when read.
+        if active {
+            self.segments.start(segment, file);
+        } else {
+            drop(file);
+            self.segments.count_sealed(segment);
+        }
         if active && end.sealed_into.is_some() {
             // Sealed, but the crash came before the next segment was started.
             self.start_segment(segment + 1)?;

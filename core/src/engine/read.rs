@@ -21,17 +21,19 @@ impl<S: Storage> AgentEngine<S> {
         let location = self.graph.location(id.get())?;
         let segment = u64::from(location.segment);
         let path = segment_path(&self.folder, segment);
-        let file = self.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
         let offset = u64::from(location.offset);
         let corrupt = |reason| Error::Corrupt { file: path.clone(), offset, reason };
-        let mut header = [0u8; HEADER_BYTES];
-        file.read_at(offset, &mut header).map_err(|error| io_error("reading", &path, error))?;
-        let length = record::claimed_length(&header).ok_or(corrupt("record cut short"))? as usize;
-        if length > record::RECORD_MAX_BYTES {
-            return Err(corrupt("impossible record length"));
-        }
-        let mut bytes = vec![0u8; length];
-        file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", &path, error))?;
+        let bytes = self.with_segment(segment, &path, |file, path| {
+            let mut header = [0u8; HEADER_BYTES];
+            file.read_at(offset, &mut header).map_err(|error| io_error("reading", path, error))?;
+            let length = record::claimed_length(&header).ok_or(corrupt("record cut short"))? as usize;
+            if length > record::RECORD_MAX_BYTES {
+                return Err(corrupt("impossible record length"));
+            }
+            let mut bytes = vec![0u8; length];
+            file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", path, error))?;
+            Ok(bytes)
+        })?;
         let (record, _) = record::decode(&bytes).map_err(|error| corrupt(error.reason()))?;
         if record.identity.agent != self.agent || record.identity.segment != segment {
             return Err(corrupt("record belongs to another agent or segment"));

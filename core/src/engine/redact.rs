@@ -257,16 +257,19 @@ impl<S: Storage> AgentEngine<S> {
     fn is_already_erased(&self, location: Location, id: u64) -> Result<bool, Error> {
         let segment = u64::from(location.segment);
         let path = segment_path(&self.folder, segment);
-        let file = self.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
         let offset = u64::from(location.offset);
-        let mut header = [0u8; HEADER_BYTES];
-        file.read_at(offset, &mut header).map_err(|error| io_error("reading", &path, error))?;
-        let length = record::claimed_length(&header).unwrap_or(0) as usize;
-        if !(HEADER_BYTES..=RECORD_MAX_BYTES).contains(&length) {
-            return Ok(false);
-        }
-        let mut bytes = vec![0u8; length];
-        file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", &path, error))?;
+        let read = self.with_segment(segment, &path, |file, path| {
+            let mut header = [0u8; HEADER_BYTES];
+            file.read_at(offset, &mut header).map_err(|error| io_error("reading", path, error))?;
+            let length = record::claimed_length(&header).unwrap_or(0) as usize;
+            if !(HEADER_BYTES..=RECORD_MAX_BYTES).contains(&length) {
+                return Ok(None);
+            }
+            let mut bytes = vec![0u8; length];
+            file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", path, error))?;
+            Ok(Some(bytes))
+        })?;
+        let Some(bytes) = read else { return Ok(false) };
         let Ok((found, _)) = record::decode(&bytes) else { return Ok(false) };
         let erased = found.content().is_some_and(|content| content.present.is_none());
         let same_id =
@@ -309,8 +312,8 @@ impl<S: Storage> AgentEngine<S> {
     /// new checksum.
     fn committed_write_holding(&self, segment: u64, offset: u64, path: &str) -> Result<CommittedWrite, Error> {
         let corrupt = |offset, reason| Error::Corrupt { file: alloc::string::String::from(path), offset, reason };
-        let file = self.segment_file(segment).ok_or_else(|| io_error("finding", path, "segment not open"))?;
-        let (marker_offset, walked) = read_to_commit_marker(file, path, offset)?;
+        let (marker_offset, walked) =
+            self.with_segment(segment, path, |file, path| read_to_commit_marker(file, path, offset))?;
         let marker = walked.get(walked.len().saturating_sub(COMMIT_BYTES)..).unwrap_or_default();
         let (found, _) = record::decode(marker).map_err(|error| corrupt(marker_offset, error.reason()))?;
         let Body::Commit { batch_start, batch_crc, record_count, chain } = found.body else {
@@ -323,7 +326,9 @@ impl<S: Storage> AgentEngine<S> {
         // The walk read from the record on; what the write holds before it is read now.
         let before = usize::try_from(offset - batch_start).map_err(|_| corrupt(batch_start, "write too large"))?;
         let mut bytes = vec![0u8; before];
-        file.read_at(batch_start, &mut bytes).map_err(|error| io_error("reading", path, error))?;
+        self.with_segment(segment, path, |file, path| {
+            file.read_at(batch_start, &mut bytes).map_err(|error| io_error("reading", path, error))
+        })?;
         bytes.extend_from_slice(&walked);
         let batch = bytes.get(..bytes.len() - COMMIT_BYTES).unwrap_or_default();
         if crc32c(batch) != batch_crc {
@@ -332,13 +337,13 @@ impl<S: Storage> AgentEngine<S> {
         Ok(CommittedWrite { segment, start: batch_start, bytes, marker_identity: found.identity, record_count, chain })
     }
 
-    /// Applies `overwrites` through the open segment files, syncing each one touched.
+    /// Applies `overwrites` through the engine's segment files, syncing each one touched
+    /// through the handle that wrote it.
     fn apply_to_open_segments(&mut self, overwrites: &[Overwrite]) -> Result<(), Error> {
         for segment in touched_segments(overwrites) {
             let path = segment_path(&self.folder, segment);
-            let index = usize::try_from(segment.saturating_sub(1)).unwrap_or(usize::MAX);
-            let file = self.segments.get_mut(index).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
-            overwrite_segment(file, &path, &overwrites_of(overwrites, segment))?;
+            let here = overwrites_of(overwrites, segment);
+            self.with_segment_mut(segment, &path, |file, path| overwrite_segment(file, path, &here))?;
         }
         Ok(())
     }

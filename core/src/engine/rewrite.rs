@@ -87,8 +87,7 @@ impl<S: Storage> AgentEngine<S> {
 
     fn rewrite_segment(&mut self, segment: u64) -> Result<(), Error> {
         let path = segment_path(&self.folder, segment);
-        let file = self.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
-        let bytes = read_all(file, &path)?;
+        let bytes = self.with_segment(segment, &path, read_all)?;
         let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
         let header = SegmentHeader::decode(&bytes).map_err(|reason| corrupt(0, reason))?;
         let expected = Expected {
@@ -128,9 +127,12 @@ impl<S: Storage> AgentEngine<S> {
             return Err(corrupt(end.committed_end, "uncommitted bytes in a segment being rewritten"));
         }
         self.replace_file(&path, &out)?;
-        let reopened = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
-        if let Some(slot) = self.segments.get_mut(segment as usize - 1) {
-            *slot = reopened;
+        // A handle held open still reaches the file the rename replaced.
+        if segment == self.active_segment() {
+            let reopened = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+            self.segments.start(segment, reopened);
+        } else {
+            self.segments.forget_sealed(segment);
         }
         for (id, location, present) in moves {
             self.graph.set_location(id, location, present);

@@ -212,7 +212,7 @@ impl<S: Storage> AgentEngine<S> {
     /// The segments a verification reads, in log order.
     pub fn segments_to_verify(&self) -> Result<Vec<SegmentPlace>, Error> {
         self.check_readable()?;
-        let last = self.segments.len() as u64;
+        let last = self.segments.count();
         let place = |segment| SegmentPlace {
             agent: self.agent,
             segment,
@@ -225,9 +225,7 @@ impl<S: Storage> AgentEngine<S> {
     /// Reads the whole of one segment into `bytes`, replacing what it held (a buffer used
     /// again for the next segment saves the system from mapping fresh memory for each).
     pub fn read_segment(&self, place: &SegmentPlace, bytes: &mut Vec<u8>) -> Result<(), Error> {
-        let file =
-            self.segment_file(place.segment).ok_or_else(|| io_error("finding", &place.path, "segment not open"))?;
-        read_all_into(file, &place.path, bytes)
+        self.with_segment(place.segment, &place.path, |file, path| read_all_into(file, path, bytes))
     }
 
     /// Joins the segments' outcomes, in log order, into the verdict of a whole verification:
@@ -272,7 +270,7 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Whether the verified log ends where the engine stands and rebuilds the graph it holds.
     fn check_verified_end(&self, sequence: u64, chain: Hash, replay: &mut GraphReplay) -> Result<(), Error> {
-        let last = segment_path(&self.folder, self.segments.len() as u64);
+        let last = segment_path(&self.folder, self.segments.count());
         if sequence != self.sequence || chain != self.chain {
             return Err(Error::Corrupt {
                 file: last,
@@ -338,11 +336,10 @@ mod tests {
         let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
         let mut replayed = Graph::default();
         replayed.defer_folds();
-        let last = engine.segments.len() as u64;
+        let last = engine.segments.count();
         for segment in 1..=last {
             let path = segment_path(&engine.folder, segment);
-            let file = engine.segment_file(segment).ok_or_else(|| io_error("finding", &path, "segment not open"))?;
-            let bytes = read_all(file, &path)?;
+            let bytes = engine.with_segment(segment, &path, read_all)?;
             let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
             let expected = Expected { agent: engine.agent, segment, sequence_before: sequence, chain_before: chain };
             check_header(&bytes, &expected).map_err(|damage| corrupt(damage.offset, damage.reason))?;
@@ -458,7 +455,7 @@ mod tests {
     fn every_flipped_byte_is_reported_as_the_one_pass_reports_it() {
         let (storage, alice, kept) = agent_with_four_segments();
         for place in alice.segments_to_verify().unwrap() {
-            let length = alice.segment_file(place.segment).unwrap().len().unwrap();
+            let length = alice.with_segment(place.segment, &place.path, |file, _| Ok(file.len().unwrap())).unwrap();
             for offset in 0..length {
                 flip(&storage, &place.path, offset);
                 let found = alice.verify_extends(&kept);
