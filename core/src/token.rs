@@ -5,7 +5,8 @@ use core::str::FromStr;
 
 use crate::error::Error;
 
-const PREFIX: &str = "cheesedb-";
+/// What every printable token starts with.
+pub(crate) const PREFIX: &str = "cheesedb-";
 
 /// The secret that opens one agent. Its printable form is `cheesedb-` and 64 hex digits.
 #[derive(Clone, PartialEq, Eq)]
