@@ -43,8 +43,8 @@ mod verify;
 
 pub use agent::Agent;
 pub use cheesedb_core::{
-    limits, Batch, Error, Fingerprint, Id, Leg, Mode, Node, NodeKind, Options, Removal, Report, Storage, StorageFile,
-    Token,
+    conceal_token_digits, limits, Batch, Error, Fingerprint, Id, Leg, Mode, Node, NodeKind, Options, Removal, Report,
+    Storage, StorageFile, Token,
 };
 pub use files::{FileHandle, FileStorage};
 pub use io::{Io, UnknownIo};

@@ -5,6 +5,7 @@ use serde_json::json;
 use crate::arguments::FindArguments;
 use crate::commands::Context;
 use crate::failure::{Failure, EXIT_NOT_FOUND, EXIT_SUCCESS};
+use crate::output::escaped;
 use crate::progress::bytes_bar;
 use crate::search::search_folder;
 
@@ -28,15 +29,21 @@ pub fn run(arguments: FindArguments, context: &Context) -> Result<u8, Failure> {
     });
     context.printer.result(value, || {
         if matches.is_empty() {
-            return format!("{:?} is in no file under {}", arguments.text, folder.display());
+            return format!(
+                "{} is in no file under {}",
+                escaped(&format!("{:?}", arguments.text)),
+                escaped(&folder.display().to_string())
+            );
         }
-        let mut lines: Vec<String> =
-            matches.iter().map(|found| format!("{}: {}", found.path.display(), found.occurrences)).collect();
+        let mut lines: Vec<String> = matches
+            .iter()
+            .map(|found| format!("{}: {}", escaped(&found.path.display().to_string()), found.occurrences))
+            .collect();
         lines.push(format!(
-            "found {:?} {total} time(s) in {} file(s) under {}",
-            arguments.text,
+            "found {} {total} time(s) in {} file(s) under {}",
+            escaped(&format!("{:?}", arguments.text)),
             matches.len(),
-            folder.display()
+            escaped(&folder.display().to_string())
         ));
         lines.join("\n")
     })?;
