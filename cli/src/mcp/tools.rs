@@ -274,3 +274,17 @@ pub fn explain(error: Error) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_outcome_tells_the_model_to_check_before_retrying() {
+        let error = Error::OutcomeUnknown { operation: "syncing", path: "segment".into(), message: "EIO".into() };
+        let explained = explain(error);
+        assert!(explained.contains("may have been stored: check with get before retrying"), "{explained}");
+        let refused = explain(Error::Io { operation: "syncing", path: "segment".into(), message: "EIO".into() });
+        assert!(!refused.contains("may have been stored"), "{refused}");
+    }
+}
