@@ -1,6 +1,6 @@
 //! `cheesedb recall AGENT ID [--strict] [--erase] [--dry-run]`.
 
-use cheesedb::{Id, Mode, Removal};
+use cheesedb::{Error, Id, Mode, Removal};
 use serde_json::json;
 
 use crate::arguments::RecallArguments;
@@ -17,11 +17,13 @@ pub fn run(arguments: RecallArguments, context: &Context) -> Result<(), Failure>
     let mode = if arguments.strict { Mode::Strict } else { Mode::Fair };
     let removal = if arguments.erase { Removal::Erase } else { Removal::Untrusted };
     let repeated = !agent.get(id)?.is_alive();
-    let removed = if arguments.dry_run {
-        agent.preview_recall_with(id, mode, removal)?
-    } else {
-        agent.recall(id, mode, removal)?
-    };
+    let removed = if arguments.dry_run { agent.preview_recall_with(id, mode, removal) } else { agent.recall(id, mode, removal) }
+        .map_err(|error| match error {
+            Error::AlreadyRecalled { id } => Failure::new(format!(
+                "{id} was already recalled, and recalling it again this way would change nothing (--erase erases the text it left on disk)"
+            )),
+            other => Failure::from(other),
+        })?;
     let numbers: Vec<u64> = removed.iter().map(|id| id.get()).collect();
     let value = json!({ "recalled": id.get(), "removed": numbers, "dry_run": arguments.dry_run, "repeated": repeated });
     context.printer.result(value, || describe(id, &numbers, arguments.dry_run, removal, repeated))
