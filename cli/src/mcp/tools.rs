@@ -117,7 +117,7 @@ pub fn definitions() -> Value {
         {
             "name": "get",
             "title": "Read one source or memory",
-            "description": "Read one source or memory by id: its text, whether it is still valid (alive), and where it came from (legs and the sources they lead to). Read-only.",
+            "description": "Read one source or memory by id: its text, whether it is still valid (alive), and where it came from (legs and the sources they lead to). A forgotten one has no text (content is null). Read-only.",
             "inputSchema": {
                 "type": "object",
                 "properties": { "id": { "type": "integer", "minimum": 1, "description": "The id to read." } },
@@ -264,7 +264,9 @@ pub fn explain(error: Error) -> String {
         Error::DeadParent { id } => format!(
             "id {id} was forgotten (deleted) and can no longer be built on; name only sources and memories that are still valid"
         ),
-        Error::AlreadyRecalled { id } => format!("id {id} was already forgotten; there is nothing left to delete"),
+        Error::AlreadyRecalled { id } => format!(
+            "id {id} was already forgotten, and forgetting it again this way would change nothing (with erase, it erases any text left)"
+        ),
         Error::OutcomeUnknown { operation, path, message } => format!(
             "storage error while {operation} {path}: {message}. The write may have been stored: check with get before retrying (a retry could store it twice; a forget with erase that was stored finishes its erasure when the memory is next opened)"
         ),
