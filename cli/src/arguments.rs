@@ -75,6 +75,9 @@ Examples:
   cheesedb get alice 4")]
     Get(AgentAndId),
 
+    /// Show one lot or memory with the text a recall without --erase left on disk (never over MCP)
+    Audit(AgentAndId),
+
     /// List the alive lots and memories, with each memory's legs and sources
     #[command(after_help = "Example:
   cheesedb list alice")]

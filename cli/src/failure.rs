@@ -10,6 +10,9 @@ pub const EXIT_NOT_FOUND: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
 /// Exit status when stored data failed a check (damaged or rewritten files).
 pub const EXIT_DAMAGED: u8 = 3;
+/// Exit status when a write failed after its bytes may have reached the disk: it may have been
+/// stored, and a retry could store it twice.
+pub const EXIT_OUTCOME_UNKNOWN: u8 = 4;
 
 /// A command that could not finish: a one-line message and the exit status to leave with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +56,12 @@ impl fmt::Display for Failure {
 
 impl From<cheesedb::Error> for Failure {
     fn from(error: cheesedb::Error) -> Failure {
+        if let cheesedb::Error::OutcomeUnknown { operation, path, message } = &error {
+            let message = format!(
+                "storage error while {operation} {path}: {message}; the write may have been stored: check with get before retrying (a recall with --erase that was stored finishes its erasure at the next open)"
+            );
+            return Failure { message: one_line(&message), exit_status: EXIT_OUTCOME_UNKNOWN };
+        }
         let exit_status = if error.is_corruption() { EXIT_DAMAGED } else { EXIT_ERROR };
         Failure { message: one_line(&error.to_string()), exit_status }
     }
@@ -77,5 +86,14 @@ mod tests {
         let damaged = cheesedb::Error::Corrupt { file: "catalog".into(), offset: 0, reason: "bad" };
         assert_eq!(Failure::from(damaged).exit_status(), EXIT_DAMAGED);
         assert_eq!(Failure::from(cheesedb::Error::NoLegs).exit_status(), EXIT_ERROR);
+    }
+
+    #[test]
+    fn an_unknown_outcome_says_the_write_may_be_stored() {
+        let error =
+            cheesedb::Error::OutcomeUnknown { operation: "syncing", path: "segment".into(), message: "EIO".into() };
+        let failure = Failure::from(error);
+        assert_eq!(failure.exit_status(), EXIT_OUTCOME_UNKNOWN);
+        assert!(failure.message().contains("may have been stored: check with get before retrying"), "{failure}");
     }
 }

@@ -25,7 +25,7 @@ use clap::Parser;
 use crate::arguments::{Arguments, Command};
 use crate::commands::Context;
 use crate::failure::{one_line, Failure, EXIT_ERROR};
-use crate::output::Printer;
+use crate::output::{escaped, Printer};
 
 fn main() -> ExitCode {
     install_panic_hook();
@@ -49,12 +49,15 @@ fn main() -> ExitCode {
 }
 
 /// Prints `failure` as one line on standard error (as JSON with `--json`) and picks the exit status.
+/// A message may quote what the user typed, a stored name or a path: it never repeats a token
+/// and never drives the terminal.
 fn report_failure(failure: &Failure, printer: Printer) -> ExitCode {
     if !failure.message().is_empty() {
+        let message = cheesedb::conceal_token_digits(failure.message());
         if printer.is_json() {
-            eprintln!("{}", serde_json::json!({ "error": failure.message() }));
+            eprintln!("{}", serde_json::json!({ "error": message }));
         } else {
-            eprintln!("cheesedb: {}", failure.message());
+            eprintln!("cheesedb: {}", escaped(&message));
         }
     }
     ExitCode::from(failure.exit_status())
@@ -75,7 +78,9 @@ fn usage_error(error: &clap::Error) -> ExitCode {
             let rendered = error.render().to_string();
             let problem = rendered.trim().split("\n\n").next().unwrap_or("invalid arguments");
             let problem = problem.strip_prefix("error: ").unwrap_or(problem);
-            eprintln!("cheesedb: {} (see cheesedb --help)", one_line(problem));
+            // clap quotes the offending argument, which may be a token typed in the wrong place.
+            let problem = escaped(&cheesedb::conceal_token_digits(&one_line(problem)));
+            eprintln!("cheesedb: {problem} (see cheesedb --help)");
             ExitCode::from(EXIT_ERROR)
         }
     }
@@ -94,6 +99,7 @@ fn install_panic_hook() {
             .location()
             .map(|location| format!(" at {}:{}", location.file(), location.line()))
             .unwrap_or_default();
-        eprintln!("cheesedb: internal error{place}: {} (this is a bug; nothing more was written)", one_line(&message));
+        let message = escaped(&cheesedb::conceal_token_digits(&one_line(&message)));
+        eprintln!("cheesedb: internal error{place}: {message} (this is a bug; nothing more was written)");
     }));
 }

@@ -23,10 +23,32 @@ pub struct FileMatch {
     pub occurrences: u64,
 }
 
-/// Every regular file below `folder`, with its size, sorted by path. Symbolic links are not
-/// followed: the search covers the folder's own files.
-pub fn files_below(folder: &Path) -> Result<Vec<(PathBuf, u64)>, Failure> {
+/// What a search covered: the files holding the bytes, and what it could not search.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Search {
+    /// The files holding the bytes, sorted by path.
+    pub matches: Vec<FileMatch>,
+    /// Entries that are neither a regular file nor a folder (symbolic links above all), relative
+    /// to the searched folder, sorted. They are never followed: a link could lead out of the
+    /// folder, or to the same file twice. The store refuses to work through them, so their
+    /// presence is worth a look, and a search that found nothing cannot vouch for them.
+    pub not_searched: Vec<PathBuf>,
+}
+
+/// What a folder holds below it.
+#[derive(Debug, Default)]
+pub struct FolderEntries {
+    /// Every regular file, with its size, sorted by path.
+    pub files: Vec<(PathBuf, u64)>,
+    /// Every entry that is neither a file nor a folder (links, sockets, devices), sorted.
+    pub others: Vec<PathBuf>,
+}
+
+/// Every regular file below `folder`, and every entry that is neither a file nor a folder
+/// (links, sockets, devices), which is not followed.
+pub fn files_below(folder: &Path) -> Result<FolderEntries, Failure> {
     let mut found = Vec::new();
+    let mut not_searched = Vec::new();
     let mut pending = vec![folder.to_path_buf()];
     while let Some(current) = pending.pop() {
         let entries = fs::read_dir(&current)
@@ -41,22 +63,27 @@ pub fn files_below(folder: &Path) -> Result<Vec<(PathBuf, u64)>, Failure> {
             } else if kind.is_file() {
                 let size = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
                 found.push((entry.path(), size));
+            } else {
+                not_searched.push(entry.path());
             }
         }
     }
     found.sort();
-    Ok(found)
+    not_searched.sort();
+    Ok(FolderEntries { files: found, others: not_searched })
 }
 
-/// Searches every file below `folder` for `needle`; returns the files that hold it.
-pub fn search_folder(folder: &Path, needle: &[u8], progress: &ProgressBar) -> Result<Vec<FileMatch>, Failure> {
+/// Searches every file below `folder` for `needle`; returns the files that hold it, and what
+/// was not searched.
+pub fn search_folder(folder: &Path, needle: &[u8], progress: &ProgressBar) -> Result<Search, Failure> {
     if needle.is_empty() {
         return Err(Failure::new("the text to find is empty"));
     }
     if !folder.is_dir() {
         return Err(Failure::new(format!("{} is not a folder", folder.display())));
     }
-    let files = files_below(folder)?;
+    let FolderEntries { files, others: not_searched } = files_below(folder)?;
+    let relative = |path: PathBuf| path.strip_prefix(folder).map(Path::to_path_buf).unwrap_or(path);
     progress.set_length(files.iter().map(|(_, size)| size).sum());
     let finder = Finder::new(needle);
     let mut matches = Vec::new();
@@ -68,12 +95,11 @@ pub fn search_folder(folder: &Path, needle: &[u8], progress: &ProgressBar) -> Re
             Err(error) => return Err(Failure::new(format!("cannot read {}: {error}", path.display()))),
         };
         if occurrences > 0 {
-            let relative = path.strip_prefix(folder).map(Path::to_path_buf).unwrap_or(path);
-            matches.push(FileMatch { path: relative, occurrences });
+            matches.push(FileMatch { path: relative(path), occurrences });
         }
     }
     progress.finish_and_clear();
-    Ok(matches)
+    Ok(Search { matches, not_searched: not_searched.into_iter().map(relative).collect() })
 }
 
 /// Counts `finder`'s needle in the file at `path`, reading it in chunks. The last
@@ -105,7 +131,7 @@ mod tests {
     use super::*;
 
     fn search(folder: &Path, needle: &[u8]) -> Vec<FileMatch> {
-        search_folder(folder, needle, &ProgressBar::hidden()).unwrap()
+        search_folder(folder, needle, &ProgressBar::hidden()).unwrap().matches
     }
 
     #[test]
@@ -128,6 +154,18 @@ mod tests {
         bytes.extend_from_slice(b"rain");
         fs::write(folder.path().join("big"), &bytes).unwrap();
         assert_eq!(search(folder.path(), b"rain")[0].occurrences, 2);
+    }
+
+    #[test]
+    fn a_link_is_reported_and_not_followed() {
+        let folder = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret"), b"rain").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), folder.path().join("segment")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), folder.path().join("agent")).unwrap();
+        let searched = search_folder(folder.path(), b"rain", &ProgressBar::hidden()).unwrap();
+        assert!(searched.matches.is_empty());
+        assert_eq!(searched.not_searched, vec![PathBuf::from("agent"), PathBuf::from("segment")]);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use cheesedb::{Agent, Error, Io, Options, Report, Store, Token};
 
 use crate::failure::Failure;
+use crate::output::escaped;
 use crate::tokens::{tokens_path, SavedTokens};
 
 /// How long to wait for another open store to let go of the folder.
@@ -62,15 +63,39 @@ pub fn open_store(folder: &Path) -> Result<Store, Failure> {
     }
 }
 
+/// Where the token of an agent argument came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenSource {
+    /// The argument was the token itself.
+    Given,
+    /// The argument was a name, looked up in the tokens file.
+    TokensFile,
+}
+
+/// Whether an agent argument is meant as a token: agent names may not start as tokens do.
+fn looks_like_token(agent: &str) -> bool {
+    agent.trim().starts_with("cheesedb-")
+}
+
+/// How an agent argument is named in messages: a token is never repeated.
+pub fn describe_agent(agent: &str) -> String {
+    if looks_like_token(agent) {
+        String::from("the agent of the given token")
+    } else {
+        format!("agent {agent:?}")
+    }
+}
+
 /// The token of the agent that `agent` names: a saved agent name, or a token itself.
-pub fn agent_token(folder: &Path, store: &Store, agent: &str) -> Result<Token, Failure> {
-    if agent.starts_with("cheesedb-") {
-        if let Ok(token) = agent.parse::<Token>() {
-            return Ok(token);
-        }
+pub fn agent_token(folder: &Path, store: &Store, agent: &str) -> Result<(Token, TokenSource), Failure> {
+    if looks_like_token(agent) {
+        // Never echo it: a token with a typo is still most of a secret.
+        return agent.parse::<Token>().map(|token| (token, TokenSource::Given)).map_err(|_| {
+            Failure::new("the agent argument starts like a token (cheesedb-...) but is not a whole one: 64 hex digits must follow")
+        });
     }
     if let Some(token) = SavedTokens::load(folder)?.token(agent)? {
-        return Ok(token);
+        return Ok((token, TokenSource::TokensFile));
     }
     let known = store.agent_names()?.iter().any(|name| name == agent);
     if known {
@@ -83,17 +108,35 @@ pub fn agent_token(folder: &Path, store: &Store, agent: &str) -> Result<Token, F
     }
 }
 
+/// Opens the agent that `agent` names in `store`. A token taken from the tokens file must open
+/// the agent of that name: a file with entries swapped or copied would otherwise serve another
+/// agent's memory under this name.
+pub fn open_named_agent(folder: &Path, store: &Store, agent: &str) -> Result<(Token, Agent), Failure> {
+    let (token, source) = agent_token(folder, store, agent)?;
+    let handle = store.open_agent(&token).map_err(|error| match error {
+        Error::UnknownToken => Failure::new(format!(
+            "the token for {} opens no agent in {} (was the agent deleted?)",
+            describe_agent(agent),
+            folder.display()
+        )),
+        other => Failure::from(other).context(&format!("opening {}", describe_agent(agent))),
+    })?;
+    if source == TokenSource::TokensFile {
+        let opened = handle.name()?;
+        if opened.as_bytes() != agent.as_bytes() {
+            return Err(Failure::new(format!(
+                "the token saved for agent {agent:?} in {} opens agent {opened:?} instead; the file was edited or mixed up: put back the token shown when {agent:?} was created, or pass that token in place of the name",
+                tokens_path(folder).display()
+            )));
+        }
+    }
+    Ok((token, handle))
+}
+
 /// Opens the store and the agent named `agent` (a name with a saved token, or a token).
 pub fn open_agent(folder: &Path, agent: &str) -> Result<(Store, Agent), Failure> {
     let store = open_store(folder)?;
-    let token = agent_token(folder, &store, agent)?;
-    let handle = store.open_agent(&token).map_err(|error| match error {
-        Error::UnknownToken => Failure::new(format!(
-            "the token for {agent:?} opens no agent in {} (was the agent deleted?)",
-            folder.display()
-        )),
-        other => Failure::from(other).context(&format!("opening agent {agent:?}")),
-    })?;
+    let (_token, handle) = open_named_agent(folder, &store, agent)?;
     note_repairs(agent, &handle.report());
     Ok((store, handle))
 }
@@ -104,8 +147,9 @@ pub fn note_repairs(agent: &str, report: &Report) {
     if !report.repaired_anything() {
         return;
     }
+    let agent = escaped(&describe_agent(agent));
     eprintln!(
-        "cheesedb: note: opening agent {agent:?} repaired an interrupted write: {} bytes ({} records) of an unfinished write cut, {} erasures finished, {} temporary files removed, {} erase journals replayed and {} discarded",
+        "cheesedb: note: opening {agent} repaired an interrupted write: {} bytes ({} records) of an unfinished write cut, {} erasures finished, {} temporary files removed, {} erase journals replayed and {} discarded",
         report.dropped_bytes,
         report.dropped_records,
         report.erasures_completed_on_open,

@@ -33,7 +33,13 @@ fn text_marks_recalled_nodes_and_shows_legs() {
     cli.json(&["recall", "alice", "3"]);
     let text = cli.run(&["graph", "alice"]).ok().to_owned();
     assert!(text.contains("[4] memory \"user lives in Pune\"  <- [1] or [2]"), "{text}");
-    assert!(text.contains("[5] memory \"Pune is rainy\" [recalled]"), "{text}");
+    assert!(text.contains("[5] memory (text not shown) [recalled]"), "{text}");
+    // A recall hides: the graph shows no text of a recalled node, in any form.
+    assert!(!text.contains("Pune is rainy") && !text.contains("Pune: rain"), "{text}");
+    let dot = cli.run(&["graph", "alice", "--dot"]).ok().to_owned();
+    assert!(!dot.contains("Pune is rainy") && !dot.contains("Pune: rain"), "{dot}");
+    let json = cli.json(&["graph", "alice"]).to_string();
+    assert!(!json.contains("Pune is rainy") && !json.contains("Pune: rain"), "{json}");
 }
 
 #[test]

@@ -4,6 +4,7 @@ use alloc::string::String;
 use core::fmt;
 
 use crate::id::Id;
+use crate::token::conceal_token_digits;
 
 /// Why an operation of cheesedb failed.
 #[non_exhaustive]
@@ -169,8 +170,9 @@ impl fmt::Display for Error {
                 write!(formatter, "{what} is {size}, more than the limit of {limit}")
             }
             Error::InvalidName { reason } => write!(formatter, "invalid name: {reason}"),
-            Error::AgentExists { name } => write!(formatter, "an agent named {name:?} exists"),
-            Error::UnknownAgent { name } => write!(formatter, "no agent is named {name:?}"),
+            // A name may be a token passed in the wrong place: never repeat one.
+            Error::AgentExists { name } => write!(formatter, "an agent named {:?} exists", conceal_token_digits(name)),
+            Error::UnknownAgent { name } => write!(formatter, "no agent is named {:?}", conceal_token_digits(name)),
             Error::UnknownToken => write!(formatter, "the token opens no agent of this store"),
             Error::MalformedToken => write!(formatter, "the text is not a cheesedb token"),
             Error::AgentDeleted => write!(formatter, "the agent was deleted"),

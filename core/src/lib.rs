@@ -75,4 +75,4 @@ pub use node::{Node, NodeKind};
 pub use report::Report;
 pub use storage::{NameKind, Storage, StorageFile};
 pub use store::StoreEngine;
-pub use token::Token;
+pub use token::{conceal_token_digits, Token};

@@ -21,7 +21,7 @@ use crate::left_behind::LeftBehind;
 use crate::limits::{self, Options, AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES};
 use crate::log::names::{agent_folder, is_agent_file_name, parse_agent_folder, CATALOG_FILE, CATALOG_TEMPORARY_FILE};
 use crate::storage::{NameKind, Storage, StorageFile};
-use crate::token::Token;
+use crate::token::{Token, PREFIX as TOKEN_PREFIX};
 
 /// The agents of one store folder.
 #[derive(Debug)]
@@ -109,10 +109,25 @@ impl<S: Storage + Clone> StoreEngine<S> {
             .ok_or_else(|| Error::UnknownAgent { name: String::from(name) })
     }
 
+    /// The name of agent `number`; `AgentDeleted` once it is gone from the catalog.
+    pub fn agent_name(&self, number: u64) -> Result<String, Error> {
+        self.catalog
+            .entries
+            .iter()
+            .find(|entry| entry.number == number)
+            .map(|entry| entry.name.clone())
+            .ok_or(Error::AgentDeleted)
+    }
+
     /// Creates an agent; returns its token, which the store does not keep (only its hash).
     pub fn create_agent(&mut self, name: &str) -> Result<Token, Error> {
         if name.is_empty() {
             return Err(Error::InvalidName { reason: "an agent name must not be empty" });
+        }
+        if name.trim().starts_with(TOKEN_PREFIX) {
+            // Commands and tools take a name or a token in one place, and read such a name as a
+            // token: the agent could never be reached by its name.
+            return Err(Error::InvalidName { reason: "an agent name must not start with \"cheesedb-\", as tokens do" });
         }
         limits::check("agent name length in bytes", name.len(), AGENT_NAME_MAX_BYTES)?;
         limits::check("agents in one store", self.catalog.entries.len() + 1, AGENTS_PER_STORE_MAX)?;

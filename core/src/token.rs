@@ -3,9 +3,12 @@
 use core::fmt;
 use core::str::FromStr;
 
+use alloc::string::String;
+
 use crate::error::Error;
 
-const PREFIX: &str = "cheesedb-";
+/// What every printable token starts with.
+pub(crate) const PREFIX: &str = "cheesedb-";
 
 /// The secret that opens one agent. Its printable form is `cheesedb-` and 64 hex digits.
 #[derive(Clone, PartialEq, Eq)]
@@ -49,6 +52,36 @@ impl FromStr for Token {
     }
 }
 
+/// The shortest run of hex digits that [`conceal_token_digits`] hides: over a third of a
+/// token's 64, and more than any file name of a store holds (16).
+pub const CONCEALED_HEX_RUN_MIN: usize = 24;
+
+/// `text` with every run of [`CONCEALED_HEX_RUN_MIN`] or more hex digits replaced by `…`, so
+/// that a message quoting what a user typed never repeats a token, or most of one, even one
+/// mistyped or cut short.
+pub fn conceal_token_digits(text: &str) -> String {
+    let mut concealed = String::with_capacity(text.len());
+    let mut run = String::new();
+    let flush = |run: &mut String, into: &mut String| {
+        if run.len() >= CONCEALED_HEX_RUN_MIN {
+            into.push('…');
+        } else {
+            into.push_str(run);
+        }
+        run.clear();
+    };
+    for character in text.chars() {
+        if character.is_ascii_hexdigit() {
+            run.push(character);
+        } else {
+            flush(&mut run, &mut concealed);
+            concealed.push(character);
+        }
+    }
+    flush(&mut run, &mut concealed);
+    concealed
+}
+
 /// Decodes exactly 64 hex digits.
 pub(crate) fn decode_hex_32(hex: &str) -> Option<[u8; 32]> {
     let digits = hex.as_bytes();
@@ -81,6 +114,24 @@ mod tests {
         for text in ["", "cheesedb-", "cheesedb-zz", "other-00", &"cheesedb-0".repeat(2)] {
             assert_eq!(text.parse::<Token>(), Err(Error::MalformedToken), "{text}");
         }
+    }
+
+    #[test]
+    fn long_hex_runs_are_concealed_and_short_ones_kept() {
+        let token = Token::from_bytes([0x5a; 32]).to_string();
+        assert_eq!(
+            conceal_token_digits(&alloc::format!("no agent is named {token:?}")),
+            "no agent is named \"cheesedb-…\""
+        );
+        let typo = alloc::format!("{}z{}", &token[..40], &token[41..]);
+        assert!(!conceal_token_digits(&typo).contains("5a5a5a5a5a"), "{typo}");
+        let half = &token[..PREFIX.len() + 32];
+        assert_eq!(conceal_token_digits(half), "cheesedb-…");
+        assert_eq!(
+            conceal_token_digits("agent-0000000000000001/segment-0000000000000002.log"),
+            "agent-0000000000000001/segment-0000000000000002.log"
+        );
+        assert_eq!(conceal_token_digits("id 12 is unknown"), "id 12 is unknown");
     }
 
     #[test]

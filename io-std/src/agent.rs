@@ -62,9 +62,30 @@ impl<S: SharedStorage> Agent<S> {
         self.with(|engine| engine.preview_recall(id, mode))
     }
 
-    /// One lot or memory, read from disk and checked against its digest.
+    /// What `recall(id, mode, removal)` would return, or the error it would refuse with,
+    /// without writing anything. [`Agent::preview_recall`] is this with `Removal::Untrusted`.
+    pub fn preview_recall_with(&self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
+        self.with(|engine| engine.preview_recall_with(id, mode, removal))
+    }
+
+    /// One lot or memory, read from disk and checked against its digest. The content of a
+    /// recalled node is withheld (`None`): a recall hides, whether or not its text is still in
+    /// the files. See [`Agent::audit`].
     pub fn get(&self, id: Id) -> Result<Node, Error> {
         self.with(|engine| engine.get(id))
+    }
+
+    /// Like [`Agent::get`], and also returns the content of a recalled node while its text is
+    /// still in the files (an Untrusted recall before compaction). For a person checking what
+    /// was recalled; never hand it to a model.
+    pub fn audit(&self, id: Id) -> Result<Node, Error> {
+        self.with(|engine| engine.audit(id))
+    }
+
+    /// The name this agent was created with; `AgentDeleted` once it is deleted.
+    pub fn name(&self) -> Result<String, Error> {
+        let number = self.with(|engine| Ok(engine.agent_number()))?;
+        self.store.agent_name(number)
     }
 
     /// The alive lots, ascending.

@@ -52,6 +52,13 @@ fn explain_refusal(read_only: &Option<Arc<AtomicBool>>, error: Error) -> Error {
     }
 }
 
+impl<S: SharedStorage> StoreShared<S> {
+    /// The name of agent `number`, from the catalog.
+    pub(crate) fn agent_name(&self, number: u64) -> Result<String, Error> {
+        lock(&self.catalog)?.agent_name(number)
+    }
+}
+
 /// An open store: a folder holding any number of agents. Cheap to clone; every clone and every
 /// agent handle shares the folder lock, which is released when the last of them is dropped.
 pub struct Store<S: SharedStorage = FileStorage> {

@@ -304,7 +304,7 @@ fn check_crash_state(
     };
     let _ = protocol;
     for id in 1..=model.next_id() {
-        match compare_node(&model, id, agent.get(Id::from(id))) {
+        match compare_node(&model, id, agent.audit(Id::from(id))) {
             Ok(_) => {}
             Err(Mismatch::Corrupt(error)) => return Err(failed("reading after the crash", error)),
             Err(Mismatch::Violation(message)) => return Err(message),

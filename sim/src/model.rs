@@ -218,13 +218,18 @@ impl AgentModel {
         false
     }
 
-    /// What recalling `id` would remove (not `id`), ascending, or why it cannot be recalled.
+    /// What recalling `id` would remove (not `id`), ascending, or why it cannot be recalled:
+    /// the answer of an Untrusted recall.
     pub fn preview(&self, id: u64, mode: Mode) -> Result<Vec<u64>, Error> {
-        match self.node(id) {
-            None => return Err(Error::UnknownId { id: Id::from(id) }),
-            Some(node) if !node.alive => return Err(Error::AlreadyRecalled { id: Id::from(id) }),
-            Some(_) => {}
-        }
+        self.plan(id, mode, Removal::Untrusted).map(|(removed, _)| removed)
+    }
+
+    /// What a recall removes and whose text it erases. A recall of a dead id applies its own
+    /// mode and removal to what is there now, and is refused only when it removes nothing and
+    /// does not erase.
+    fn plan(&self, id: u64, mode: Mode, removal: Removal) -> Result<(Vec<u64>, Vec<u64>), Error> {
+        let Some(node) = self.node(id) else { return Err(Error::UnknownId { id: Id::from(id) }) };
+        let repeated = !node.alive;
         let memories: Vec<u64> = self.alive_memories();
         let removed: Vec<u64> = match mode {
             Mode::Strict => memories.into_iter().filter(|memory| self.has_in_history(*memory, id)).collect(),
@@ -247,38 +252,38 @@ impl AgentModel {
                 dead.into_iter().collect()
             }
         };
-        Ok(removed)
+        if repeated && removed.is_empty() && removal == Removal::Untrusted {
+            return Err(Error::AlreadyRecalled { id: Id::from(id) });
+        }
+        let erased: Vec<u64> = match (removal, repeated) {
+            (Removal::Untrusted, _) => Vec::new(),
+            (Removal::Erase, false) => removed.iter().copied().chain([id]).collect(),
+            // Again: the id, every dead node with it in its history, and what dies now.
+            (Removal::Erase, true) => self
+                .ids()
+                .filter(|other| {
+                    *other == id
+                        || (self.has_in_history(*other, id) && (!self.is_alive(*other) || removed.contains(other)))
+                })
+                .collect(),
+        };
+        Ok((removed, erased))
     }
 
     /// Recalls `id`; returns what died with it, ascending.
     pub fn recall(&mut self, id: u64, mode: Mode, removal: Removal) -> Result<Vec<u64>, Error> {
-        match self.preview(id, mode) {
-            Ok(removed) => {
-                for dead in removed.iter().chain([&id]) {
-                    if let Some(node) = self.node_mut(*dead) {
-                        node.alive = false;
-                        if removal == Removal::Erase {
-                            node.text = Text::Absent;
-                        }
-                    }
-                }
-                Ok(removed)
+        let (removed, erased) = self.plan(id, mode, removal)?;
+        for dead in removed.iter().chain([&id]) {
+            if let Some(node) = self.node_mut(*dead) {
+                node.alive = false;
             }
-            Err(Error::AlreadyRecalled { .. }) if removal == Removal::Erase => {
-                // Erase again: the id and every dead node with it in its history lose their text.
-                let doomed: Vec<u64> = self
-                    .ids()
-                    .filter(|other| *other == id || (!self.is_alive(*other) && self.has_in_history(*other, id)))
-                    .collect();
-                for dead in doomed {
-                    if let Some(node) = self.node_mut(dead) {
-                        node.text = Text::Absent;
-                    }
-                }
-                Ok(Vec::new())
-            }
-            Err(error) => Err(error),
         }
+        for gone in erased {
+            if let Some(node) = self.node_mut(gone) {
+                node.text = Text::Absent;
+            }
+        }
+        Ok(removed)
     }
 
     /// A finished compaction: every dead node's text is gone.
@@ -349,6 +354,16 @@ mod tests {
         assert_eq!(model.remember(b"x", &[vec![99]]), Err(Error::UnknownId { id: Id::from(99) }));
         assert_eq!(model.remember(b"x", &[vec![1]]), Err(Error::DeadParent { id: Id::from(1) }));
         assert_eq!(model.recall(1, Mode::Fair, Removal::Untrusted), Err(Error::AlreadyRecalled { id: Id::from(1) }));
+    }
+
+    #[test]
+    fn a_strict_recall_after_a_fair_one_removes_what_strict_reaches() {
+        let mut model = example();
+        assert_eq!(model.recall(1, Mode::Fair, Removal::Untrusted), Ok(vec![]));
+        assert_eq!(model.preview(1, Mode::Strict), Ok(vec![4, 6]));
+        assert_eq!(model.recall(1, Mode::Strict, Removal::Erase), Ok(vec![4, 6]));
+        let absent: Vec<u64> = model.ids().filter(|id| model.node(*id).unwrap().text == Text::Absent).collect();
+        assert_eq!(absent, vec![1, 4, 6]);
     }
 
     #[test]

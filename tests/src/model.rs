@@ -16,7 +16,8 @@ pub enum Refusal {
     DeadParent,
     /// The recalled id does not exist.
     UnknownId,
-    /// The recalled id is already dead (and the removal was not Erase).
+    /// The recalled id is already dead, and recalling it again would remove nothing and
+    /// erase nothing.
     AlreadyRecalled,
 }
 
@@ -92,66 +93,80 @@ impl Model {
         false
     }
 
-    /// What recalling `id` would remove, ascending, without changing anything.
+    /// What recalling `id` would remove, ascending, without changing anything: the answer of
+    /// an Untrusted recall.
     pub fn preview(&self, id: u64, strict: bool) -> Result<Vec<u64>, Refusal> {
-        match self.nodes.get(&id) {
-            None => return Err(Refusal::UnknownId),
-            Some(node) if !node.alive => return Err(Refusal::AlreadyRecalled),
-            Some(_) => {}
-        }
-        if strict {
-            let removed =
-                self.nodes.keys().copied().filter(|other| self.is_alive(*other) && self.descends_from(*other, id));
-            return Ok(removed.collect());
-        }
-        let mut dead: BTreeSet<u64> = self.nodes.iter().filter(|(_, node)| !node.alive).map(|(id, _)| *id).collect();
-        dead.insert(id);
-        loop {
-            let newly_dead: Vec<u64> = self
-                .nodes
-                .iter()
-                .filter(|(other, node)| !dead.contains(other) && !node.legs.is_empty())
-                .filter(|(_, node)| node.legs.iter().all(|leg| leg.iter().any(|parent| dead.contains(parent))))
-                .map(|(other, _)| *other)
-                .collect();
-            if newly_dead.is_empty() {
-                break;
+        self.preview_with(id, strict, false)
+    }
+
+    /// What `recall(id, strict, erase)` would return, without changing anything.
+    pub fn preview_with(&self, id: u64, strict: bool, erase: bool) -> Result<Vec<u64>, Refusal> {
+        self.plan(id, strict, erase).map(|(removed, _)| removed)
+    }
+
+    /// The memories a recall removes and the nodes it erases. A recall of a dead id applies its
+    /// own mode and removal to what is there now, and is refused only when it removes nothing
+    /// and does not erase.
+    fn plan(&self, id: u64, strict: bool, erase: bool) -> Result<(Vec<u64>, Vec<u64>), Refusal> {
+        let Some(node) = self.nodes.get(&id) else { return Err(Refusal::UnknownId) };
+        let repeated = !node.alive;
+        let removed: Vec<u64> = if strict {
+            self.nodes.keys().copied().filter(|other| self.is_alive(*other) && self.descends_from(*other, id)).collect()
+        } else {
+            let mut dead: BTreeSet<u64> =
+                self.nodes.iter().filter(|(_, node)| !node.alive).map(|(id, _)| *id).collect();
+            dead.insert(id);
+            loop {
+                let newly_dead: Vec<u64> = self
+                    .nodes
+                    .iter()
+                    .filter(|(other, node)| !dead.contains(other) && !node.legs.is_empty())
+                    .filter(|(_, node)| node.legs.iter().all(|leg| leg.iter().any(|parent| dead.contains(parent))))
+                    .map(|(other, _)| *other)
+                    .collect();
+                if newly_dead.is_empty() {
+                    break;
+                }
+                dead.extend(newly_dead);
             }
-            dead.extend(newly_dead);
+            dead.into_iter().filter(|other| *other != id && self.is_alive(*other)).collect()
+        };
+        if repeated && removed.is_empty() && !erase {
+            return Err(Refusal::AlreadyRecalled);
         }
-        Ok(dead.into_iter().filter(|other| *other != id && self.is_alive(*other)).collect())
+        let erased: Vec<u64> = match (erase, repeated) {
+            (false, _) => Vec::new(),
+            (true, false) => removed.iter().copied().chain([id]).collect(),
+            // Again: the id, every dead node with it in its history, and what dies now.
+            (true, true) => self
+                .nodes
+                .keys()
+                .copied()
+                .filter(|other| {
+                    *other == id
+                        || (self.descends_from(*other, id) && (!self.is_alive(*other) || removed.contains(other)))
+                })
+                .collect(),
+        };
+        Ok((removed, erased))
     }
 
     /// Recalls `id`; returns what was removed. With `erase`, marks the text of `id` and of what
-    /// was removed as erased; an already dead `id` may be erased again (with its dead
-    /// descendants).
+    /// was removed as erased; a dead `id` recalled again with `erase` also erases its dead
+    /// descendants.
     pub fn recall(&mut self, id: u64, strict: bool, erase: bool) -> Result<Vec<u64>, Refusal> {
-        match self.preview(id, strict) {
-            Ok(removed) => {
-                for dead in removed.iter().chain([&id]) {
-                    if let Some(node) = self.nodes.get_mut(dead) {
-                        node.alive = false;
-                        node.erased |= erase;
-                    }
-                }
-                Ok(removed)
+        let (removed, erased) = self.plan(id, strict, erase)?;
+        for dead in removed.iter().chain([&id]) {
+            if let Some(node) = self.nodes.get_mut(dead) {
+                node.alive = false;
             }
-            Err(Refusal::AlreadyRecalled) if erase => {
-                let doomed: Vec<u64> = self
-                    .nodes
-                    .keys()
-                    .copied()
-                    .filter(|other| *other == id || (!self.is_alive(*other) && self.descends_from(*other, id)))
-                    .collect();
-                for dead in doomed {
-                    if let Some(node) = self.nodes.get_mut(&dead) {
-                        node.erased = true;
-                    }
-                }
-                Ok(Vec::new())
-            }
-            Err(refusal) => Err(refusal),
         }
+        for gone in erased {
+            if let Some(node) = self.nodes.get_mut(&gone) {
+                node.erased = true;
+            }
+        }
+        Ok(removed)
     }
 
     /// Ids of alive lots (`memories` false) or memories (true), ascending.

@@ -13,7 +13,7 @@ enum Operation {
     AddLot,
     Remember(Vec<Vec<u8>>),
     Recall { target: u8, strict: bool, erase: bool },
-    Preview { target: u8, strict: bool },
+    Preview { target: u8, strict: bool, erase: bool },
     Batch { lots: u8, memories: Vec<Vec<Vec<u8>>> },
     Compact,
     Reopen,
@@ -28,7 +28,7 @@ fn operation() -> impl Strategy<Value = Operation> {
         4 => Just(Operation::AddLot),
         6 => legs().prop_map(Operation::Remember),
         3 => (any::<u8>(), any::<bool>(), any::<bool>()).prop_map(|(target, strict, erase)| Operation::Recall { target, strict, erase }),
-        1 => (any::<u8>(), any::<bool>()).prop_map(|(target, strict)| Operation::Preview { target, strict }),
+        1 => (any::<u8>(), any::<bool>(), any::<bool>()).prop_map(|(target, strict, erase)| Operation::Preview { target, strict, erase }),
         1 => (0..3u8, prop::collection::vec(legs(), 0..3)).prop_map(|(lots, memories)| Operation::Batch { lots, memories }),
         1 => Just(Operation::Compact),
         1 => Just(Operation::Reopen),
@@ -116,7 +116,9 @@ impl Harness {
                 let id = pick(&self.model, *target);
                 let mode = if *strict { Mode::Strict } else { Mode::Fair };
                 let removal = if *erase { Removal::Erase } else { Removal::Untrusted };
+                let previewed = self.agent().preview_recall_with(Id::from(id), mode, removal).map(ids).map_err(refusal);
                 let actual = self.agent().recall(Id::from(id), mode, removal).map(ids).map_err(refusal);
+                assert_eq!(previewed, actual, "the preview of recall {id} strict={strict} erase={erase}");
                 let expected = self.model.recall(id, *strict, *erase).map_err(|refusal| match refusal {
                     Refusal::UnknownId => Refusal::UnknownParent,
                     other => other,
@@ -126,11 +128,16 @@ impl Harness {
                     self.check_erased_text_is_gone();
                 }
             }
-            Operation::Preview { target, strict } => {
+            Operation::Preview { target, strict, erase } => {
                 let id = pick(&self.model, *target);
                 let mode = if *strict { Mode::Strict } else { Mode::Fair };
-                let actual = self.agent().preview_recall(Id::from(id), mode).map(ids).map_err(refusal);
-                let expected = self.model.preview(id, *strict).map_err(|refusal| match refusal {
+                let removal = if *erase { Removal::Erase } else { Removal::Untrusted };
+                let actual = self.agent().preview_recall_with(Id::from(id), mode, removal).map(ids).map_err(refusal);
+                if !*erase {
+                    let untrusted = self.agent().preview_recall(Id::from(id), mode).map(ids).map_err(refusal);
+                    assert_eq!(untrusted, actual, "preview_recall is the Untrusted preview");
+                }
+                let expected = self.model.preview_with(id, *strict, *erase).map_err(|refusal| match refusal {
                     Refusal::UnknownId => Refusal::UnknownParent,
                     other => other,
                 });
@@ -159,6 +166,25 @@ impl Harness {
         }
         assert_eq!(ids(self.agent().lots().unwrap()), self.model.alive(false));
         assert_eq!(ids(self.agent().memories().unwrap()), self.model.alive(true));
+        self.check_recalled_text_is_hidden();
+    }
+
+    /// `get` never shows a recalled node's text; `audit` shows it until an Erase or a
+    /// compaction takes it, and never shows erased text.
+    fn check_recalled_text_is_hidden(&self) {
+        for (id, content) in &self.contents {
+            let node = self.agent().get(Id::from(*id)).unwrap();
+            let audited = self.agent().audit(Id::from(*id)).unwrap();
+            if self.model.is_dead(*id) {
+                assert_eq!(node.content(), None, "get shows the text of recalled {id}");
+                assert!(audited.content().is_none() || audited.content() == Some(content.as_slice()), "audit of {id}");
+            } else {
+                assert_eq!(node.content(), Some(content.as_slice()), "get of alive {id}");
+            }
+            if self.model.is_erased(*id) {
+                assert_eq!(audited.content(), None, "audit shows the erased text of {id}");
+            }
+        }
     }
 
     fn run_batch(&mut self, lots: u8, memories: &[Vec<Vec<u8>>]) {

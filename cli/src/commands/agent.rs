@@ -5,6 +5,7 @@ use serde_json::json;
 use crate::arguments::AgentCommand;
 use crate::commands::Context;
 use crate::failure::Failure;
+use crate::output::escaped;
 use crate::session::open_store;
 use crate::tokens::{tokens_path, SavedTokens};
 
@@ -30,8 +31,9 @@ fn create(name: &str, context: &Context) -> Result<(), Failure> {
     // The token exists only now: print it even if saving it failed, so it is not lost.
     context.printer.result(value, || {
         format!(
-            "created agent {name:?}\ntoken: {token}\nThe token is shown only this once. It is saved in {} (readable by you only) so\nother commands can name the agent; keep a copy somewhere safe too.",
-            tokens_file.display()
+            "created agent {}\ntoken: {token}\nThe token is shown only this once. It is saved in {} (readable by you only) so\nother commands can name the agent; keep a copy somewhere safe too.",
+            escaped(&format!("{name:?}")),
+            escaped(&tokens_file.display().to_string())
         )
     })?;
     saved.map_err(|failure| failure.context("the agent was created but its token could not be saved"))
@@ -49,7 +51,13 @@ fn list(context: &Context) -> Result<(), Failure> {
         }
         names
             .iter()
-            .map(|name| if tokens.contains(name) { name.clone() } else { format!("{name}  (token not saved here)") })
+            .map(|name| {
+                if tokens.contains(name) {
+                    escaped(name)
+                } else {
+                    format!("{}  (token not saved here)", escaped(name))
+                }
+            })
             .collect::<Vec<_>>()
             .join("\n")
     })
@@ -62,5 +70,7 @@ fn delete(name: &str, context: &Context) -> Result<(), Failure> {
     if tokens.remove(name) {
         tokens.save(&context.folder)?;
     }
-    context.printer.result(json!({ "deleted": name }), || format!("deleted agent {name:?} and all its files"))
+    context.printer.result(json!({ "deleted": name }), || {
+        format!("deleted agent {} and all its files", escaped(&format!("{name:?}")))
+    })
 }

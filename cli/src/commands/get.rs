@@ -1,4 +1,4 @@
-//! `cheesedb get AGENT ID`: one lot or memory.
+//! `cheesedb get AGENT ID`: one lot or memory. A recalled one is shown without its text.
 
 use cheesedb::{Id, Node, NodeKind};
 
@@ -7,21 +7,26 @@ use crate::commands::remember::describe_legs;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::nodes::{node_json, LotWord};
+use crate::output::escaped;
 use crate::session::open_agent;
 
-/// Prints the node: JSON `{"id", "kind", "label"|"legs", "alive", "content", "content_encoding"}`.
+/// Prints the node: JSON `{"id", "kind", "label"|"legs", "alive", "content", "content_encoding"}`,
+/// with `content` null for a recalled node.
 pub fn run(arguments: AgentAndId, context: &Context) -> Result<(), Failure> {
     let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
     let node = agent.get(Id::from(arguments.id))?;
-    context.printer.result(node_json(&node, LotWord::Lot), || describe(&node))
+    context
+        .printer
+        .result(node_json(&node, LotWord::Lot), || describe(&node, "(recalled: not shown; see cheesedb audit)"))
 }
 
-fn describe(node: &Node) -> String {
+/// The node as text; `absent` stands where content is missing.
+pub fn describe(node: &Node, absent: &str) -> String {
     let mut lines = vec![format!("id:      {}", node.id)];
     match &node.kind {
         NodeKind::Lot { label } => {
             lines.push(String::from("kind:    lot"));
-            lines.push(format!("label:   {label}"));
+            lines.push(format!("label:   {}", escaped(label)));
         }
         NodeKind::Memory { legs } => {
             lines.push(String::from("kind:    memory"));
@@ -30,8 +35,8 @@ fn describe(node: &Node) -> String {
     }
     lines.push(format!("alive:   {}", if node.is_alive() { "yes" } else { "no (recalled)" }));
     match node.content() {
-        Some(content) => lines.push(format!("content: {}", String::from_utf8_lossy(content))),
-        None => lines.push(String::from("content: (erased)")),
+        Some(content) => lines.push(format!("content: {}", escaped(&String::from_utf8_lossy(content)))),
+        None => lines.push(format!("content: {absent}")),
     }
     lines.join("\n")
 }

@@ -9,7 +9,7 @@ use crate::commands::remember::describe_legs;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::nodes::{all_nodes, node_json, LotWord};
-use crate::output::{preview, write_stdout};
+use crate::output::{escaped, preview, write_stdout};
 use crate::session::open_agent;
 
 const LABEL_CHARACTERS_MAX: usize = 48;
@@ -43,7 +43,8 @@ fn graph_json(nodes: &[Node]) -> Value {
 fn content_preview(node: &Node) -> String {
     match node.content() {
         Some(content) => format!("\"{}\"", preview(content, LABEL_CHARACTERS_MAX)),
-        None => String::from("(text erased)"),
+        None if node.is_alive() => String::from("(text erased)"),
+        None => String::from("(text not shown)"),
     }
 }
 
@@ -56,7 +57,9 @@ fn text(nodes: &[Node]) -> String {
         .map(|node| {
             let state = if node.is_alive() { "" } else { " [recalled]" };
             match &node.kind {
-                NodeKind::Lot { label } => format!("[{}] lot {label} {}{state}", node.id, content_preview(node)),
+                NodeKind::Lot { label } => {
+                    format!("[{}] lot {} {}{state}", node.id, escaped(label), content_preview(node))
+                }
                 NodeKind::Memory { legs } => {
                     format!("[{}] memory {}{state}  <- {}", node.id, content_preview(node), describe_legs(legs))
                 }
@@ -83,7 +86,7 @@ fn dot(nodes: &[Node]) -> String {
         let id = node.id;
         let style = if node.is_alive() { "" } else { ", style=dashed, color=gray50, fontcolor=gray50" };
         let (shape, heading) = match &node.kind {
-            NodeKind::Lot { label } => ("folder", format!("{id}: {label}")),
+            NodeKind::Lot { label } => ("folder", format!("{id}: {}", escaped(label))),
             NodeKind::Memory { .. } => ("box", format!("{id}")),
         };
         let label = dot_escape(&format!("{heading}\n{}", content_preview(node))).replace('\n', "\\n");

@@ -8,7 +8,7 @@ use crate::commands::remember::describe_legs;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::nodes::{legs_json, SourceFinder};
-use crate::output::{content_json, preview};
+use crate::output::{content_json, escaped, preview};
 use crate::session::open_agent;
 
 const PREVIEW_CHARACTERS_MAX: usize = 72;
@@ -35,7 +35,7 @@ fn lots(agent: &Agent) -> Result<(Vec<Value>, Vec<String>), Failure> {
         let NodeKind::Lot { label } = &node.kind else { continue };
         let content = node.content().unwrap_or_default();
         values.push(json!({ "id": id.get(), "label": label, "content": content_json(content).0 }));
-        lines.push(format!("  [{id}] {label}: {}", preview(content, PREVIEW_CHARACTERS_MAX)));
+        lines.push(format!("  [{id}] {}: {}", escaped(label), preview(content, PREVIEW_CHARACTERS_MAX)));
     }
     Ok((values, lines))
 }

@@ -6,6 +6,7 @@ use crate::arguments::LotArguments;
 use crate::commands::text_input::read_content;
 use crate::commands::Context;
 use crate::failure::Failure;
+use crate::output::escaped;
 use crate::session::open_agent;
 
 /// Adds the lot and prints its id.
@@ -14,7 +15,7 @@ pub fn run(arguments: LotArguments, context: &Context) -> Result<(), Failure> {
     let content = read_content(&arguments.content)?;
     let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
     let id = agent.add_lot(&arguments.label, &content)?;
-    context
-        .printer
-        .result(json!({ "id": id.get() }), || format!("added lot {id} ({}, {} bytes)", arguments.label, content.len()))
+    context.printer.result(json!({ "id": id.get() }), || {
+        format!("added lot {id} ({}, {} bytes)", escaped(&arguments.label), content.len())
+    })
 }

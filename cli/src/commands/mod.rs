@@ -2,6 +2,7 @@
 //! `Ok` with the exit status, or the [`Failure`] that stopped it.
 
 pub mod agent;
+pub mod audit;
 pub mod compact;
 pub mod demo;
 pub mod find;
@@ -39,6 +40,7 @@ pub fn run(command: Command, context: &Context) -> Result<u8, Failure> {
         Command::Remember(arguments) => remember::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Recall(arguments) => recall::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Get(arguments) => get::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Audit(arguments) => audit::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::List(arguments) => list::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Graph(arguments) => graph::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Find(arguments) => find::run(arguments, context),

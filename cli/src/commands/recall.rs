@@ -1,6 +1,6 @@
 //! `cheesedb recall AGENT ID [--strict] [--erase] [--dry-run]`.
 
-use cheesedb::{Id, Mode, Removal};
+use cheesedb::{Error, Id, Mode, Removal};
 use serde_json::json;
 
 use crate::arguments::RecallArguments;
@@ -8,33 +8,50 @@ use crate::commands::Context;
 use crate::failure::Failure;
 use crate::session::open_agent;
 
-/// Recalls the id (or previews the recall) and prints the memories removed with it.
+/// Recalls the id (or previews the recall) and prints the memories removed with it. A dry run
+/// asks the same question the recall would, with the same mode and removal, so it gives the
+/// same answer or the same refusal.
 pub fn run(arguments: RecallArguments, context: &Context) -> Result<(), Failure> {
     let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
     let id = Id::from(arguments.id);
     let mode = if arguments.strict { Mode::Strict } else { Mode::Fair };
     let removal = if arguments.erase { Removal::Erase } else { Removal::Untrusted };
-    // Recalling a recalled id again is allowed only to erase what it left on disk.
-    let erasing_leftovers = removal == Removal::Erase && !arguments.dry_run && !agent.get(id)?.is_alive();
-    let removed = if arguments.dry_run { agent.preview_recall(id, mode)? } else { agent.recall(id, mode, removal)? };
+    let repeated = !agent.get(id)?.is_alive();
+    let removed = if arguments.dry_run { agent.preview_recall_with(id, mode, removal) } else { agent.recall(id, mode, removal) }
+        .map_err(|error| match error {
+            Error::AlreadyRecalled { id } => Failure::new(format!(
+                "{id} was already recalled, and recalling it again this way would change nothing (--erase erases the text it left on disk)"
+            )),
+            other => Failure::from(other),
+        })?;
     let numbers: Vec<u64> = removed.iter().map(|id| id.get()).collect();
-    let value = json!({ "recalled": id.get(), "removed": numbers, "dry_run": arguments.dry_run });
-    context.printer.result(value, || {
-        if erasing_leftovers {
-            return format!("{id} was recalled before; the text it and the memories recalled with it left in the files is now erased");
-        }
-        describe(id, &numbers, arguments.dry_run, removal)
-    })
+    let value = json!({ "recalled": id.get(), "removed": numbers, "dry_run": arguments.dry_run, "repeated": repeated });
+    context.printer.result(value, || describe(id, &numbers, arguments.dry_run, removal, repeated))
 }
 
-fn describe(id: Id, removed: &[u64], dry_run: bool, removal: Removal) -> String {
+fn describe(id: Id, removed: &[u64], dry_run: bool, removal: Removal, repeated: bool) -> String {
     let list = if removed.is_empty() {
         String::from("no memory")
     } else {
         removed.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
     };
+    let erased = "the text of it and of every recalled memory with it in its history";
     if dry_run {
-        return format!("a recall of {id} would remove {id} and {list} (dry run: nothing was written)");
+        let target = if repeated {
+            format!("{id} (recalled before) would remove")
+        } else {
+            format!("{id} would remove {id} and")
+        };
+        let erasing =
+            if removal == Removal::Erase && repeated { format!(" and erase {erased}") } else { String::new() };
+        return format!("a recall of {target} {list}{erasing} (dry run: nothing was written)");
+    }
+    if repeated {
+        let text = match removal {
+            Removal::Untrusted => "their text stays in the files until `cheesedb compact`".to_string(),
+            Removal::Erase => format!("{erased} is erased from every file"),
+        };
+        return format!("{id} was recalled before; removed now: {list}\n{text}");
     }
     let text = match removal {
         Removal::Untrusted => "their text stays in the files until `cheesedb compact`",

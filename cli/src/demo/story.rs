@@ -209,8 +209,11 @@ fn outcome(
 ) -> Result<Outcome, Failure> {
     let model_sees_bad_data = context.iter().any(|memory| tainted.contains(&memory.id));
     let answer = answer(model, context);
-    let occurrences_on_disk =
-        search_folder(folder, BAD_WORD.as_bytes(), &ProgressBar::hidden())?.iter().map(|found| found.occurrences).sum();
+    let occurrences_on_disk = search_folder(folder, BAD_WORD.as_bytes(), &ProgressBar::hidden())?
+        .matches
+        .iter()
+        .map(|found| found.occurrences)
+        .sum();
     Ok(Outcome { way, answer, model_sees_bad_data, occurrences_on_disk })
 }
 

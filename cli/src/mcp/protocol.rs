@@ -1,7 +1,9 @@
 //! JSON-RPC 2.0 as MCP uses it over stdio: one message per line, bounded in size.
 
+use std::collections::BTreeMap;
 use std::io::{self, BufRead};
 
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 /// The protocol versions this server speaks, oldest first; the last is offered when a client
@@ -41,13 +43,37 @@ impl RpcError {
     }
 }
 
+/// A request's id exactly as the client wrote it (a string, or a number of any size), so the
+/// response carries the very same id: read as a JSON number, a large integer would come back
+/// as a rounded float.
+#[derive(Debug, Clone)]
+pub struct RequestId(Box<RawValue>);
+
+impl RequestId {
+    /// The id of a response to a message whose id could not be read.
+    pub fn null() -> RequestId {
+        RequestId(RawValue::NULL.to_owned())
+    }
+
+    /// The id as JSON text.
+    pub fn as_json(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for RequestId {
+    fn eq(&self, other: &RequestId) -> bool {
+        self.as_json() == other.as_json()
+    }
+}
+
 /// One incoming line, understood.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
     /// A request: it gets exactly one response.
     Request {
         /// The id to echo (a string or a number).
-        id: Value,
+        id: RequestId,
         /// The method.
         method: String,
         /// The parameters, if any.
@@ -63,7 +89,7 @@ pub enum Incoming {
     /// Not a valid message: answered with this error, with `id` when one could be read.
     Invalid {
         /// The request's id, or null.
-        id: Value,
+        id: RequestId,
         /// Why it is invalid.
         error: RpcError,
     },
@@ -75,7 +101,7 @@ pub fn classify(line: &[u8]) -> Incoming {
         Ok(message) => message,
         Err(error) => {
             let error = RpcError::new(ErrorCode::Parse, format!("the line is not valid JSON: {error}"));
-            return Incoming::Invalid { id: Value::Null, error };
+            return Incoming::Invalid { id: RequestId::null(), error };
         }
     };
     let Value::Object(mut object) = message else {
@@ -84,43 +110,57 @@ pub fn classify(line: &[u8]) -> Incoming {
         } else {
             "a message must be a JSON object"
         };
-        return Incoming::Invalid { id: Value::Null, error: RpcError::new(ErrorCode::InvalidRequest, what) };
+        return Incoming::Invalid { id: RequestId::null(), error: RpcError::new(ErrorCode::InvalidRequest, what) };
     };
     let id = object.remove("id");
     let id_is_usable = matches!(&id, Some(Value::String(_) | Value::Number(_)));
-    let invalid = |id: &Option<Value>, message: &str| Incoming::Invalid {
-        id: if id_is_usable { id.clone().unwrap_or(Value::Null) } else { Value::Null },
+    let exact_id = if id_is_usable { raw_id(line) } else { None };
+    let invalid = |exact_id: &Option<RequestId>, message: &str| Incoming::Invalid {
+        id: exact_id.clone().unwrap_or_else(RequestId::null),
         error: RpcError::new(ErrorCode::InvalidRequest, message),
     };
     if object.get("jsonrpc") != Some(&json!("2.0")) {
-        return invalid(&id, "\"jsonrpc\" must be \"2.0\"");
+        return invalid(&exact_id, "\"jsonrpc\" must be \"2.0\"");
     }
     let method = match object.remove("method") {
         Some(Value::String(method)) => method,
-        Some(_) => return invalid(&id, "\"method\" must be a string"),
+        Some(_) => return invalid(&exact_id, "\"method\" must be a string"),
         None if id_is_usable && (object.contains_key("result") || object.contains_key("error")) => {
             return Incoming::Response
         }
-        None => return invalid(&id, "a request needs a \"method\""),
+        None => return invalid(&exact_id, "a request needs a \"method\""),
     };
     match id {
         None => Incoming::Notification { method },
         Some(Value::String(_) | Value::Number(_)) => {
-            let id = id.unwrap_or(Value::Null);
+            let id = exact_id.unwrap_or_else(RequestId::null);
             Incoming::Request { id, method, params: object.remove("params") }
         }
         Some(_) => invalid(&None, "\"id\" must be a string or a number"),
     }
 }
 
-/// A success response.
-pub fn result_response(id: &Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+/// The id of a message as written, when the line is a JSON object that has one.
+fn raw_id(line: &[u8]) -> Option<RequestId> {
+    let mut fields: BTreeMap<String, Box<RawValue>> = serde_json::from_slice(line).ok()?;
+    fields.remove("id").map(RequestId)
 }
 
-/// An error response.
-pub fn error_response(id: &Value, error: &RpcError) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.code as i32, "message": error.message } })
+/// A response line: the id exactly as the request had it, then `body` (`result` or `error`).
+fn response(id: &RequestId, field: &str, body: &Value) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{},"{field}":{body}}}"#, id.as_json())
+}
+
+/// A success response, as one line of JSON without its line end.
+pub fn result_response(id: &RequestId, result: &Value) -> String {
+    response(id, "result", result)
+}
+
+/// An error response, as one line of JSON without its line end. The message never repeats a
+/// token, whatever the client sent.
+pub fn error_response(id: &RequestId, error: &RpcError) -> String {
+    let message = cheesedb::conceal_token_digits(&error.message);
+    response(id, "error", &json!({ "code": error.code as i32, "message": message }))
 }
 
 /// The version to answer an `initialize` with: the client's when this server speaks it, else
@@ -194,7 +234,8 @@ mod tests {
     #[test]
     fn requests_notifications_and_responses_are_told_apart() {
         let request = classify(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
-        assert_eq!(request, Incoming::Request { id: json!(7), method: "ping".into(), params: None });
+        let seven = RequestId(RawValue::from_string("7".into()).unwrap());
+        assert_eq!(request, Incoming::Request { id: seven, method: "ping".into(), params: None });
         let notification = classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         assert_eq!(notification, Incoming::Notification { method: "notifications/initialized".into() });
         assert_eq!(classify(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#), Incoming::Response);
@@ -216,7 +257,19 @@ mod tests {
     #[test]
     fn the_id_of_an_invalid_request_is_echoed_when_usable() {
         let Incoming::Invalid { id, .. } = classify(br#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#) else { panic!() };
-        assert_eq!(id, json!(3));
+        assert_eq!(id.as_json(), "3");
+    }
+
+    #[test]
+    fn ids_are_echoed_exactly_as_written() {
+        for written in
+            ["123456789012345678901234567890", "-9223372036854775809", "18446744073709551616", r#""a\u00e9b""#, "0"]
+        {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{written},"method":"ping"}}"#);
+            let Incoming::Request { id, .. } = classify(line.as_bytes()) else { panic!("{line}") };
+            let answer = result_response(&id, &json!({}));
+            assert_eq!(answer, format!(r#"{{"jsonrpc":"2.0","id":{written},"result":{{}}}}"#));
+        }
     }
 
     #[test]

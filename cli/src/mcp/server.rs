@@ -2,6 +2,7 @@
 //!
 //! Standard output carries protocol messages only; anything for people goes to standard error.
 
+use std::cell::Cell;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
@@ -10,11 +11,11 @@ use serde_json::{json, Value};
 
 use crate::failure::Failure;
 use crate::mcp::protocol::{
-    classify, error_response, negotiate_version, read_line, result_response, ErrorCode, Incoming, Line, RpcError,
-    LINE_MAX_BYTES,
+    classify, error_response, negotiate_version, read_line, result_response, ErrorCode, Incoming, Line, RequestId,
+    RpcError, LINE_MAX_BYTES,
 };
 use crate::mcp::tools::{self, ToolOutcome};
-use crate::session::{note_repairs, open_store};
+use crate::session::{describe_agent, note_repairs, open_store};
 
 /// What the server tells the model about itself when the session starts.
 const INSTRUCTIONS: &str = "Long-term memory with provenance. Store every source you learn from with add_source, then store what you learn with remember, naming the ids it came from as legs. If a source later proves wrong, malicious or private, forget_source DELETES it and everything learned from it. Read with get and list_memories.";
@@ -25,12 +26,14 @@ pub struct Server {
     folder: PathBuf,
     token: Token,
     agent_name: String,
+    /// Whether an `initialize` was answered: until then only `initialize` and `ping` are served.
+    initialized: Cell<bool>,
 }
 
 impl Server {
     /// A server for the agent that `token` opens in the store at `folder`.
     pub fn new(folder: &Path, token: Token, agent_name: &str) -> Server {
-        Server { folder: folder.to_path_buf(), token, agent_name: agent_name.to_owned() }
+        Server { folder: folder.to_path_buf(), token, agent_name: agent_name.to_owned(), initialized: Cell::new(false) }
     }
 
     /// Answers messages from `input` on `output` until `input` ends.
@@ -40,20 +43,21 @@ impl Server {
             .map_err(|error| Failure::new(format!("cannot read from the client: {error}")))?
         {
             let Some(response) = self.answer(line) else { continue };
-            let mut bytes = serde_json::to_vec(&response).map_err(|error| Failure::new(error.to_string()))?;
+            let mut bytes = response.into_bytes();
             bytes.push(b'\n');
             output.write_all(&bytes).and_then(|()| output.flush()).map_err(write_failed)?;
         }
         Ok(())
     }
 
-    /// The response to one line, or `None` when none is due (notifications, blank lines).
-    pub fn answer(&self, line: Line) -> Option<Value> {
+    /// The response to one line, as one line of JSON, or `None` when none is due
+    /// (notifications, blank lines).
+    pub fn answer(&self, line: Line) -> Option<String> {
         let line = match line {
             Line::Complete(line) => line,
             Line::TooLong => {
                 let message = format!("the message is larger than {LINE_MAX_BYTES} bytes and was skipped");
-                return Some(error_response(&Value::Null, &RpcError::new(ErrorCode::InvalidRequest, message)));
+                return Some(error_response(&RequestId::null(), &RpcError::new(ErrorCode::InvalidRequest, message)));
             }
         };
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -61,7 +65,7 @@ impl Server {
         }
         match classify(&line) {
             Incoming::Request { id, method, params } => Some(match self.request(&method, params.as_ref()) {
-                Ok(result) => result_response(&id, result),
+                Ok(result) => result_response(&id, &result),
                 Err(error) => error_response(&id, &error),
             }),
             Incoming::Notification { .. } | Incoming::Response => None,
@@ -70,8 +74,20 @@ impl Server {
     }
 
     fn request(&self, method: &str, params: Option<&Value>) -> Result<Value, RpcError> {
+        // The lifecycle of the specification: initialize comes first, only ping may precede it.
+        // A method this server does not have is still answered -32601 at once (below), since
+        // a newer client probes with one before it initializes.
+        let before_initialize = !self.initialized.get() && matches!(method, "tools/list" | "tools/call");
+        if before_initialize {
+            let message = format!("{method:?} before initialize: send initialize first (only ping may come before it)");
+            return Err(RpcError::new(ErrorCode::InvalidRequest, message));
+        }
         match method {
-            "initialize" => initialize(params),
+            "initialize" => {
+                let answer = initialize(params)?;
+                self.initialized.set(true);
+                Ok(answer)
+            }
             "ping" => Ok(json!({})),
             "tools/list" => Ok(json!({ "tools": tools::definitions() })),
             "tools/call" => self.call_tool(params),
@@ -94,7 +110,7 @@ impl Server {
                 "isError": false,
             }),
             ToolOutcome::Refused(reason) => json!({
-                "content": [{ "type": "text", "text": reason }],
+                "content": [{ "type": "text", "text": cheesedb::conceal_token_digits(&reason) }],
                 "isError": true,
             }),
         })
@@ -110,7 +126,7 @@ impl Server {
                 Ok((store, agent))
             }
             Err(Error::UnknownToken) => {
-                Err(format!("the agent {:?} was deleted; this server can no longer reach it", self.agent_name))
+                Err(format!("{} was deleted; this server can no longer reach it", describe_agent(&self.agent_name)))
             }
             Err(error) => Err(tools::explain(error)),
         }

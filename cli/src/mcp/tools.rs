@@ -117,7 +117,7 @@ pub fn definitions() -> Value {
         {
             "name": "get",
             "title": "Read one source or memory",
-            "description": "Read one source or memory by id: its text, whether it is still valid (alive), and where it came from (legs and the sources they lead to). Read-only.",
+            "description": "Read one source or memory by id: its text, whether it is still valid (alive), and where it came from (legs and the sources they lead to). A forgotten one has no text (content is null). Read-only.",
             "inputSchema": {
                 "type": "object",
                 "properties": { "id": { "type": "integer", "minimum": 1, "description": "The id to read." } },
@@ -211,12 +211,10 @@ fn forget_source(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Valu
     let erase = arguments.boolean("erase", true)?;
     let dry_run = arguments.boolean("dry_run", false)?;
     let (_store, agent) = open()?;
-    let removed = if dry_run {
-        agent.preview_recall(id, mode)
-    } else {
-        agent.recall(id, mode, if erase { Removal::Erase } else { Removal::Untrusted })
-    }
-    .map_err(explain)?;
+    let removal = if erase { Removal::Erase } else { Removal::Untrusted };
+    // The dry run asks exactly what the deletion would do, so both give the same answer.
+    let removed = if dry_run { agent.preview_recall_with(id, mode, removal) } else { agent.recall(id, mode, removal) }
+        .map_err(explain)?;
     let removed: Vec<u64> = removed.iter().map(|id| id.get()).collect();
     Ok(json!({ "removed": removed, "recalled": id.get(), "erased": erase && !dry_run, "dry_run": dry_run }))
 }
@@ -266,10 +264,29 @@ pub fn explain(error: Error) -> String {
         Error::DeadParent { id } => format!(
             "id {id} was forgotten (deleted) and can no longer be built on; name only sources and memories that are still valid"
         ),
-        Error::AlreadyRecalled { id } => format!("id {id} was already forgotten; there is nothing left to delete"),
+        Error::AlreadyRecalled { id } => format!(
+            "id {id} was already forgotten, and forgetting it again this way would change nothing (with erase, it erases any text left)"
+        ),
+        Error::OutcomeUnknown { operation, path, message } => format!(
+            "storage error while {operation} {path}: {message}. The write may have been stored: check with get before retrying (a retry could store it twice; a forget with erase that was stored finishes its erasure when the memory is next opened)"
+        ),
         Error::NoLegs => String::from("legs is empty: a memory must name what it was learned from, e.g. [[1]]"),
         Error::EmptyLeg { leg_index } => format!("legs[{leg_index}] is empty: each leg must list at least one id"),
         Error::InvalidName { reason } => format!("label refused: {reason}"),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_outcome_tells_the_model_to_check_before_retrying() {
+        let error = Error::OutcomeUnknown { operation: "syncing", path: "segment".into(), message: "EIO".into() };
+        let explained = explain(error);
+        assert!(explained.contains("may have been stored: check with get before retrying"), "{explained}");
+        let refused = explain(Error::Io { operation: "syncing", path: "segment".into(), message: "EIO".into() });
+        assert!(!refused.contains("may have been stored"), "{refused}");
     }
 }

@@ -65,6 +65,11 @@ impl McpProcess {
         message
     }
 
+    /// The next line the server wrote, as written.
+    pub fn receive_line(&mut self) -> String {
+        self.lines.recv_timeout(RESPONSE_TIMEOUT).expect("a response in time")
+    }
+
     /// Whether the server stays silent for `wait`.
     pub fn is_silent_for(&mut self, wait: Duration) -> bool {
         matches!(self.lines.recv_timeout(wait), Err(RecvTimeoutError::Timeout))

@@ -12,7 +12,6 @@ use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::SnapshotPoint;
 use crate::error::Error;
 use crate::graph::{Graph, Location};
-use crate::id::Removal;
 use crate::limits::Options;
 use crate::log::names::{parse_segment_name, segment_path, TEMPORARY_SUFFIX};
 use crate::log::scan::{check_header, find_valid_commit, scan_records_after, Damage, Expected, ScanEnd};
@@ -216,20 +215,11 @@ pub(super) fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, 
             }
             graph.add_memory(legs.iter(), location, content.present.is_some())?;
         }
-        Body::Recall { id, mode, removal } => match graph.preview_recall(id, mode) {
-            Ok(removed) => {
-                graph.kill(id, &removed);
-                if removal == Removal::Erase {
-                    graph.request_erase(removed.into_iter().chain([id]));
-                }
-            }
-            Err(Error::AlreadyRecalled { .. }) if removal == Removal::Erase => {
-                let mut doomed = graph.dead_descendants(id)?;
-                doomed.push(id);
-                graph.request_erase(doomed);
-            }
-            Err(_) => return Err(corrupt("recall of an unknown or already recalled id")),
-        },
+        Body::Recall { id, mode, removal } => {
+            // The same plan the live call made: a repeated recall applies its own mode and removal.
+            let plan = graph.plan_recall(id, mode, removal).map_err(|_| corrupt("recall of an unknown id"))?;
+            graph.apply_recall(&plan);
+        }
         Body::Commit { .. } | Body::Seal { .. } => {}
     }
     Ok(())

@@ -16,7 +16,20 @@ use crate::storage::{Storage, StorageFile};
 
 impl<S: Storage> AgentEngine<S> {
     /// The lot or memory `id`, read from its record on disk and checked against its digest.
+    /// A recalled node's content is withheld (`None`), whether its text is still in the files
+    /// (Untrusted, until compaction) or not: a recall hides. [`AgentEngine::audit`] reads it.
     pub fn get(&self, id: Id) -> Result<Node, Error> {
+        let mut node = self.audit(id)?;
+        if !node.alive {
+            node.content = None;
+        }
+        Ok(node)
+    }
+
+    /// Like [`AgentEngine::get`], but returns the content of a recalled node while its text is
+    /// still in the files (an Untrusted recall, before compaction): for a person auditing what
+    /// was recalled, never for what a model reads.
+    pub fn audit(&self, id: Id) -> Result<Node, Error> {
         self.check_readable()?;
         let location = self.graph.location(id.get())?;
         let segment = u64::from(location.segment);

@@ -9,41 +9,41 @@ use crate::id::{Id, Mode, Removal};
 use crate::storage::Storage;
 
 impl<S: Storage> AgentEngine<S> {
-    /// What a recall of `id` would remove (not `id` itself), ascending. Writes nothing.
+    /// What a recall of `id` would remove (not `id` itself), ascending. Writes nothing. The
+    /// answer is that of an Untrusted recall; see [`AgentEngine::preview_recall_with`].
     pub fn preview_recall(&self, id: Id, mode: Mode) -> Result<Vec<Id>, Error> {
+        self.preview_recall_with(id, mode, Removal::Untrusted)
+    }
+
+    /// What `recall(id, mode, removal)` would return, or the error it would refuse with.
+    /// Writes nothing.
+    pub fn preview_recall_with(&self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         self.check_readable()?;
-        let removed = self.graph.preview_recall(id.get(), mode)?;
-        Ok(removed.into_iter().map(Id::from).collect())
+        let plan = self.graph.plan_recall(id.get(), mode, removal)?;
+        plan.refuse_if_idle()?;
+        Ok(plan.removed.into_iter().map(Id::from).collect())
     }
 
     /// Recalls `id`: it dies, and so does every memory that `mode` says depended on it. Returns
     /// those memories, ascending. With `Removal::Erase`, their text and the text of `id` are
-    /// gone from every file before this returns; an already recalled `id` may be recalled
-    /// again with Erase to erase what an Untrusted recall left on disk.
+    /// gone from every file before this returns.
+    ///
+    /// An id recalled before may be recalled again: the new recall applies its own mode and
+    /// removal (a Strict recall after a Fair one removes what Strict reaches now; an Erase
+    /// after an Untrusted one erases the id and the recalled memories with it in their
+    /// history). It is refused with `AlreadyRecalled` only when it would change nothing.
     pub fn recall(&mut self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         self.check_writable()?;
-        let target = id.get();
-        let removed = match self.graph.preview_recall(target, mode) {
-            Ok(removed) => removed,
-            Err(Error::AlreadyRecalled { .. }) if removal == Removal::Erase => {
-                // The record is the durable intent: if the erasure below is cut short by a
-                // crash, the next open finishes it.
-                self.append(&[Entry::Recall { id: target, mode, removal }])?;
-                let mut doomed = self.graph.dead_descendants(target)?;
-                doomed.push(target);
-                self.graph.request_erase(doomed);
-                self.erase_requested_content()?;
-                return Ok(Vec::new());
-            }
-            Err(error) => return Err(error),
-        };
-        self.append(&[Entry::Recall { id: target, mode, removal }])?;
-        self.graph.kill(target, &removed);
-        if removal == Removal::Erase {
-            self.graph.request_erase(removed.iter().copied().chain([target]));
+        let plan = self.graph.plan_recall(id.get(), mode, removal)?;
+        plan.refuse_if_idle()?;
+        // The record is the durable intent: if an erasure below is cut short by a crash, the
+        // next open finishes it.
+        self.append(&[Entry::Recall { id: id.get(), mode, removal }])?;
+        self.graph.apply_recall(&plan);
+        if !plan.erase.is_empty() {
             self.erase_requested_content()?;
         }
-        Ok(removed.into_iter().map(Id::from).collect())
+        Ok(plan.removed.into_iter().map(Id::from).collect())
     }
 
     /// Redacts, in place, every record covered by an Erase that still keeps its text.

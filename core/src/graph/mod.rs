@@ -10,6 +10,8 @@ mod legs;
 mod node_set;
 mod recall;
 
+pub use recall::RecallPlan;
+
 use alloc::vec::Vec;
 
 use children::{for_each_distinct_parent, Children};
@@ -368,7 +370,10 @@ mod tests {
         assert_eq!(graph.check_parent(3), Err(Error::DeadParent { id: Id::from(3) }));
         assert_eq!(graph.preview_recall(5, Mode::Fair), Err(Error::AlreadyRecalled { id: Id::from(5) }));
         assert_eq!(graph.check_parent(9), Err(Error::UnknownId { id: Id::from(9) }));
-        assert_eq!(graph.dead_descendants(3), Ok(vec![5, 6]));
+        assert_eq!(
+            graph.plan_recall(3, Mode::Fair, crate::id::Removal::Erase).map(|plan| plan.erase),
+            Ok(vec![3, 5, 6])
+        );
         assert_eq!(graph.alive(Kind::Memory).collect::<Vec<_>>(), vec![4]);
     }
 

@@ -8,15 +8,51 @@ use super::legs::{parent_of, split_legs};
 use super::node_set::NodeSet;
 use super::{Graph, FLAG_ALIVE, FLAG_PARENT_DEAD};
 use crate::error::Error;
-use crate::id::{Id, Mode};
+use crate::id::{Id, Mode, Removal};
+
+/// What one recall does to the graph: the memories that die with the recalled id, and the
+/// nodes whose text an Erase covers. Planned before the recall record is written, applied after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallPlan {
+    /// The recalled id.
+    pub id: u64,
+    /// The memories that die with it (not `id` itself), ascending.
+    pub removed: Vec<u64>,
+    /// The nodes an Erase covers, ascending; empty for an Untrusted recall.
+    pub erase: Vec<u64>,
+    /// Whether `id` was recalled before.
+    pub repeated: bool,
+}
+
+impl RecallPlan {
+    /// Refuses, with `AlreadyRecalled`, this plan if it recalls an id recalled before and would
+    /// change nothing: no memory dies and it erases nothing. An Erase is never refused for
+    /// an id recalled before: it makes sure that whatever text is left goes.
+    pub fn refuse_if_idle(&self) -> Result<(), Error> {
+        if self.repeated && self.removed.is_empty() && self.erase.is_empty() {
+            return Err(Error::AlreadyRecalled { id: Id::from(self.id) });
+        }
+        Ok(())
+    }
+}
 
 impl Graph {
-    /// The ids a recall of `id` would remove (not `id` itself), ascending. Changes nothing.
+    /// The ids a recall of `id` would remove (not `id` itself), ascending, as an Untrusted
+    /// recall would do it (so refused with `AlreadyRecalled` when it would change nothing).
+    /// Changes nothing.
     pub fn preview_recall(&self, id: u64, mode: Mode) -> Result<Vec<u64>, Error> {
+        let plan = self.plan_recall(id, mode, Removal::Untrusted)?;
+        plan.refuse_if_idle()?;
+        Ok(plan.removed)
+    }
+
+    /// What a recall of `id` with `mode` and `removal` does. A recall of an id recalled before
+    /// applies its own mode and removal to what is there now: a Strict recall after a Fair one
+    /// removes what Strict reaches, an Erase after an Untrusted one erases the id and every
+    /// recalled memory with it in its history. Changes nothing.
+    pub fn plan_recall(&self, id: u64, mode: Mode, removal: Removal) -> Result<RecallPlan, Error> {
         let flags = super::unpack_flags(self.slot(id)?);
-        if flags & FLAG_ALIVE == 0 {
-            return Err(Error::AlreadyRecalled { id: Id::from(id) });
-        }
+        let repeated = flags & FLAG_ALIVE == 0;
         let target = (id - 1) as u32;
         let mut removed = match mode {
             Mode::Fair => self.fair_closure(target),
@@ -24,7 +60,29 @@ impl Graph {
             Mode::Strict => self.descendants(target, |flags| flags & FLAG_ALIVE != 0),
         };
         removed.sort_unstable();
-        Ok(removed.into_iter().map(|index| u64::from(index) + 1).collect())
+        let removed: Vec<u64> = removed.into_iter().map(|index| u64::from(index) + 1).collect();
+        let erase = match removal {
+            Removal::Untrusted => Vec::new(),
+            // A memory's id is higher than its parents': the recalled id comes first.
+            Removal::Erase if !repeated => [id].into_iter().chain(removed.iter().copied()).collect(),
+            Removal::Erase => {
+                // The text of the id, of every recalled memory with it in its history (whatever
+                // recall killed it), and of what dies now.
+                let mut erase = self.descendants(target, |flags| flags & FLAG_ALIVE == 0);
+                erase.extend(removed.iter().map(|id| (id - 1) as u32));
+                erase.push(target);
+                erase.sort_unstable();
+                erase.dedup();
+                erase.into_iter().map(|index| u64::from(index) + 1).collect()
+            }
+        };
+        Ok(RecallPlan { id, removed, erase, repeated })
+    }
+
+    /// Applies a plan made by [`Graph::plan_recall`] on this graph as it is now.
+    pub fn apply_recall(&mut self, plan: &RecallPlan) {
+        self.kill(plan.id, &plan.removed);
+        self.request_erase(plan.erase.iter().copied());
     }
 
     /// Memories none of whose legs holds once `target` dies, repeated to a fixpoint. Only the
@@ -106,15 +164,6 @@ impl Graph {
             });
         }
         found
-    }
-
-    /// Recalled memories with `id` in their history: what an Erase of an already recalled id
-    /// covers besides the id itself. Ascending.
-    pub fn dead_descendants(&self, id: u64) -> Result<Vec<u64>, Error> {
-        self.slot(id)?;
-        let mut found = self.descendants((id - 1) as u32, |flags| flags & FLAG_ALIVE == 0);
-        found.sort_unstable();
-        Ok(found.into_iter().map(|index| u64::from(index) + 1).collect())
     }
 }
 

@@ -50,7 +50,14 @@ impl World {
         }
         let mut corrupt = None;
         for id in 1..=model.next_id() {
-            match compare_node(model, id, engine.get(Id::from(id))) {
+            // A recall hides: `get` withholds a recalled node's text even while it is on disk.
+            if model.node(id).is_some_and(|node| !node.alive)
+                && engine.get(Id::from(id)).is_ok_and(|node| node.content().is_some())
+            {
+                return Err(Stop::Violation(format!("agent {name}: get shows the text of recalled node {id}")));
+            }
+            // `audit` shows what is on disk, which the model follows.
+            match compare_node(model, id, engine.audit(Id::from(id))) {
                 Ok(Some(text)) => {
                     if let Some(node) = model.nodes.get_mut(id as usize - 1) {
                         node.text = text;

@@ -327,7 +327,7 @@ impl World {
         let id = self.random.between(1, model.next_id() + 1);
         let (engine, storage) = self.engine(agent)?;
         storage.begin_call("get");
-        let result = engine.get(Id::from(id));
+        let result = engine.audit(Id::from(id));
         if result.is_ok() {
             storage.acknowledge().map_err(Stop::Violation)?;
         } else {

@@ -1,0 +1,19 @@
+//! `cheesedb audit AGENT ID`: one lot or memory with the text a recall without `--erase` left
+//! in the files, for a person checking what was recalled. The MCP server offers no such tool.
+
+use cheesedb::Id;
+
+use crate::arguments::AgentAndId;
+use crate::commands::get::describe;
+use crate::commands::Context;
+use crate::failure::Failure;
+use crate::nodes::{node_json, LotWord};
+use crate::session::open_agent;
+
+/// Prints the node as `get` does, with the content of a recalled node while it is still on disk
+/// (null once erased or compacted).
+pub fn run(arguments: AgentAndId, context: &Context) -> Result<(), Failure> {
+    let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
+    let node = agent.audit(Id::from(arguments.id))?;
+    context.printer.result(node_json(&node, LotWord::Lot), || describe(&node, "(erased, or removed by compaction)"))
+}
