@@ -82,6 +82,8 @@ pub type SegmentOutcome = Result<SegmentChecked, SegmentFailed>;
 /// has none), nothing but zeros after the last commit marker, and `kept` if a commit marker
 /// closes at its sequence. Whether the header continues the previous segment is left to
 /// [`AgentEngine::finish_verify`].
+// A failed segment is the rare case; boxing its error would cost every caller for nothing.
+#[allow(clippy::result_large_err)]
 pub fn check_segment(bytes: &[u8], place: &SegmentPlace, kept: Option<&Fingerprint>) -> SegmentOutcome {
     let failed =
         |offset: u64, reason, header| SegmentFailed { error: place.corrupt(offset, reason), visited_end: 0, header };
@@ -287,6 +289,7 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Verification in one thread: each segment is read once, checked, and replayed into the
     /// graph, stopping at the first segment that fails.
+    #[allow(clippy::result_large_err)] // as for `check_segment`
     pub(super) fn verify_in_order(&self, kept: Option<&Fingerprint>) -> Result<Fingerprint, Error> {
         let places = self.segments_to_verify()?;
         let mut outcomes = Vec::with_capacity(places.len());
