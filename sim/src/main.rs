@@ -108,11 +108,13 @@ fn print_summary(summary: &CampaignSummary, seconds: f64) {
     );
     println!("cheesedb-sim: faults injected {} ({})", summary.faults.total(), summary.faults);
     println!(
-        "cheesedb-sim: failures reported {}, corruption detected {}, silent losses reported {}, losses to misdirected writes {}, violations {}, virtual time {} ticks, trace hash {:016x}, wall time {seconds:.1} s",
+        "cheesedb-sim: failures reported {}, corruption detected {}, silent losses reported {}, losses to misdirected writes {}, losses to lost writes {}, lost writes judged after a crash {}, violations {}, virtual time {} ticks, trace hash {:016x}, wall time {seconds:.1} s",
         stats.failures_reported,
         stats.corruption_detected,
         stats.silent_losses_reported,
         stats.misdirected_losses,
+        stats.lost_write_losses,
+        stats.lost_writes_judged,
         summary.violations.len(),
         summary.clock_ticks,
         summary.combined_trace_hash,

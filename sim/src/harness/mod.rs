@@ -8,6 +8,7 @@
 //! misdirected write): reporting it is the right answer, and nothing can continue on that store.
 
 mod checks;
+pub mod markers;
 mod operations;
 mod recovery;
 mod world;
@@ -63,6 +64,12 @@ pub struct RunStats {
     /// Runs ended because a misdirected write lost acknowledged data the engine could not see
     /// (it never reads back what it wrote); see docs/SIMULATION.md.
     pub misdirected_losses: u64,
+    /// Runs ended because a lost write (a stale sector the disk acknowledged) cost acknowledged
+    /// data: the engine never reads back what it wrote, so it cannot see one until a crash.
+    pub lost_write_losses: u64,
+    /// Lost writes judged after a crash: erased text that only the medium still held, which the
+    /// engine then had to report as damage or erase again.
+    pub lost_writes_judged: u64,
 }
 
 impl RunStats {
@@ -82,6 +89,8 @@ impl RunStats {
         self.corruption_detected += other.corruption_detected;
         self.silent_losses_reported += other.silent_losses_reported;
         self.misdirected_losses += other.misdirected_losses;
+        self.lost_write_losses += other.lost_write_losses;
+        self.lost_writes_judged += other.lost_writes_judged;
     }
 }
 
