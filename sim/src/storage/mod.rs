@@ -96,6 +96,11 @@ struct Simulation {
     power: Power,
     /// Counts crashes; handles from an earlier epoch are stale.
     epoch: u64,
+    /// File syncs that succeeded.
+    file_syncs: u64,
+    /// Real time each file sync waits, outside the lock, so that threads writing meanwhile
+    /// queue up behind it as they would behind a disk (virtual time cannot make them wait).
+    sync_pause: std::time::Duration,
     trace: Trace,
 }
 
@@ -283,6 +288,8 @@ impl SimStorage {
             operations: 0,
             power: Power::On,
             epoch: 0,
+            file_syncs: 0,
+            sync_pause: std::time::Duration::ZERO,
             trace: Trace::echoing(std::env::var_os("CHEESEDB_SIM_ECHO").is_some()),
         };
         SimStorage { shared: Shared::new(simulation) }
@@ -378,6 +385,16 @@ impl SimStorage {
     /// Every change not yet durable.
     pub fn pending_changes(&self) -> Vec<PendingChange> {
         self.shared.borrow().disk.pending_changes()
+    }
+
+    /// File syncs that succeeded so far.
+    pub fn file_syncs(&self) -> u64 {
+        self.shared.borrow().file_syncs
+    }
+
+    /// Makes every later file sync wait `pause` of real time (see [`SimStorage`]'s threads).
+    pub fn set_sync_pause(&self, pause: std::time::Duration) {
+        self.shared.borrow_mut().sync_pause = pause;
     }
 
     /// Storage operations so far.
@@ -602,6 +619,7 @@ impl Simulation {
             None
         };
         self.disk.sync_file(inode);
+        self.file_syncs += 1;
         if let Some((offset, old)) = lost {
             self.disk.lose_write(inode, offset, &old);
             let name = self.disk.inode_name(inode);
@@ -815,6 +833,10 @@ impl StorageFile for SimFile {
     }
 
     fn sync(&mut self) -> Result<(), SimError> {
+        let pause = self.shared.borrow().sync_pause;
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
         self.operate("sync", Cost::Sync, 0, |simulation, inode| simulation.sync(inode))
     }
 
