@@ -5,7 +5,8 @@
 //! of contents and segments, and every single choice after that; the same seed replays the same
 //! run exactly (the trace hash proves it). A run ends after its operations, at the first
 //! violation, or when the engine reports corruption caused by a silent fault (a bit flip or a
-//! misdirected write): reporting it is the right answer, and nothing can continue on that store.
+//! misdirected or a lost write): reporting it is the right answer, and nothing can continue on
+//! that store.
 
 mod checks;
 pub mod markers;
