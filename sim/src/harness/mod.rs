@@ -4,9 +4,9 @@
 //! A run is one seed. The seed chooses the fault probabilities, the mix of operations, the size
 //! of contents and segments, and every single choice after that; the same seed replays the same
 //! run exactly (the trace hash proves it). A run ends after its operations, at the first
-//! violation, or when the engine reports corruption caused by a silent fault (a bit flip or a
-//! misdirected or a lost write): reporting it is the right answer, and nothing can continue on
-//! that store.
+//! violation, or when the engine reports corruption caused by a silent fault (a bit flip, a
+//! misdirected write or a lost write): reporting it is the right answer, and nothing can continue
+//! on that store.
 
 mod checks;
 pub mod markers;
