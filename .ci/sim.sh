@@ -5,7 +5,7 @@
 # violation, any mutant that survives, or any fuzz failure.
 #
 # Knobs (environment): SIM_SEEDS (default 2000), SIM_OPS (200), SIM_CRASHES_MIN (10000),
-# SIM_FUZZ_SECONDS (15).
+# SIM_FUZZ_SECONDS (15), SIM_GROUP_COMMIT_SEEDS (100).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -13,6 +13,7 @@ seeds="${SIM_SEEDS:-2000}"
 operations="${SIM_OPS:-200}"
 crashes_min="${SIM_CRASHES_MIN:-10000}"
 fuzz_seconds="${SIM_FUZZ_SECONDS:-15}"
+group_commit_seeds="${SIM_GROUP_COMMIT_SEEDS:-100}"
 log_dir="$(mktemp -d)"
 trap 'rm -rf "$log_dir"' EXIT
 
@@ -30,6 +31,9 @@ crashes=$(sed -n 's/.* crashes \([0-9]*\) (during recovery.*/\1/p' "$log_dir/cam
 ran=$(sed -n 's/^cheesedb-sim: seeds \([0-9]*\),.*/\1/p' "$log_dir/campaign.txt" | head -n 1)
 [ "${ran:-0}" -ge "$seeds" ] || fail "only ${ran:-0} seeds ran"
 [ "${crashes:-0}" -ge "$crashes_min" ] || fail "only ${crashes:-0} crash-and-recover cycles (want $crashes_min)"
+
+section "simulation: the cheesedb crate's threads and group commit, $group_commit_seeds seeds"
+./target/release/cheesedb-sim --group-commit --seeds "$group_commit_seeds"
 
 section "simulation: exhaustive crash states, corruption sweeps, determinism, regressions"
 cargo test --release --locked -p cheesedb-sim

@@ -80,4 +80,29 @@ mod tests {
         assert!(equal_in_constant_time(&a, &a));
         assert!(!equal_in_constant_time(&a, &b));
     }
+
+    #[test]
+    fn hashes_differing_in_one_bit_anywhere_are_unequal() {
+        let reference = token_hash(b"reference");
+        assert!(equal_in_constant_time(&reference, &reference.clone()));
+        for position in 0..reference.len() {
+            for bit in 0..8 {
+                let mut changed = reference;
+                if let Some(byte) = changed.get_mut(position) {
+                    *byte ^= 1 << bit;
+                }
+                assert!(!equal_in_constant_time(&reference, &changed), "byte {position}, bit {bit}");
+                assert!(!equal_in_constant_time(&changed, &reference), "byte {position}, bit {bit}, swapped");
+            }
+            // A whole byte replaced, every other value: only its own value is equal.
+            for value in 0..=u8::MAX {
+                let mut changed = reference;
+                if let Some(byte) = changed.get_mut(position) {
+                    *byte = value;
+                }
+                let same = reference.get(position) == Some(&value);
+                assert_eq!(equal_in_constant_time(&reference, &changed), same, "byte {position} = {value}");
+            }
+        }
+    }
 }

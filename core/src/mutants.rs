@@ -19,16 +19,21 @@ pub enum Mutant {
     StrictLikeFair = 4,
     /// Open leaves an erase journal unapplied, so overwrites a crash tore stay torn.
     SkipEraseJournalReplay = 5,
+    /// A commit marker is taken for its batch without comparing the batch's checksum, so records
+    /// that each check but were never committed together (a redacted record reverted to its text)
+    /// are served.
+    IgnoreBatchChecksum = 6,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 5] = [
+    pub const ALL: [Mutant; 6] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
         Mutant::StrictLikeFair,
         Mutant::SkipEraseJournalReplay,
+        Mutant::IgnoreBatchChecksum,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -39,6 +44,7 @@ impl Mutant {
             Mutant::CutAtFirstDamage => "cut-at-first-damage",
             Mutant::StrictLikeFair => "strict-like-fair",
             Mutant::SkipEraseJournalReplay => "skip-erase-journal-replay",
+            Mutant::IgnoreBatchChecksum => "ignore-batch-checksum",
         }
     }
 

@@ -119,3 +119,180 @@ fn commit_group<S: Storage>(engine: &mut AgentEngine<S>, group: &[Request]) -> V
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    use cheesedb_core::{Options, StorageFile, StoreEngine};
+
+    use super::*;
+    use crate::files::FileStorage;
+
+    /// How long a test waits for something another thread must do before it calls it a hang.
+    const PATIENCE: Duration = Duration::from_secs(20);
+
+    /// While armed, each file sync stops until the test says how it ends.
+    #[derive(Default)]
+    struct Gate {
+        state: Mutex<GateState>,
+        changed: Condvar,
+    }
+
+    #[derive(Default)]
+    struct GateState {
+        armed: bool,
+        /// Syncs that have stopped at the gate so far.
+        arrived: usize,
+        /// How the sync waiting at the gate ends: `Some(true)` fails it.
+        verdict: Option<bool>,
+    }
+
+    impl Gate {
+        fn pass(&self) -> std::io::Result<()> {
+            let mut state = self.state.lock().unwrap();
+            if !state.armed {
+                return Ok(());
+            }
+            state.arrived += 1;
+            self.changed.notify_all();
+            let mut state = self.changed.wait_while(state, |state| state.verdict.is_none()).unwrap();
+            let fail = state.verdict.take() == Some(true);
+            if fail {
+                return Err(std::io::Error::other("the disk refused the sync"));
+            }
+            Ok(())
+        }
+
+        fn wait_for_arrivals(&self, arrivals: usize) {
+            let state = self.state.lock().unwrap();
+            let (_state, timeout) =
+                self.changed.wait_timeout_while(state, PATIENCE, |state| state.arrived < arrivals).unwrap();
+            assert!(!timeout.timed_out(), "no sync reached the gate");
+        }
+
+        fn decide(&self, fail: bool) {
+            self.state.lock().unwrap().verdict = Some(fail);
+            self.changed.notify_all();
+        }
+    }
+
+    #[derive(Clone)]
+    struct GatedStorage {
+        inner: FileStorage,
+        gate: Arc<Gate>,
+    }
+
+    struct GatedFile {
+        inner: <FileStorage as Storage>::File,
+        gate: Arc<Gate>,
+    }
+
+    impl Storage for GatedStorage {
+        type File = GatedFile;
+        type Error = std::io::Error;
+        fn open_file(&self, path: &str, create: bool) -> std::io::Result<GatedFile> {
+            Ok(GatedFile { inner: self.inner.open_file(path, create)?, gate: self.gate.clone() })
+        }
+        fn exists(&self, path: &str) -> std::io::Result<bool> {
+            self.inner.exists(path)
+        }
+        fn list(&self, folder: &str) -> std::io::Result<Vec<String>> {
+            self.inner.list(folder)
+        }
+        fn create_folder(&self, path: &str) -> std::io::Result<()> {
+            self.inner.create_folder(path)
+        }
+        fn remove_folder(&self, path: &str) -> std::io::Result<()> {
+            self.inner.remove_folder(path)
+        }
+        fn rename(&self, from: &str, to: &str) -> std::io::Result<()> {
+            self.inner.rename(from, to)
+        }
+        fn remove_file(&self, path: &str) -> std::io::Result<()> {
+            self.inner.remove_file(path)
+        }
+        fn sync_folder(&self, folder: &str) -> std::io::Result<()> {
+            self.inner.sync_folder(folder)
+        }
+        fn fill_random(&self, out: &mut [u8]) -> std::io::Result<()> {
+            self.inner.fill_random(out)
+        }
+    }
+
+    impl StorageFile for GatedFile {
+        type Error = std::io::Error;
+        fn len(&self) -> std::io::Result<u64> {
+            self.inner.len()
+        }
+        fn read_at(&self, offset: u64, out: &mut [u8]) -> std::io::Result<()> {
+            self.inner.read_at(offset, out)
+        }
+        fn write_at(&mut self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
+            self.inner.write_at(offset, bytes)
+        }
+        fn sync(&mut self) -> std::io::Result<()> {
+            self.gate.pass()?;
+            self.inner.sync()
+        }
+        fn set_len(&mut self, length: u64) -> std::io::Result<()> {
+            self.inner.set_len(length)
+        }
+    }
+
+    /// Starts a writer on its own thread; its result arrives on the returned channel.
+    fn writer(shared: &Arc<Shared<GatedStorage>>, name: &str) -> mpsc::Receiver<Result<Id, Error>> {
+        let (sender, receiver) = mpsc::channel();
+        let shared = shared.clone();
+        let content = name.as_bytes().to_vec();
+        std::thread::spawn(move || sender.send(shared.add_lot("writer", &content)));
+        receiver
+    }
+
+    fn wait_for_queued(shared: &Shared<GatedStorage>, queued: usize) {
+        let started = Instant::now();
+        while shared.queue.lock().unwrap().requests.len() < queued {
+            assert!(started.elapsed() < PATIENCE, "the writers never queued");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    fn answer(receiver: &mpsc::Receiver<Result<Id, Error>>) -> Result<Id, Error> {
+        receiver.recv_timeout(PATIENCE).expect("a writer hung")
+    }
+
+    #[test]
+    fn a_failed_sync_fails_every_writer_of_its_group_and_poisons_the_agent() {
+        let folder = tempfile::tempdir().unwrap();
+        let gate = Arc::new(Gate::default());
+        let storage = GatedStorage { inner: FileStorage::new(folder.path()), gate: gate.clone() };
+        let mut store = StoreEngine::open(storage, Options::default()).unwrap();
+        let token = store.create_agent("alice").unwrap();
+        let engine = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
+        let shared = Arc::new(Shared::new(engine));
+        gate.state.lock().unwrap().armed = true;
+
+        // The first writer leads alone and holds its sync while three more queue behind it.
+        let first = writer(&shared, "first");
+        gate.wait_for_arrivals(1);
+        let group: Vec<_> = ["second", "third", "fourth"].iter().map(|name| writer(&shared, name)).collect();
+        wait_for_queued(&shared, 3);
+        gate.decide(false);
+        assert_eq!(answer(&first), Ok(Id::from(1)));
+
+        // The three are one group: one of them leads it, the others wait on its sync, which
+        // fails while a fifth writer queues behind it.
+        gate.wait_for_arrivals(2);
+        let late = writer(&shared, "late");
+        wait_for_queued(&shared, 1);
+        gate.decide(true);
+        for receiver in &group {
+            let result = answer(receiver);
+            assert!(matches!(result, Err(Error::OutcomeUnknown { .. })), "a writer of the failed group got {result:?}");
+        }
+        assert_eq!(answer(&late), Err(Error::Poisoned));
+        assert_eq!(shared.add_lot("after", b"after"), Err(Error::Poisoned));
+        assert_eq!(gate.state.lock().unwrap().arrived, 2, "nothing was synced after the failure");
+    }
+}

@@ -16,6 +16,7 @@ pub mod campaign;
 pub mod canary;
 pub mod compare;
 pub mod explore;
+pub mod group_commit;
 pub mod harness;
 pub mod model;
 pub mod random;

@@ -42,6 +42,39 @@ struct Arguments {
     /// Replay a workload whose choices are the bytes of this file (a fuzzer's input).
     #[arg(long, value_name = "FILE")]
     from_bytes: Option<std::path::PathBuf>,
+    /// Run the threaded workload instead: the `cheesedb` crate's Store and Agent, writers on
+    /// several threads sharing group commits, crashes and failed syncs (--seeds, --first).
+    #[arg(long)]
+    group_commit: bool,
+}
+
+/// Runs the threaded group-commit workload over `seeds` seeds from `first_seed`.
+fn run_group_commit(first_seed: u64, seeds: u64) -> ExitCode {
+    use cheesedb_sim::group_commit::{run_group_commit_campaign, GroupCommitConfig};
+    let started = Instant::now();
+    let outcome = run_group_commit_campaign(first_seed, seeds, GroupCommitConfig::default());
+    let seconds = started.elapsed().as_secs_f64();
+    match outcome {
+        Ok(stats) => {
+            println!(
+                "cheesedb-sim: group commit: seeds {seeds}, acknowledged writes {}, failed writes {} ({} of them stored after all), crashes {}, reopens {}, syncs while writing {}, wall time {seconds:.1} s",
+                stats.acknowledged,
+                stats.failed,
+                stats.failed_but_stored,
+                stats.crashes,
+                stats.reopens,
+                stats.syncs_while_writing,
+            );
+            ExitCode::SUCCESS
+        }
+        Err((seed, message)) => {
+            println!("cheesedb-sim: group commit: VIOLATION in seed {seed}: {message}");
+            println!(
+                "cheesedb-sim: run again with: cheesedb-sim --group-commit --seed {seed} (threads may need a few runs)"
+            );
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Replays a fuzzer's input with the simulation fuzz target's step count.
@@ -108,11 +141,13 @@ fn print_summary(summary: &CampaignSummary, seconds: f64) {
     );
     println!("cheesedb-sim: faults injected {} ({})", summary.faults.total(), summary.faults);
     println!(
-        "cheesedb-sim: failures reported {}, corruption detected {}, silent losses reported {}, losses to misdirected writes {}, violations {}, virtual time {} ticks, trace hash {:016x}, wall time {seconds:.1} s",
+        "cheesedb-sim: failures reported {}, corruption detected {}, silent losses reported {}, losses to misdirected writes {}, losses to lost writes {}, lost writes judged after a crash {}, violations {}, virtual time {} ticks, trace hash {:016x}, wall time {seconds:.1} s",
         stats.failures_reported,
         stats.corruption_detected,
         stats.silent_losses_reported,
         stats.misdirected_losses,
+        stats.lost_write_losses,
+        stats.lost_writes_judged,
         summary.violations.len(),
         summary.clock_ticks,
         summary.combined_trace_hash,
@@ -149,6 +184,9 @@ fn main() -> ExitCode {
         Some(seed) => (seed, 1),
         None => (arguments.first, arguments.seeds),
     };
+    if arguments.group_commit {
+        return run_group_commit(first_seed, seeds);
+    }
     let jobs = arguments.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |count| count.get()));
     let config = CampaignConfig {
         first_seed,

@@ -63,6 +63,11 @@ impl<S: Storage> AgentEngine<S> {
             return Err(corrupt("record holds another id"));
         }
         let content = match content.present {
+            // The graph knows this text was erased: a record that holds it again is a stale
+            // copy (a write the disk acknowledged and lost), never something to serve.
+            Some(_) if !self.graph.is_content_on_disk(id.get()) => {
+                return Err(corrupt("erased content is back on disk"));
+            }
             Some((salt, bytes)) => {
                 if !equal_in_constant_time(&content_digest(salt, bytes), &content.digest) {
                     return Err(corrupt("content does not match its digest"));

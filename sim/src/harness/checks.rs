@@ -4,10 +4,13 @@ use std::collections::BTreeMap;
 
 use cheesedb_core::{Id, Mode};
 
+use super::markers::first_mismatched_marker;
+use super::recovery::MARKER_MISMATCH_PASSED;
 use super::world::{Step, Stop, World};
 use crate::canary;
 use crate::compare::{compare_node, shape_matches, Mismatch};
 use crate::model::Text;
+use crate::storage::FaultKind;
 
 impl World {
     /// Checks agent `index` in full: shape, every node, verify, previews, erased text; after a
@@ -32,6 +35,7 @@ impl World {
             previews.extend(alive.iter().copied().take(preview_count));
         }
         let extra: Vec<u64> = (0..preview_count).map(|_| self.random.next_u64()).collect();
+        let storage = self.storage.clone();
         let slot = self.slot(index)?;
         let name = slot.name.clone();
         let engine =
@@ -82,7 +86,17 @@ impl World {
                 None => engine.verify(),
             };
             match verified {
-                Ok(fingerprint) if fingerprint == engine.head() => {}
+                Ok(fingerprint) if fingerprint == engine.head() => {
+                    let paths: Vec<String> = engine
+                        .segments_to_verify()
+                        .map(|places| places.into_iter().map(|place| place.path).collect())
+                        .unwrap_or_default();
+                    if let Some((path, offset)) = first_mismatched_marker(&storage, &paths) {
+                        return Err(Stop::Violation(format!(
+                            "agent {name}: {MARKER_MISMATCH_PASSED} at {path} offset {offset} does not match its batch"
+                        )));
+                    }
+                }
                 Ok(fingerprint) => {
                     return Err(Stop::Violation(format!(
                         "agent {name}: verify returned {fingerprint}, the head is {}",
@@ -142,12 +156,40 @@ impl World {
                 }
             }
         });
+        // Text found only on the medium may be a lost write's stale sector, which the engine
+        // cannot see until it reads the medium again: judged after a crash, right after this step.
+        let lost_writes = self.storage.fault_counts().count(FaultKind::LostWrite) > 0;
+        let mut served = std::collections::BTreeSet::new();
+        let mut judge = false;
+        if lost_writes {
+            self.storage.visit_cached_images(|_, bytes| canary::find_markers(bytes, seed, &mut served));
+        }
         for slot in &self.agents {
             for (position, node) in slot.model.nodes.iter().enumerate() {
                 if node.text != Text::Absent {
                     continue;
                 }
                 let Some(serial) = canary::serial_of(&node.content) else { continue };
+                if found.contains(&serial) && lost_writes && !served.contains(&serial) {
+                    judge = true;
+                    continue;
+                }
+                if found.contains(&serial) && lost_writes {
+                    // A lost write the engine may not have read back yet (an open that resumed
+                    // from a snapshot reads nothing before it): asked, it must report the damage.
+                    let verified = slot.engine.as_ref().map(|engine| {
+                        self.storage.suspend_faults(true);
+                        let verified = engine.verify();
+                        self.storage.suspend_faults(false);
+                        verified
+                    });
+                    if let Some(Err(error)) =
+                        verified.filter(|verified| verified.as_ref().is_err_and(|error| error.is_corruption()))
+                    {
+                        let during = format!("{during}: verify of {} after a lost write", slot.name);
+                        return self.corruption(&error, &during);
+                    }
+                }
                 if found.contains(&serial) {
                     let place = places.get(&serial).cloned().unwrap_or_default();
                     return Err(Stop::Violation(format!(
@@ -158,6 +200,7 @@ impl World {
                 }
             }
         }
+        self.lost_write_to_judge |= judge;
         Ok(())
     }
 }

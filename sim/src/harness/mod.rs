@@ -4,10 +4,12 @@
 //! A run is one seed. The seed chooses the fault probabilities, the mix of operations, the size
 //! of contents and segments, and every single choice after that; the same seed replays the same
 //! run exactly (the trace hash proves it). A run ends after its operations, at the first
-//! violation, or when the engine reports corruption caused by a silent fault (a bit flip or a
-//! misdirected write): reporting it is the right answer, and nothing can continue on that store.
+//! violation, or when the engine reports corruption caused by a silent fault (a bit flip, a
+//! misdirected write or a lost write): reporting it is the right answer, and nothing can continue
+//! on that store.
 
 mod checks;
+pub mod markers;
 mod operations;
 mod recovery;
 mod world;
@@ -63,6 +65,12 @@ pub struct RunStats {
     /// Runs ended because a misdirected write lost acknowledged data the engine could not see
     /// (it never reads back what it wrote); see docs/SIMULATION.md.
     pub misdirected_losses: u64,
+    /// Runs ended because a lost write (a stale sector the disk acknowledged) cost acknowledged
+    /// data: the engine never reads back what it wrote, so it cannot see one until a crash.
+    pub lost_write_losses: u64,
+    /// Lost writes judged after a crash: erased text that only the medium still held, which the
+    /// engine then had to report as damage or erase again.
+    pub lost_writes_judged: u64,
 }
 
 impl RunStats {
@@ -82,6 +90,8 @@ impl RunStats {
         self.corruption_detected += other.corruption_detected;
         self.silent_losses_reported += other.silent_losses_reported;
         self.misdirected_losses += other.misdirected_losses;
+        self.lost_write_losses += other.lost_write_losses;
+        self.lost_writes_judged += other.lost_writes_judged;
     }
 }
 

@@ -204,6 +204,10 @@ impl World {
     /// rewritten segment, or an append that landed in another file may simply be missing. The
     /// run ends there, counted, as it does when the engine reports corruption.
     fn excuse_silent_loss(&mut self, index: usize, message: String) -> Step {
+        if message.contains(MARKER_MISMATCH_PASSED) {
+            // Whatever the disk did, verify must never pass it.
+            return Err(Stop::Violation(message));
+        }
         let faults = self.storage.fault_counts();
         let slot = self.slot(index)?;
         let Some(engine) = slot.engine.as_ref() else { return Err(Stop::Violation(message)) };
@@ -224,13 +228,17 @@ impl World {
             slot.kept = None;
             self.stats.silent_losses_reported += 1;
             let checked = self.check_agent(index, false);
-            if checked.is_ok() || faults.count(crate::storage::FaultKind::MisdirectedWrite) == 0 {
+            if checked.is_ok() || !unseen_writes_possible(&faults) {
                 return checked;
             }
         }
         if faults.count(crate::storage::FaultKind::MisdirectedWrite) > 0 {
             self.stats.misdirected_losses += 1;
             return Err(Stop::Detected(format!("a misdirected write cost acknowledged data: {message}")));
+        }
+        if faults.count(crate::storage::FaultKind::LostWrite) > 0 && !erased_text_is_back(&message) {
+            self.stats.lost_write_losses += 1;
+            return Err(Stop::Detected(format!("a lost write cost acknowledged data: {message}")));
         }
         Err(Stop::Violation(message))
     }
@@ -266,3 +274,21 @@ impl World {
         }
     }
 }
+
+/// Whether a fault may have lost a write without the engine seeing it (it never reads back what
+/// it wrote): a misdirected write, or a lost one.
+fn unseen_writes_possible(faults: &crate::storage::FaultCounts) -> bool {
+    faults.count(crate::storage::FaultKind::MisdirectedWrite) > 0
+        || faults.count(crate::storage::FaultKind::LostWrite) > 0
+}
+
+/// Whether a violation says that erased text came back (in a file, or served by `get`), or that
+/// `get` served a content other than the one written: never excused by a lost write, which may
+/// cost acknowledged data but must never bring back what an Erase removed or change a text.
+fn erased_text_is_back(message: &str) -> bool {
+    ["must be gone", "its text is Absent", "content is different"].iter().any(|words| message.contains(words))
+}
+
+/// The words of the violation that finds a commit marker not matching its batch after `verify`
+/// passed.
+pub(crate) const MARKER_MISMATCH_PASSED: &str = "verify passed, but the commit marker";

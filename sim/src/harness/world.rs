@@ -195,6 +195,9 @@ pub(crate) struct World {
     /// Whether an attempt of the current reopen failed (a crash or an error during recovery):
     /// the report of the open that cut a torn write may then have been lost with it.
     pub(crate) recovery_interrupted: bool,
+    /// Erased text was found only on the medium, where a lost write may have left it: the next
+    /// step is a crash, after which the engine must report the damage or have erased the text.
+    pub(crate) lost_write_to_judge: bool,
 }
 
 impl World {
@@ -207,7 +210,7 @@ impl World {
         let violation = match ended {
             Ok(()) => None,
             Err(Stop::Detected(_)) => {
-                if world.stats.misdirected_losses == 0 {
+                if world.stats.misdirected_losses == 0 && world.stats.lost_write_losses == 0 {
                     world.stats.corruption_detected += 1;
                 }
                 None
@@ -266,6 +269,7 @@ impl World {
             step: 0,
             faults_at_last_check: 0,
             recovery_interrupted: false,
+            lost_write_to_judge: false,
         }
     }
 
@@ -275,6 +279,10 @@ impl World {
             self.step += 1;
             self.stats.operations += 1;
             self.one_step()?;
+            if core::mem::take(&mut self.lost_write_to_judge) {
+                self.stats.lost_writes_judged += 1;
+                self.reopen(true)?;
+            }
         }
         // Every run ends with a crash or a clean reopen and the full check.
         let crash = self.random.chance(0.5);

@@ -115,6 +115,9 @@ pub(crate) struct Inode {
     pub(crate) durable: Vec<u8>,
     pub(crate) volatile: Vec<u8>,
     pub(crate) pending: Vec<FileChange>,
+    /// Whether a lost write left the medium behind the cache in places a sync does not know
+    /// of: a sync then applies only its pending changes, so the stale sector stays stale.
+    pub(crate) stale: bool,
 }
 
 /// The path of the folder holding `path` (`""` for the root).
@@ -125,6 +128,13 @@ pub(crate) fn parent(path: &str) -> &str {
 /// The last part of `path`.
 pub(crate) fn base_name(path: &str) -> &str {
     path.rsplit_once('/').map_or(path, |(_, name)| name)
+}
+
+/// Whether `image` holds a byte other than zero in the `length` bytes from `offset`.
+fn holds_data(image: &[u8], offset: u64, length: u64) -> bool {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(image.len());
+    let end = usize::try_from(offset.saturating_add(length)).unwrap_or(usize::MAX).min(image.len());
+    image.get(start..end).is_some_and(|bytes| bytes.iter().any(|byte| *byte != 0))
 }
 
 fn write_into(image: &mut Vec<u8>, offset: u64, bytes: &[u8]) {
@@ -259,9 +269,70 @@ impl Disk {
     /// Makes everything written to `inode` durable.
     pub(crate) fn sync_file(&mut self, inode: usize) {
         if let Some(file) = self.inodes.get_mut(inode) {
-            file.durable.clone_from(&file.volatile);
-            file.pending.clear();
+            if file.stale {
+                for change in file.pending.drain(..) {
+                    change.apply(&mut file.durable, Fate::Keep);
+                }
+            } else {
+                file.durable.clone_from(&file.volatile);
+                file.pending.clear();
+            }
         }
+    }
+
+    /// The stretch a lost write would leave stale if `inode` were synced now: one sector of its
+    /// `pick`-th pending write (as `pick` chooses among their count), with the bytes the medium
+    /// holds there before the sync (zeros past its end). `None` if nothing is pending.
+    pub(crate) fn sector_to_lose(&self, inode: usize, mut pick: impl FnMut(u64) -> u64) -> Option<(u64, Vec<u8>)> {
+        let file = self.inodes.get(inode)?;
+        let mut writes: Vec<(u64, u64)> = file
+            .pending
+            .iter()
+            .filter_map(|change| match change {
+                FileChange::Write { offset, bytes } if !bytes.is_empty() => Some((*offset, bytes.len() as u64)),
+                _ => None,
+            })
+            .collect();
+        // Where the medium held older data, a lost write brings it back: prefer those.
+        if self.overwrites_in_place(inode) {
+            writes.retain(|(offset, length)| holds_data(&file.durable, *offset, *length));
+        }
+        let (offset, length) = *writes.get(pick(writes.len() as u64) as usize)?;
+        let first_sector = offset / SECTOR_BYTES;
+        let last_sector = (offset + length - 1) / SECTOR_BYTES;
+        let sector = first_sector + pick(last_sector - first_sector + 1);
+        let start = (sector * SECTOR_BYTES).max(offset);
+        let end = ((sector + 1) * SECTOR_BYTES).min(offset + length);
+        let old = (start..end)
+            .map(|position| {
+                usize::try_from(position).ok().and_then(|index| file.durable.get(index)).copied().unwrap_or(0)
+            })
+            .collect();
+        Some((start, old))
+    }
+
+    /// Whether a pending write of `inode` overwrites data already on the medium (rather than
+    /// appending, or filling space set aside as zeros).
+    pub(crate) fn overwrites_in_place(&self, inode: usize) -> bool {
+        self.inodes.get(inode).is_some_and(|file| {
+            file.pending.iter().any(|change| match change {
+                FileChange::Write { offset, bytes } => holds_data(&file.durable, *offset, bytes.len() as u64),
+                FileChange::SetLength { .. } => false,
+            })
+        })
+    }
+
+    /// Puts `old` back on the medium at `offset` of `inode` (within its durable length), leaving
+    /// the cache as it is: the write there was lost.
+    pub(crate) fn lose_write(&mut self, inode: usize, offset: u64, old: &[u8]) {
+        let Some(file) = self.inodes.get_mut(inode) else { return };
+        let length = file.durable.len();
+        let Ok(start) = usize::try_from(offset) else { return };
+        let end = start.saturating_add(old.len()).min(length);
+        if let (Some(target), Some(source)) = (file.durable.get_mut(start..end), old.get(..end.saturating_sub(start))) {
+            target.copy_from_slice(source);
+        }
+        file.stale = true;
     }
 
     /// A failed sync: each pending change may have reached the disk, as `fates` says; all stay
@@ -337,6 +408,7 @@ impl Disk {
                 change.apply(&mut file.durable, fates.next().unwrap_or(Fate::Drop));
             }
             file.volatile.clone_from(&file.durable);
+            file.stale = false;
         }
         for change in self.pending_names.drain(..) {
             if fates.next().is_some_and(|fate| fate != Fate::Drop) {

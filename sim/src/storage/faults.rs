@@ -29,11 +29,15 @@ pub enum FaultKind {
     BitFlip,
     /// A write reports success but its bytes land at another offset or in another file.
     MisdirectedWrite,
+    /// A file sync reports success but one sector of one of its writes never reaches the medium:
+    /// the medium keeps its older durable bytes there (a stale sector) while the cache shows the
+    /// new ones, until a crash, or until a later write of that sector is synced.
+    LostWrite,
 }
 
 impl FaultKind {
     /// Every kind, in the order summaries print them.
-    pub const ALL: [FaultKind; 9] = [
+    pub const ALL: [FaultKind; 10] = [
         FaultKind::SyncFailed,
         FaultKind::FolderSyncFailed,
         FaultKind::WriteFailed,
@@ -43,6 +47,7 @@ impl FaultKind {
         FaultKind::NameChangeFailed,
         FaultKind::BitFlip,
         FaultKind::MisdirectedWrite,
+        FaultKind::LostWrite,
     ];
 
     /// The kind's name in summaries and on the command line.
@@ -57,13 +62,14 @@ impl FaultKind {
             FaultKind::NameChangeFailed => "name-change-failed",
             FaultKind::BitFlip => "bit-flip",
             FaultKind::MisdirectedWrite => "misdirected-write",
+            FaultKind::LostWrite => "lost-write",
         }
     }
 
     /// Whether the fault is silent: the operation reports success, and only a later read or
     /// check can notice the damage.
     pub fn is_silent(self) -> bool {
-        matches!(self, FaultKind::BitFlip | FaultKind::MisdirectedWrite)
+        matches!(self, FaultKind::BitFlip | FaultKind::MisdirectedWrite | FaultKind::LostWrite)
     }
 
     fn position(self) -> usize {
@@ -95,7 +101,7 @@ impl FaultCounts {
         self.counts.iter().sum()
     }
 
-    /// Silent faults (bit flips and misdirected writes).
+    /// Silent faults (bit flips, misdirected and lost writes).
     pub fn silent(&self) -> u64 {
         FaultKind::ALL.iter().filter(|kind| kind.is_silent()).map(|kind| self.count(*kind)).sum()
     }
@@ -188,6 +194,8 @@ pub struct FaultPlan {
     pub bit_flip: f64,
     /// Per write.
     pub misdirected_write: f64,
+    /// Per file sync that makes at least one write durable.
+    pub lost_write: f64,
     /// What a crash does to unsynced changes.
     pub crash: CrashOdds,
     /// Virtual time each operation takes, before jitter: reads, writes, syncs.
@@ -207,6 +215,7 @@ impl FaultPlan {
             name_change_failed: 0.0,
             bit_flip: 0.0,
             misdirected_write: 0.0,
+            lost_write: 0.0,
             crash: CrashOdds { keep: 0.4, prefix: 0.2, garble: 0.1, keep_name_change: 0.5 },
             latency_ticks: [1, 2, 50],
         }
@@ -251,6 +260,7 @@ impl FaultPlan {
         plan.name_change_failed = rate(0.005);
         plan.bit_flip = rate(0.0005);
         plan.misdirected_write = rate(0.001);
+        plan.lost_write = rate(0.004);
         plan
     }
 }

@@ -1,0 +1,52 @@
+//! A token opens its agent only when the hash the catalog keeps equals the presented token's hash
+//! in every bit: hashes that differ in one bit, at any position, never match.
+
+use cheesedb::{Error, Options, StorageFile};
+use cheesedb_core::codec::catalog_file::{CatalogEntry, CatalogFile};
+use cheesedb_core::log::names::CATALOG_FILE;
+use cheesedb_core::memory::MemoryStorage;
+use cheesedb_core::{Storage, StoreEngine};
+
+fn read_catalog(storage: &MemoryStorage) -> CatalogFile {
+    let bytes = storage.files().into_iter().find(|(path, _)| path == CATALOG_FILE).unwrap().1;
+    CatalogFile::decode(&bytes).unwrap()
+}
+
+fn write_catalog(storage: &MemoryStorage, catalog: &CatalogFile) {
+    let mut file = storage.open_file(CATALOG_FILE, false).unwrap();
+    file.set_len(0).unwrap();
+    file.write_at(0, &catalog.encode()).unwrap();
+}
+
+#[test]
+fn a_stored_hash_one_bit_off_at_any_position_opens_nothing() {
+    let storage = MemoryStorage::default();
+    let mut store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
+    let token = store.create_agent("alice").unwrap();
+    let alice = store.authenticate(&token).unwrap();
+    drop(store);
+    let genuine = read_catalog(&storage);
+    let entry = genuine.entries[0].clone();
+    for position in 0..entry.token_hash.len() {
+        for bit in 0..8 {
+            let mut near = entry.token_hash;
+            near[position] ^= 1 << bit;
+            // Alice's stored hash one bit off: her own token no longer opens her.
+            let mut damaged = genuine.clone();
+            damaged.entries[0].token_hash = near;
+            write_catalog(&storage, &damaged);
+            let store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
+            assert_eq!(store.authenticate(&token), Err(Error::UnknownToken), "byte {position}, bit {bit}");
+            // Beside the genuine hash, a near twin never answers in its place.
+            let mut twins = genuine.clone();
+            twins.next_number = genuine.next_number + 1;
+            twins.entries.push(CatalogEntry { number: genuine.next_number, token_hash: near, name: "twin".into() });
+            write_catalog(&storage, &twins);
+            let store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
+            assert_eq!(store.authenticate(&token), Ok(alice), "byte {position}, bit {bit}");
+        }
+    }
+    write_catalog(&storage, &genuine);
+    let store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
+    assert_eq!(store.authenticate(&token), Ok(alice));
+}
