@@ -32,6 +32,11 @@ pub struct Arguments {
     #[arg(long, global = true, value_name = "IO", env = "CHEESEDB_IO", default_value_t = cheesedb::Io::Std)]
     pub io: cheesedb::Io,
 
+    /// Open the store read-only: nothing is written, every write is refused, and the store may
+    /// sit on read-only media; other readers may share it, a writer may not
+    #[arg(long, global = true)]
+    pub read_only: bool,
+
     /// What to do
     #[command(subcommand)]
     pub command: Command,

@@ -38,7 +38,7 @@ fn main() -> ExitCode {
         // The benchmark never touches the user's data: without --dir it works in a temporary folder.
         Command::Bench(bench_arguments) => bench::run(bench_arguments, arguments.dir, arguments.io, printer),
         command => {
-            session::choose_io(arguments.io);
+            session::choose_access(arguments.io, arguments.read_only);
             data_folder::resolve(arguments.dir).and_then(|folder| commands::run(command, &Context { folder, printer }))
         }
     };

@@ -22,15 +22,24 @@ const LOCK_RETRY_PAUSE_MAX: Duration = Duration::from_millis(100);
 
 /// How this process reaches the store's files, chosen once from `--io` or `CHEESEDB_IO`.
 static CHOSEN_IO: OnceLock<Io> = OnceLock::new();
+/// Whether this process only reads, chosen once from `--read-only`.
+static CHOSEN_READ_ONLY: OnceLock<bool> = OnceLock::new();
 
-/// Sets how every store this process opens reaches its files (the first choice stands).
-pub fn choose_io(io: Io) {
+/// Sets how every store this process opens reaches its files, and whether it only reads (the
+/// first choice stands).
+pub fn choose_access(io: Io, read_only: bool) {
     let _ = CHOSEN_IO.set(io);
+    let _ = CHOSEN_READ_ONLY.set(read_only);
 }
 
 /// How this process reaches the store's files.
 pub fn chosen_io() -> Io {
     CHOSEN_IO.get().copied().unwrap_or_default()
+}
+
+/// Whether this process opens stores read-only.
+fn chosen_read_only() -> bool {
+    CHOSEN_READ_ONLY.get().copied().unwrap_or(false)
 }
 
 /// Opens the store in `folder`, waiting up to [`LOCK_WAIT_MAX`] while another holds it.
@@ -39,7 +48,7 @@ pub fn open_store(folder: &Path) -> Result<Store, Failure> {
     let mut pause = LOCK_RETRY_PAUSE_FIRST;
     let io = chosen_io();
     loop {
-        match Store::open_with_io(folder, Options::default(), io) {
+        match Store::builder(folder).options(Options::default()).io(io).read_only(chosen_read_only()).open() {
             Ok(store) => return Ok(store),
             Err(Error::Locked) if started.elapsed() < LOCK_WAIT_MAX => {
                 // A little jitter from the clock keeps two waiting processes out of step.
