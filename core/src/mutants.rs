@@ -19,16 +19,23 @@ pub enum Mutant {
     StrictLikeFair = 4,
     /// Open leaves an erase journal unapplied, so overwrites a crash tore stay torn.
     SkipEraseJournalReplay = 5,
+    /// Open takes a whole segment header of another agent or place, in the newest segment, for
+    /// a torn one, and cuts the segment down to a fresh header.
+    TruncateForeignHeader = 6,
+    /// Open erases the text a snapshot's flags ask to erase, without the log confirming it.
+    EraseOnSnapshotWord = 7,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 5] = [
+    pub const ALL: [Mutant; 7] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
         Mutant::StrictLikeFair,
         Mutant::SkipEraseJournalReplay,
+        Mutant::TruncateForeignHeader,
+        Mutant::EraseOnSnapshotWord,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -39,6 +46,8 @@ impl Mutant {
             Mutant::CutAtFirstDamage => "cut-at-first-damage",
             Mutant::StrictLikeFair => "strict-like-fair",
             Mutant::SkipEraseJournalReplay => "skip-erase-journal-replay",
+            Mutant::TruncateForeignHeader => "truncate-foreign-header",
+            Mutant::EraseOnSnapshotWord => "erase-on-snapshot-word",
         }
     }
 

@@ -219,7 +219,14 @@ impl<S: Storage> AgentEngine<S> {
         Ok(())
     }
 
-    /// Seals the active segment (a seal record and its commit, synced) and starts the next.
+    /// Starts the next segment, then seals the active one (a seal record and its commit,
+    /// synced). The next segment is durable, header and folder entry, before the seal is
+    /// written, so a seal always proves its next segment existed: open takes a seal without it
+    /// for lost records. A crash between the two leaves an unsealed segment followed by one
+    /// holding only its header, which open removes.
+    ///
+    /// A failure is never the outcome of the caller's records, which were not written yet: it
+    /// is a refusal, and the engine is poisoned, since the seal may be on disk.
     fn roll(&mut self) -> Result<(), Error> {
         let segment = self.active_segment();
         if segment >= SEGMENTS_PER_AGENT_MAX {
@@ -229,18 +236,36 @@ impl<S: Storage> AgentEngine<S> {
                 limit: SEGMENTS_PER_AGENT_MAX,
             });
         }
-        let identity = Identity { agent: self.agent, segment, sequence: self.sequence };
-        let mut bytes = Vec::new();
-        Record { identity, body: Body::Seal { next_segment: segment + 1 } }.encode(&mut bytes);
-        commit_marker(identity, self.write_offset, &bytes, 1, self.chain).encode(&mut bytes);
-        self.write_durably(&bytes)?;
-        self.trim_sealed_segment()?;
-        let started = self.start_segment(segment + 1);
-        if started.is_err() {
-            self.poisoned = true;
+        let rolled = self.create_segment_file(segment + 1).and_then(|next| {
+            let identity = Identity { agent: self.agent, segment, sequence: self.sequence };
+            let mut bytes = Vec::new();
+            Record { identity, body: Body::Seal { next_segment: segment + 1 } }.encode(&mut bytes);
+            commit_marker(identity, self.write_offset, &bytes, 1, self.chain).encode(&mut bytes);
+            self.write_durably(&bytes).map_err(refusal_of_caller_write)?;
+            self.trim_sealed_segment()?;
+            Ok(next)
+        });
+        match rolled {
+            Ok((file, write_offset)) => {
+                self.segments.push(file);
+                self.write_offset = write_offset;
+                self.allocated_end = write_offset;
+            }
+            Err(error) => {
+                self.poisoned = true;
+                return Err(error);
+            }
         }
-        started?;
         self.snapshot_if_due();
         Ok(())
+    }
+}
+
+/// The error of a roll, for the caller whose write triggered it: that write was not made, so
+/// what might be on disk (the seal) is no outcome of it.
+fn refusal_of_caller_write(error: Error) -> Error {
+    match error {
+        Error::OutcomeUnknown { operation, path, message } => Error::Io { operation, path, message },
+        other => other,
     }
 }

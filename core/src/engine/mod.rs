@@ -113,6 +113,16 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Creates segment `number` with its header, durably, and makes it the active one.
     fn start_segment(&mut self, number: u64) -> Result<(), Error> {
+        let (file, write_offset) = self.create_segment_file(number)?;
+        self.write_offset = write_offset;
+        self.allocated_end = write_offset;
+        self.segments.push(file);
+        Ok(())
+    }
+
+    /// Creates segment `number` holding only its header, which starts where the log ends now,
+    /// durably (file and folder entry); returns it and the offset of its first write.
+    fn create_segment_file(&self, number: u64) -> Result<(S::File, u64), Error> {
         let path = segment_path(&self.folder, number);
         let header = SegmentHeader {
             agent: self.agent,
@@ -125,10 +135,7 @@ impl<S: Storage> AgentEngine<S> {
         let written = file.set_len(0).and_then(|()| file.write_at(0, &header)).and_then(|()| file.sync());
         written.map_err(|error| io_error("writing", &path, error))?;
         self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
-        self.write_offset = header.len() as u64;
-        self.allocated_end = self.write_offset;
-        self.segments.push(file);
-        Ok(())
+        Ok((file, header.len() as u64))
     }
 
     /// The agent's number in the store.

@@ -24,13 +24,22 @@ impl<S: Storage> AgentEngine<S> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let count = engine.list_segments()?;
         engine.replay_erase_journal(count)?;
-        let (first_replayed, mut resume) = match engine.load_snapshot(count)? {
+        let loaded = engine.load_snapshot(count)?;
+        let (first_replayed, mut resume) = match loaded.usable {
             Some((point, graph)) => (engine.resume_from_snapshot(point, graph)?, Some(point.offset)),
             None => (1, None),
         };
         engine.graph.defer_folds();
         for segment in first_replayed..=count {
-            engine.replay_segment(segment, segment == count, resume.take())?;
+            let place = Place {
+                active: segment == count,
+                sealed_last: segment + 1 == count,
+                resume: resume.take(),
+                floor: loaded.floor,
+            };
+            if engine.replay_segment(segment, place)? == Replayed::RollUndone {
+                break;
+            }
         }
         engine.graph.settle();
         // Segment names open relied on may come from a start whose folder sync failed.
@@ -90,8 +99,11 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Replays one segment, from just after its header or, with `resume`, from a snapshot's
-    /// point inside it.
-    fn replay_segment(&mut self, segment: u64, active: bool, resume: Option<u64>) -> Result<(), Error> {
+    /// point inside it. A segment that is not the last must end with its seal, unless the
+    /// last one is the empty start of a roll a crash interrupted: that start is removed and this
+    /// segment becomes the active one again.
+    fn replay_segment(&mut self, segment: u64, place: Place) -> Result<Replayed, Error> {
+        let Place { active, sealed_last, resume, floor } = place;
         let path = segment_path(&self.folder, segment);
         let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
         // Resuming at a snapshot's point, only what follows the point is read.
@@ -107,25 +119,59 @@ impl<S: Storage> AgentEngine<S> {
             Some(_) => {
                 let mut header = [0u8; SEGMENT_HEADER_BYTES];
                 file.read_at(0, &mut header).map_err(|error| io_error("reading", &path, error))?;
-                SegmentHeader::decode(&header).map(|_| ()).map_err(|reason| Damage { offset: 0, reason })
+                // Where the segment began in the log is behind the snapshot's point: only its
+                // place is checked here, the point itself was checked against the chain.
+                SegmentHeader::decode(&header).map_err(|reason| Damage { offset: 0, reason }).and_then(|found| {
+                    let placed = found.agent == self.agent && found.segment == segment;
+                    placed
+                        .then_some(())
+                        .ok_or(Damage { offset: 0, reason: "segment header belongs elsewhere in the log" })
+                })
             }
             None => check_header(&bytes, &expected),
         };
+        // Every segment was durable, header and all, before anything named it: the catalog
+        // names the agent only after its first segment is synced, and a roll syncs the next
+        // segment before it seals the one before. A header that does not check is damage or a
+        // file from elsewhere, never a crash state, and nothing of it may be cut.
         if let Err(damage) = header_checked {
-            if !active || resume.is_some() || find_valid_commit(&bytes, 0, &expected).is_some() {
-                return Err(corrupt(damage.offset, damage.reason));
+            // The mutant takes a foreign header in the newest segment for a torn one, and cuts.
+            let foreign_cut = mutant!(TruncateForeignHeader)
+                && active
+                && resume.is_none()
+                && find_valid_commit(&bytes, 0, &expected).is_none();
+            if foreign_cut {
+                drop(file);
+                self.start_segment(segment)?;
+                return Ok(Replayed::Continue);
             }
-            // A torn header in the newest segment with no commit anywhere: the segment was
-            // being started when the crash came, and holds nothing that was acknowledged.
-            self.report.dropped_bytes += bytes.len() as u64;
-            drop(file);
-            return self.start_segment(segment);
+            return Err(corrupt(damage.offset, damage.reason));
         }
         let graph = &mut self.graph;
         let end = scan_records_after(&bytes, base, &expected, start, |record, offset| {
             apply_record(graph, record, offset, &path)
         })?;
+        let mut active = active;
+        let mut replayed = Replayed::Continue;
+        if !active && end.sealed_into.is_none() && self.is_unfinished_roll(segment + 1, &end)? {
+            self.undo_unfinished_roll(segment + 1)?;
+            active = true;
+            replayed = Replayed::RollUndone;
+        }
         self.bytes_since_snapshot += end.committed_end - start as u64;
+        if active && end.sealed_into.is_some() {
+            // A roll syncs the next segment before the seal: a seal proves the next segment
+            // existed, so without it committed records are missing.
+            let missing = segment_path(&self.folder, segment + 1);
+            return Err(Error::Corrupt { file: missing, offset: 0, reason: "segment file missing after a seal" });
+        }
+        if let Some(point) = floor.filter(|point| active && end.sequence < point.sequence) {
+            // Checked before anything is cut: a log shorter than a snapshot's point lost
+            // committed records, and the open must not destroy what is left of them.
+            let file = segment_path(&self.folder, point.segment);
+            let reason = "log ends before the snapshot's point: committed records are missing";
+            return Err(Error::Corrupt { file, offset: point.offset, reason });
+        }
         if active && end.is_clean() {
             self.allocated_end = (base + bytes.len()) as u64;
             // Nothing to cut, but the cache may still hold a write whose sync failed before the
@@ -137,24 +183,64 @@ impl<S: Storage> AgentEngine<S> {
             // file, so this rare case looks at the whole of it.
             let whole = if base == 0 { bytes } else { read_all(&file, &path)? };
             self.cut_torn_tail(&mut file, &whole, &expected, &end, &path)?;
-        } else {
-            if !end.is_clean() || end.sealed_into != Some(segment + 1) {
-                let damage =
-                    end.damage.map_or((end.committed_end, "sealed segment does not end with its seal"), |damage| {
-                        (damage.offset, damage.reason)
-                    });
-                return Err(corrupt(damage.0, damage.1));
-            }
+        } else if !end.is_clean() || end.sealed_into != Some(segment + 1) {
+            let damage =
+                end.damage.map_or((end.committed_end, "sealed segment does not end with its seal"), |damage| {
+                    (damage.offset, damage.reason)
+                });
+            return Err(corrupt(damage.0, damage.1));
+        } else if sealed_last {
+            // The seal may be in the cache only, after a roll whose sync failed: it must be
+            // durable before writes go to the next segment, or a crash would take it back.
+            file.sync().map_err(|error| io_error("syncing", &path, error))?;
         }
         self.sequence = end.sequence;
         self.chain = end.chain;
         self.write_offset = end.committed_end;
         self.segments.push(file);
-        if active && end.sealed_into.is_some() {
-            // Sealed, but the crash came before the next segment was started.
-            self.start_segment(segment + 1)?;
-            self.report.segments_started_on_open += 1;
+        Ok(replayed)
+    }
+
+    /// Whether segment `next`, the last one, is a roll's start that a crash cut short before
+    /// the seal of the segment before it (whose scan ended at `end`) was durable: nothing but a
+    /// header (whole and naming exactly this point of the log, or torn) and zeros. A whole
+    /// header of another identity is not a roll's start.
+    fn is_unfinished_roll(&self, next: u64, end: &ScanEnd) -> Result<bool, Error> {
+        let path = segment_path(&self.folder, next);
+        if !self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
+            return Ok(false);
         }
+        let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+        let bytes = read_all(&file, &path)?;
+        // A later segment than `next` means `next` is not the last: not a roll's start.
+        let later = segment_path(&self.folder, next + 1);
+        if self.storage.exists(&later).map_err(|error| io_error("checking", &later, error))? {
+            return Ok(false);
+        }
+        let after_header = bytes.get(SEGMENT_HEADER_BYTES..).unwrap_or_default();
+        if after_header.iter().any(|byte| *byte != 0) {
+            return Ok(false);
+        }
+        let header = bytes.get(..SEGMENT_HEADER_BYTES.min(bytes.len())).unwrap_or_default();
+        match SegmentHeader::decode(header) {
+            Err(_) => Ok(true),
+            Ok(found) => Ok(found
+                == SegmentHeader {
+                    agent: self.agent,
+                    segment: next,
+                    sequence_before: end.sequence,
+                    chain_before: end.chain,
+                }),
+        }
+    }
+
+    /// Removes, durably, the empty start of a roll a crash interrupted: the segment before it
+    /// is active again, and the next roll starts it anew.
+    fn undo_unfinished_roll(&mut self, next: u64) -> Result<(), Error> {
+        let path = segment_path(&self.folder, next);
+        self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
+        self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
+        self.report.unfinished_rolls_undone_on_open += 1;
         Ok(())
     }
 
@@ -181,6 +267,27 @@ impl<S: Storage> AgentEngine<S> {
             .and_then(|()| file.sync())
             .map_err(|error| io_error("cutting the torn end of", path, error))
     }
+}
+
+/// Where a segment stands in the replay.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    /// The last segment: the one writes go to.
+    active: bool,
+    /// The segment just before the last one: the newest seal is in it.
+    sealed_last: bool,
+    /// A snapshot's offset inside this segment to resume from.
+    resume: Option<u64>,
+    /// The point of a whole snapshot of this agent: the log reached it once.
+    floor: Option<SnapshotPoint>,
+}
+
+/// Whether the replay goes on to the next segment, or the segment just replayed became the
+/// last one (the start of an unfinished roll after it was removed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replayed {
+    Continue,
+    RollUndone,
 }
 
 /// Applies one committed record to the graph, checking that the history is possible: ids in
