@@ -74,6 +74,15 @@ pub(crate) fn io_error(operation: &'static str, path: &str, error: impl core::fm
     Error::Io { operation, path: String::from(path), message: format!("{error}") }
 }
 
+/// The error of a write whose bytes may already be on the disk: a storage failure becomes
+/// `OutcomeUnknown`, so the caller never takes it for a refusal; other errors stay as they are.
+pub(crate) fn outcome_unknown(error: Error) -> Error {
+    match error {
+        Error::Io { operation, path, message } => Error::OutcomeUnknown { operation, path, message },
+        other => other,
+    }
+}
+
 impl<S: Storage> AgentEngine<S> {
     /// An engine for agent `agent` with nothing loaded yet. It starts poisoned: not fit to
     /// write until create or open has finished, so that dropping a half-opened engine (open

@@ -9,7 +9,7 @@ use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{io_error, AgentEngine};
+use super::{io_error, outcome_unknown, AgentEngine};
 use crate::codec::record::{commit_marker, Body};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::error::Error;
@@ -79,8 +79,10 @@ impl<S: Storage> AgentEngine<S> {
             // The rewrite moves records, so a snapshot pointing at them must go first.
             self.remove_snapshot()?;
         }
-        for segment in segments {
-            self.rewrite_segment(segment)?;
+        for (index, segment) in segments.into_iter().enumerate() {
+            // Once one segment is replaced, the compaction is partly on disk: a later failure
+            // leaves its outcome unknown, never refused.
+            self.rewrite_segment(segment).map_err(|error| if index > 0 { outcome_unknown(error) } else { error })?;
         }
         Ok(doomed.len() as u64)
     }
@@ -128,7 +130,8 @@ impl<S: Storage> AgentEngine<S> {
             return Err(corrupt(end.committed_end, "uncommitted bytes in a segment being rewritten"));
         }
         self.replace_file(&path, &out)?;
-        let reopened = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+        let reopened =
+            self.storage.open_file(&path, false).map_err(|error| outcome_unknown(io_error("opening", &path, error)))?;
         if let Some(slot) = self.segments.get_mut(segment as usize - 1) {
             *slot = reopened;
         }
@@ -142,7 +145,8 @@ impl<S: Storage> AgentEngine<S> {
         Ok(())
     }
 
-    /// Replaces the file at `path` with `bytes`: temporary file, sync, rename, folder sync.
+    /// Replaces the file at `path` with `bytes`: temporary file, sync, rename, folder sync. A
+    /// failure before the rename is `Io` (nothing changed); from the rename on, `OutcomeUnknown`.
     pub(crate) fn replace_file(&self, path: &str, bytes: &[u8]) -> Result<(), Error> {
         let temporary = format!("{path}{TEMPORARY_SUFFIX}");
         let mut file =
@@ -152,10 +156,13 @@ impl<S: Storage> AgentEngine<S> {
             .and_then(|()| file.sync())
             .map_err(|error| io_error("writing", &temporary, error))?;
         drop(file);
-        self.storage.rename(&temporary, path).map_err(|error| io_error("renaming", &temporary, error))?;
+        // From the rename on, the new file may be in place: a failure is no refusal.
+        let renamed = self.storage.rename(&temporary, path);
+        renamed.map_err(|error| outcome_unknown(io_error("renaming", &temporary, error)))?;
         if mutant!(SkipFolderSyncAfterRename) {
             return Ok(());
         }
-        self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))
+        let synced = self.storage.sync_folder(&self.folder);
+        synced.map_err(|error| outcome_unknown(io_error("syncing", &self.folder, error)))
     }
 }
