@@ -10,6 +10,7 @@
 mod checks;
 mod operations;
 mod recovery;
+mod tamper;
 mod world;
 
 use std::fmt;
