@@ -141,6 +141,32 @@ fn torn_write_after_the_last_commit<B: Backend>() {
     assert_nothing_lost::<B>(&alice, &fixture);
 }
 
+fn torn_write_with_damage_inside_it<B: Backend>() {
+    let place = B::new();
+    let store = place.open(options(false)).unwrap();
+    let token = store.create_agent("alice").unwrap();
+    let alice = store.open_agent(&token).unwrap();
+    alice.add_lot("first", b"the first lot").unwrap();
+    let active = place.segment_files().pop().unwrap();
+    let batch_start = place.read_file(&active).len();
+    alice
+        .batch(|batch| {
+            batch.add_lot("second", b"a lot in a batch")?;
+            batch.add_lot("third", b"another lot in it")
+        })
+        .unwrap();
+    drop((alice, store));
+    // The batch's commit marker is gone and a byte of its first record is damaged: a torn
+    // write. Its second record still decodes whole, and is counted with the cut.
+    let length = place.read_file(&active).len() as u64 - 84;
+    cut(&place, &active, length);
+    flip(&place, &active, batch_start + 50);
+    let alice = open(&place, &token, false).unwrap();
+    assert_eq!(alice.report().dropped_records, 1);
+    assert_eq!(alice.report().dropped_bytes, length - batch_start as u64);
+    assert_eq!(alice.lots().unwrap().len(), 1);
+}
+
 fn zeroed_range_before_the_last_commit<B: Backend>() {
     let place = B::new();
     let fixture = fixture(&place, false);
@@ -370,6 +396,7 @@ cheesedb_tests::conformance!(
     bit_flip_in_the_active_segment_before_the_last_commit,
     bit_flip_in_a_segment_header,
     torn_write_after_the_last_commit,
+    torn_write_with_damage_inside_it,
     zeroed_range_before_the_last_commit,
     stale_record_beside_its_rewritten_commit_marker,
     active_segment_cut_after_its_header,

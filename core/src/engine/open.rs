@@ -15,7 +15,9 @@ use crate::graph::{Graph, Location};
 use crate::id::Removal;
 use crate::limits::Options;
 use crate::log::names::{parse_segment_name, segment_path, TEMPORARY_SUFFIX};
-use crate::log::scan::{check_header, find_valid_commit, scan_records_after, Damage, Expected, ScanEnd};
+use crate::log::scan::{
+    check_header, count_whole_records, find_valid_commit, scan_records_after, Damage, Expected, ScanEnd,
+};
 use crate::storage::{Storage, StorageFile};
 
 impl<S: Storage> AgentEngine<S> {
@@ -261,7 +263,10 @@ impl<S: Storage> AgentEngine<S> {
             return Err(Error::Corrupt { file: String::from(path), offset: damage_offset, reason });
         }
         self.report.dropped_bytes += end.data_end - end.committed_end;
-        self.report.dropped_records += end.uncommitted_records;
+        // Every record the cut takes counts, also those after a damaged byte inside the torn
+        // write, which the scan stopped before.
+        let whole = count_whole_records(bytes, end.committed_end, end.data_end, expected);
+        self.report.dropped_records += whole.max(end.uncommitted_records);
         self.allocated_end = end.committed_end;
         file.set_len(end.committed_end)
             .and_then(|()| file.sync())
