@@ -355,6 +355,41 @@ fn forged_erase_flag_in_a_snapshot<B: Backend>() {
     alice.verify().unwrap();
 }
 
+fn forged_child_edges_in_a_snapshot<B: Backend>() {
+    let place = B::new();
+    let store = place.open(options(true)).unwrap();
+    let token = store.create_agent("alice").unwrap();
+    let alice = store.open_agent(&token).unwrap();
+    let a = alice.add_lot("a", b"lot a").unwrap();
+    let b = alice.add_lot("b", b"lot b").unwrap();
+    alice.remember(b"learned from a", &[Leg::from([a])]).unwrap();
+    let unrelated = alice.remember(b"forged-edge-canary", &[Leg::from([b])]).unwrap();
+    drop((alice, store));
+    // The snapshot now says the memory learned from b is a's child, and the other one b's.
+    let path = place.files().into_iter().map(|(path, _)| path).find(|path| path.ends_with("snapshot")).unwrap();
+    let mut snapshot = SnapshotFile::decode(&place.read_file(&path)).unwrap();
+    assert_eq!(snapshot.child_row, [2, 3]);
+    snapshot.child_row = vec![3, 2];
+    let parts = GraphParts {
+        slots: &snapshot.slots,
+        leg_words: &snapshot.leg_words,
+        leg_node_ends: &snapshot.leg_node_ends,
+        child_row_starts: &snapshot.child_row_starts,
+        child_row: &snapshot.child_row,
+    };
+    place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts));
+    let alice = open(&place, &token, true).unwrap();
+    assert_eq!(alice.report().snapshot_ignored, None, "the lie passes every check of open");
+    // An Erase computed from the lie would erase the unrelated memory: the graph is checked
+    // against the log first.
+    match alice.recall(a, Mode::Strict, Removal::Erase) {
+        Err(Error::Corrupt { .. }) => {}
+        other => panic!("an Erase computed from a lying snapshot answered {other:?}"),
+    }
+    assert_eq!(alice.get(unrelated).unwrap().content(), Some(&b"forged-edge-canary"[..]));
+    assert!(!place.files_containing(b"forged-edge-canary").is_empty());
+}
+
 fn damaged_snapshot<B: Backend>() {
     let place = B::new();
     let fixture = fixture(&place, true);
@@ -410,6 +445,7 @@ cheesedb_tests::conformance!(
     segments_of_two_agents_swapped,
     unfinished_roll_is_undone,
     forged_erase_flag_in_a_snapshot,
+    forged_child_edges_in_a_snapshot,
     damaged_snapshot,
     damaged_catalog,
     garbage_erase_journal,

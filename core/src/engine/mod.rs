@@ -52,6 +52,9 @@ pub struct AgentEngine<S: Storage> {
     bytes_since_snapshot: u64,
     /// An Erase changed flags the snapshot holds: the next close or seal saves a fresh one.
     snapshot_stale: bool,
+    /// The graph came from a snapshot and was not yet checked against the log: it must be before
+    /// anything destructive is computed from it.
+    graph_unconfirmed: bool,
     /// The length of the active segment file: zeros past `write_offset` were written ahead so
     /// that a durable write inside them changes no file size and needs no metadata flush.
     allocated_end: u64,
@@ -104,6 +107,7 @@ impl<S: Storage> AgentEngine<S> {
             report: Report::default(),
             bytes_since_snapshot: 0,
             snapshot_stale: false,
+            graph_unconfirmed: false,
             allocated_end: 0,
         })
     }

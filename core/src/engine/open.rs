@@ -94,6 +94,7 @@ impl<S: Storage> AgentEngine<S> {
         }
         self.report.records_from_snapshot = point.sequence;
         self.graph = graph;
+        self.graph_unconfirmed = true;
         self.sequence = point.sequence;
         self.chain = point.chain;
         self.write_offset = point.offset;

@@ -26,6 +26,7 @@ impl<S: Storage> AgentEngine<S> {
         let removed = match self.graph.preview_recall(target, mode) {
             Ok(removed) => removed,
             Err(Error::AlreadyRecalled { .. }) if removal == Removal::Erase => {
+                self.confirm_graph_before_destroying()?;
                 // The record is the durable intent: if the erasure below is cut short by a
                 // crash, the next open finishes it.
                 self.append(&[Entry::Recall { id: target, mode, removal }])?;
@@ -37,6 +38,11 @@ impl<S: Storage> AgentEngine<S> {
             }
             Err(error) => return Err(error),
         };
+        if removal == Removal::Erase {
+            // What dies was computed from the graph; once it is found to match the log, so does
+            // what is about to be erased.
+            self.confirm_graph_before_destroying()?;
+        }
         self.append(&[Entry::Recall { id: target, mode, removal }])?;
         self.graph.kill(target, &removed);
         if removal == Removal::Erase {

@@ -57,6 +57,7 @@ impl<S: Storage> AgentEngine<S> {
     /// digests stay, so the history still verifies.
     pub fn compact(&mut self) -> Result<(), Error> {
         self.check_writable()?;
+        self.confirm_graph_before_destroying()?;
         let result = self.rewrite_without_dead_content();
         if result.is_err() {
             self.poisoned = true;

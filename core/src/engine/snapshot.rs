@@ -50,6 +50,23 @@ impl<S: Storage> AgentEngine<S> {
         }
     }
 
+    /// Checks, once, a graph loaded from a snapshot against the log, before an Erase or a
+    /// compaction computes from it what to destroy: a snapshot with valid checksums whose edges
+    /// or flags lie would otherwise have live text erased on its word. Costs one read of the
+    /// log, the first time only. A failure poisons the engine.
+    pub(crate) fn confirm_graph_before_destroying(&mut self) -> Result<(), Error> {
+        if self.graph_unconfirmed {
+            if let Err(error) = self.verify() {
+                // Nothing was written, but the engine cannot go on from a graph it could not
+                // confirm: later writes are refused until a reopen.
+                self.poisoned = true;
+                return Err(error);
+            }
+            self.graph_unconfirmed = false;
+        }
+        Ok(())
+    }
+
     /// Removes the snapshot, durably, before a rewrite moves the records it points at.
     pub(crate) fn remove_snapshot(&mut self) -> Result<(), Error> {
         let path = snapshot_path(&self.folder);
