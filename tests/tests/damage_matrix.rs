@@ -209,6 +209,46 @@ fn active_segment_cut_after_its_header<B: Backend>() {
     assert!(matches!(alice.verify_extends(&fixture.kept), Err(Error::HistoryMismatch { .. })));
 }
 
+/// An agent with the default settings (zeros written ahead, so segments keep a write margin)
+/// and three writes; returns its token, its active segment and where its data ends.
+fn agent_with_zeros_ahead<B: Backend>(place: &B) -> (Token, String, u64) {
+    let store = place.open(Options::default()).unwrap();
+    let token = store.create_agent("alice").unwrap();
+    let alice = store.open_agent(&token).unwrap();
+    let lot = alice.add_lot("source", b"the source").unwrap();
+    alice.remember(b"a memory", &[Leg::from([lot])]).unwrap();
+    alice.remember(b"another memory", &[Leg::from([lot])]).unwrap();
+    drop((alice, store));
+    let active = place.segment_files().pop().unwrap();
+    let bytes = place.read_file(&active);
+    let data_end = bytes.iter().rposition(|byte| *byte != 0).unwrap() as u64 + 1;
+    (token, active, data_end)
+}
+
+fn active_segment_with_zeros_ahead_cut_inside_its_last_write<B: Backend>() {
+    let place = B::new();
+    let (token, active, data_end) = agent_with_zeros_ahead(&place);
+    cut(&place, &active, data_end - 30);
+    let before = store_files(&place);
+    match place.open(Options::default()).unwrap().open_agent(&token) {
+        Err(Error::Corrupt { file, offset, .. }) => {
+            assert!(active.ends_with(&file) || file.ends_with(&active), "{file}");
+            assert_eq!(offset, data_end - 30);
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    assert!(store_files(&place) == before, "a failed open modified the files");
+}
+
+fn active_segment_with_zeros_ahead_cut_to_its_header<B: Backend>() {
+    let place = B::new();
+    let (token, active, _) = agent_with_zeros_ahead(&place);
+    cut(&place, &active, HEADER_BYTES as u64);
+    let before = store_files(&place);
+    assert!(matches!(place.open(Options::default()).unwrap().open_agent(&token), Err(Error::Corrupt { .. })));
+    assert!(store_files(&place) == before, "a failed open modified the files");
+}
+
 fn active_segment_cut_inside_its_header<B: Backend>() {
     let place = B::new();
     let fixture = fixture(&place, false);
@@ -436,6 +476,8 @@ cheesedb_tests::conformance!(
     stale_record_beside_its_rewritten_commit_marker,
     active_segment_cut_after_its_header,
     active_segment_cut_inside_its_header,
+    active_segment_with_zeros_ahead_cut_inside_its_last_write,
+    active_segment_with_zeros_ahead_cut_to_its_header,
     active_segment_cut_before_a_snapshot_point,
     active_segment_zeroed_before_a_snapshot_point,
     active_segment_zeroed_at_its_end,

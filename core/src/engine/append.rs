@@ -175,7 +175,10 @@ impl<S: Storage> AgentEngine<S> {
     fn write_durably(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let offset = self.write_offset;
         let end = offset + bytes.len() as u64;
-        let ahead = self.options.preallocate_bytes as usize;
+        if self.write_margin_bytes > 0 {
+            self.keep_write_margin(end)?;
+        }
+        let ahead = if self.write_margin_bytes > 0 { 0 } else { self.options.preallocate_bytes as usize };
         let extended;
         let written = if end > self.allocated_end && ahead > 0 {
             let mut with_zeros = Vec::with_capacity(bytes.len() + ahead);
@@ -202,6 +205,31 @@ impl<S: Storage> AgentEngine<S> {
         self.write_offset = end;
         self.allocated_end = self.allocated_end.max(offset + written.len() as u64);
         self.bytes_since_snapshot += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Keeps the active segment's promise before a write that ends at `end`: if the zeros after
+    /// it would be fewer than the margin, the file first grows by a stretch of zeros, synced, so
+    /// that its durable end never comes within the margin of a write, torn or not. A failure
+    /// here is a refusal: the records were not written yet.
+    fn keep_write_margin(&mut self, end: u64) -> Result<(), Error> {
+        let margin = self.write_margin_bytes;
+        if end.saturating_add(margin) <= self.allocated_end {
+            return Ok(());
+        }
+        let grown_end = end.saturating_add(margin).saturating_add(self.options.preallocate_bytes);
+        let zeros = vec![0u8; usize::try_from(grown_end - self.allocated_end).unwrap_or(0)];
+        let allocated_end = self.allocated_end;
+        let Some(file) = self.segments.last_mut() else {
+            self.poisoned = true;
+            return Err(Error::Poisoned);
+        };
+        if let Err(error) = file.write_at(allocated_end, &zeros).and_then(|()| file.sync()) {
+            self.poisoned = true;
+            let path = segment_path(&self.folder, self.segments.len() as u64);
+            return Err(io_error("growing", &path, error));
+        }
+        self.allocated_end = grown_end;
         Ok(())
     }
 
@@ -246,11 +274,7 @@ impl<S: Storage> AgentEngine<S> {
             Ok(next)
         });
         match rolled {
-            Ok((file, write_offset)) => {
-                self.segments.push(file);
-                self.write_offset = write_offset;
-                self.allocated_end = write_offset;
-            }
+            Ok(started) => self.make_active(started),
             Err(error) => {
                 self.poisoned = true;
                 return Err(error);

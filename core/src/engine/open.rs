@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use super::rewrite::{read_all, read_from};
 use super::{io_error, AgentEngine};
 use crate::codec::record::{Body, Record};
-use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::codec::segment_header::{write_margin_bytes, SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::SnapshotPoint;
 use crate::error::Error;
 use crate::graph::{Graph, Location};
@@ -118,9 +118,9 @@ impl<S: Storage> AgentEngine<S> {
             Expected { agent: self.agent, segment, sequence_before: self.sequence, chain_before: self.chain };
         let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
         let start = resume.map_or(SEGMENT_HEADER_BYTES, |offset| offset as usize);
+        let mut header = [0u8; SEGMENT_HEADER_BYTES];
         let header_checked = match resume {
             Some(_) => {
-                let mut header = [0u8; SEGMENT_HEADER_BYTES];
                 file.read_at(0, &mut header).map_err(|error| io_error("reading", &path, error))?;
                 // Where the segment began in the log is behind the snapshot's point: only its
                 // place is checked here, the point itself was checked against the chain.
@@ -131,7 +131,12 @@ impl<S: Storage> AgentEngine<S> {
                         .ok_or(Damage { offset: 0, reason: "segment header belongs elsewhere in the log" })
                 })
             }
-            None => check_header(&bytes, &expected),
+            None => {
+                if let Some(found) = bytes.get(..SEGMENT_HEADER_BYTES) {
+                    header.copy_from_slice(found);
+                }
+                check_header(&bytes, &expected)
+            }
         };
         // Every segment was durable, header and all, before anything named it: the catalog
         // names the agent only after its first segment is synced, and a roll syncs the next
@@ -175,8 +180,19 @@ impl<S: Storage> AgentEngine<S> {
             let reason = "log ends before the snapshot's point: committed records are missing";
             return Err(Error::Corrupt { file, offset: point.offset, reason });
         }
+        let file_length = (base + bytes.len()) as u64;
+        let write_margin = write_margin_bytes(&header);
+        if active && write_margin > 0 && file_length < end.committed_end.saturating_add(write_margin) {
+            // Every durable write kept the margin free after it, durably, before it began: a
+            // file that ends sooner was cut after its last commit, and more may have been lost.
+            let reason = "active segment ends within the space its writes keep free: the file was cut";
+            return Err(corrupt(file_length, reason));
+        }
+        if active {
+            self.write_margin_bytes = write_margin;
+        }
         if active && end.is_clean() {
-            self.allocated_end = (base + bytes.len()) as u64;
+            self.allocated_end = file_length;
             // Nothing to cut, but the cache may still hold a write whose sync failed before the
             // last close: make what open is about to serve durable, or a crash could take back
             // ids that were already handed out.
@@ -205,9 +221,9 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Whether segment `next`, the last one, is a roll's start that a crash cut short before
-    /// the seal of the segment before it (whose scan ended at `end`) was durable: nothing but a
-    /// header (whole and naming exactly this point of the log, or torn) and zeros. A whole
-    /// header of another identity is not a roll's start.
+    /// the seal of the segment before it (whose scan ended at `end`) was durable: a header
+    /// (whole and naming exactly this point of the log, or torn) and no committed write. A
+    /// whole header of another identity is not a roll's start.
     fn is_unfinished_roll(&self, next: u64, end: &ScanEnd) -> Result<bool, Error> {
         let path = segment_path(&self.folder, next);
         if !self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
@@ -220,8 +236,11 @@ impl<S: Storage> AgentEngine<S> {
         if self.storage.exists(&later).map_err(|error| io_error("checking", &later, error))? {
             return Ok(false);
         }
-        let after_header = bytes.get(SEGMENT_HEADER_BYTES..).unwrap_or_default();
-        if after_header.iter().any(|byte| *byte != 0) {
+        // Its header and margin of zeros were one write: a crash may have garbled any of it.
+        // What no crash can leave there is a committed write, made only after a seal.
+        let expected =
+            Expected { agent: self.agent, segment: next, sequence_before: end.sequence, chain_before: end.chain };
+        if find_valid_commit(&bytes, SEGMENT_HEADER_BYTES as u64, &expected).is_some() {
             return Ok(false);
         }
         let header = bytes.get(..SEGMENT_HEADER_BYTES.min(bytes.len())).unwrap_or_default();
@@ -268,10 +287,17 @@ impl<S: Storage> AgentEngine<S> {
         // write, which the scan stopped before.
         let whole = count_whole_records(bytes, end.committed_end, end.data_end, expected);
         self.report.dropped_records += whole.max(end.uncommitted_records);
-        self.allocated_end = end.committed_end;
-        file.set_len(end.committed_end)
-            .and_then(|()| file.sync())
-            .map_err(|error| io_error("cutting the torn end of", path, error))
+        let cut = if self.write_margin_bytes > 0 {
+            // The file keeps its length, and with it the margin after the committed end: the
+            // torn bytes are turned to zeros where they lie.
+            let zeros = alloc::vec![0u8; usize::try_from(end.data_end - end.committed_end).unwrap_or(0)];
+            self.allocated_end = bytes.len() as u64;
+            file.write_at(end.committed_end, &zeros)
+        } else {
+            self.allocated_end = end.committed_end;
+            file.set_len(end.committed_end)
+        };
+        cut.and_then(|()| file.sync()).map_err(|error| io_error("cutting the torn end of", path, error))
     }
 }
 

@@ -130,6 +130,11 @@ impl<S: Storage> AgentEngine<S> {
         if !end.is_clean() {
             return Err(corrupt(end.committed_end, "uncommitted bytes in a segment being rewritten"));
         }
+        let data_length = out.len() as u64;
+        if segment == self.active_segment() {
+            // The active segment keeps its header's promise: the margin of zeros after its end.
+            out.resize(out.len() + self.write_margin_bytes as usize, 0);
+        }
         self.replace_file(&path, &out)?;
         let reopened =
             self.storage.open_file(&path, false).map_err(|error| outcome_unknown(io_error("opening", &path, error)))?;
@@ -140,8 +145,8 @@ impl<S: Storage> AgentEngine<S> {
             self.graph.set_location(id, location, present);
         }
         if segment == self.active_segment() {
-            self.write_offset = out.len() as u64;
-            self.allocated_end = self.write_offset;
+            self.write_offset = data_length;
+            self.allocated_end = out.len() as u64;
         }
         Ok(())
     }
