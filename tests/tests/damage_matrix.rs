@@ -5,6 +5,7 @@
 //! must see it. On every backend.
 
 use cheesedb::{Agent, Error, Fingerprint, Id, Leg, Mode, Options, Removal, Token};
+use cheesedb_core::codec::erase_journal::{EraseJournal, Overwrite};
 use cheesedb_core::codec::snapshot_file::SnapshotFile;
 use cheesedb_core::graph::GraphParts;
 use cheesedb_core::{Storage, StorageFile};
@@ -450,16 +451,47 @@ fn damaged_catalog<B: Backend>() {
     assert!(store_files(&place) == before, "a failed open modified the files");
 }
 
+/// Writes `bytes` as the erase journal of the agent whose active segment is `active`, durably.
+fn write_erase_journal<B: Backend>(place: &B, active: &str, bytes: &[u8]) {
+    let folder = active.rsplit_once('/').unwrap().0;
+    let storage = place.storage();
+    let mut file = storage.open_file(&format!("{folder}/erase-journal"), true).unwrap();
+    file.write_at(0, bytes).unwrap();
+    file.sync().unwrap();
+    storage.sync_folder(folder).unwrap();
+}
+
+fn erase_journal_of_another_agent<B: Backend>() {
+    let place = B::new();
+    let fixture = fixture(&place, false);
+    // A whole journal, checksums and all, that names another agent and would zero a record.
+    let overwrite = Overwrite { segment: 2, offset: HEADER_BYTES as u64, literal: vec![0; 8], zeros: 64 };
+    write_erase_journal(&place, &fixture.active, &EraseJournal { agent: 99, overwrites: vec![overwrite] }.encode());
+    let journal = format!("{}/erase-journal", fixture.active.rsplit_once('/').unwrap().0);
+    assert_corrupt_and_unchanged(&place, &fixture.token, &journal, None);
+}
+
+fn zeroed_range_in_a_sealed_segment<B: Backend>() {
+    let place = B::new();
+    let fixture = fixture(&place, false);
+    fill(&place, &fixture.sealed, 1000..1100, 0);
+    assert_corrupt_and_unchanged(&place, &fixture.token, &fixture.sealed, None);
+}
+
+fn deleted_snapshot<B: Backend>() {
+    let place = B::new();
+    let fixture = fixture(&place, true);
+    let path = place.files().into_iter().map(|(path, _)| path).find(|path| path.ends_with("snapshot")).unwrap();
+    place.remove_file(&path);
+    let alice = open(&place, &fixture.token, true).unwrap();
+    assert_eq!(alice.report().records_from_snapshot, 0);
+    assert_nothing_lost::<B>(&alice, &fixture);
+}
+
 fn garbage_erase_journal<B: Backend>() {
     let place = B::new();
     let fixture = fixture(&place, false);
-    let journal = format!("{}/erase-journal", fixture.active.rsplit_once('/').unwrap().0);
-    let storage = place.storage();
-    let mut file = storage.open_file(&journal, true).unwrap();
-    file.write_at(0, b"not a journal at all").unwrap();
-    file.sync().unwrap();
-    storage.sync_folder(journal.rsplit_once('/').unwrap().0).unwrap();
-    drop((file, storage));
+    write_erase_journal(&place, &fixture.active, b"not a journal at all");
     let alice = open(&place, &fixture.token, false).unwrap();
     assert_eq!(alice.report().erase_journals_discarded_on_open, 1);
     assert!(place.files().iter().all(|(path, _)| !path.ends_with("erase-journal")), "the journal stays");
@@ -491,4 +523,7 @@ cheesedb_tests::conformance!(
     damaged_snapshot,
     damaged_catalog,
     garbage_erase_journal,
+    erase_journal_of_another_agent,
+    zeroed_range_in_a_sealed_segment,
+    deleted_snapshot,
 );
