@@ -1,12 +1,12 @@
 //! Hands on the files while the store is closed: an operator who copies a segment over another
-//! (of the same agent, or of another one), and an attacker who forges a flag into a snapshot
+//! (of the same agent, or of another one) or deletes the newest one, and an attacker who forges a flag into a snapshot
 //! and recomputes its checksums. The first must make the open refuse the agent as `Corrupt`
 //! and modify nothing; the second must be ignored, so no live text is erased on its word.
 
 use cheesedb_core::codec::snapshot_file::SnapshotFile;
 use cheesedb_core::graph::GraphParts;
 use cheesedb_core::log::names::{agent_folder, segment_path, snapshot_path};
-use cheesedb_core::{Error, StoreEngine};
+use cheesedb_core::{Error, Storage, StorageFile, StoreEngine};
 
 use super::world::{Step, Stop, World};
 use crate::model::Text;
@@ -53,6 +53,9 @@ impl World {
     fn tamper_segments_closed(&mut self, index: usize) -> Step {
         let number = self.slot(index)?.number;
         let count = self.segment_count(number);
+        if self.random.chance(0.3) {
+            return self.delete_newest_segment(number, count);
+        }
         let others: Vec<u64> = self.agents.iter().map(|slot| slot.number).filter(|other| *other != number).collect();
         let source = if count >= 2 && (others.is_empty() || self.random.chance(0.5)) {
             segment_path(&agent_folder(number), 1)
@@ -78,6 +81,36 @@ impl World {
                 Err(Stop::Violation(format!("open refused {target}, a copy of {source}, but modified the files")))
             }
             other => Err(Stop::Violation(format!("open of {target}, a copy of {source}, answered {other:?}"))),
+        }
+    }
+
+    /// Deletes the newest segment of agent `number` (of `count`): a seal before it, or the
+    /// numbering from 1, proves it existed, so the open must answer `Corrupt` and change nothing.
+    /// The segment is then made again as it was, durably.
+    fn delete_newest_segment(&mut self, number: u64, count: u64) -> Step {
+        let folder = agent_folder(number);
+        let target = segment_path(&folder, count);
+        let Some(original) = self.storage.file_bytes(&target) else { return Ok(()) };
+        self.storage.note("delete-segment", &target, count);
+        let removed = self.storage.remove_file(&target).and_then(|()| self.storage.sync_folder(&folder));
+        removed.map_err(|error| Stop::Violation(format!("harness error: removing {target}: {error}")))?;
+        let before = self.all_files();
+        let opened = StoreEngine::open(self.storage.clone(), self.options.clone())
+            .and_then(|store| store.open_agent(number).map(|_| ()));
+        let after = self.all_files();
+        let restored = self.storage.open_file(&target, true).and_then(|mut file| {
+            file.write_at(0, &original)?;
+            file.sync()
+        });
+        restored
+            .and_then(|()| self.storage.sync_folder(&folder))
+            .map_err(|error| Stop::Violation(format!("harness error: restoring {target}: {error}")))?;
+        match opened {
+            Err(Error::Corrupt { .. }) if before == after => Ok(()),
+            Err(Error::Corrupt { .. }) => {
+                Err(Stop::Violation(format!("open refused without {target}, but modified the files")))
+            }
+            other => Err(Stop::Violation(format!("open without {target} answered {other:?}"))),
         }
     }
 
