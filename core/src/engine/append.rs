@@ -170,8 +170,10 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Writes `bytes` at the end of the active segment and syncs; poisons the engine on failure.
-    /// A write that would pass the zeros written ahead carries a new stretch of zeros with it,
-    /// so the file grows (and the sync flushes its size) only once per stretch.
+    /// In a segment with a write margin, the file grows first, in a synced step of its own (see
+    /// `keep_write_margin`); in one without, a write that would pass the zeros written ahead
+    /// carries a new stretch of zeros with it. Either way the file grows (and a sync flushes its
+    /// size) only once per stretch.
     fn write_durably(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let offset = self.write_offset;
         let end = offset + bytes.len() as u64;
