@@ -1,8 +1,10 @@
 //! Hands on the files while the store is closed: an operator who copies a segment over another
-//! (of the same agent, or of another one) or deletes the newest one, and an attacker who forges a flag into a snapshot
-//! and recomputes its checksums. The first must make the open refuse the agent as `Corrupt`
-//! and modify nothing; the second must be ignored, so no live text is erased on its word.
+//! (of the same agent, or of another one), deletes the newest one or cuts it to its header, and
+//! an attacker who forges a flag into a snapshot and recomputes its checksums. The first must
+//! make the open refuse the agent as `Corrupt` and modify nothing; the second must be ignored,
+//! so no live text is erased on its word.
 
+use cheesedb_core::codec::segment_header::{write_margin_bytes, SEGMENT_HEADER_BYTES};
 use cheesedb_core::codec::snapshot_file::SnapshotFile;
 use cheesedb_core::graph::GraphParts;
 use cheesedb_core::log::names::{agent_folder, segment_path, snapshot_path};
@@ -53,8 +55,10 @@ impl World {
     fn tamper_segments_closed(&mut self, index: usize) -> Step {
         let number = self.slot(index)?.number;
         let count = self.segment_count(number);
-        if self.random.chance(0.3) {
-            return self.delete_newest_segment(number, count);
+        match self.random.below(10) {
+            0..=2 => return self.delete_newest_segment(number, count),
+            3..=4 => return self.cut_newest_segment_to_its_header(number, count),
+            _ => {}
         }
         let others: Vec<u64> = self.agents.iter().map(|slot| slot.number).filter(|other| *other != number).collect();
         let source = if count >= 2 && (others.is_empty() || self.random.chance(0.5)) {
@@ -111,6 +115,32 @@ impl World {
                 Err(Stop::Violation(format!("open refused without {target}, but modified the files")))
             }
             other => Err(Stop::Violation(format!("open without {target} answered {other:?}"))),
+        }
+    }
+
+    /// Cuts the newest segment of agent `number` (of `count`) down to its header, when the
+    /// header promises a write margin: the file is then shorter than any state a crash leaves,
+    /// so the open must answer `Corrupt` and change nothing. The segment is then put back.
+    fn cut_newest_segment_to_its_header(&mut self, number: u64, count: u64) -> Step {
+        let target = segment_path(&agent_folder(number), count);
+        let Some(original) = self.storage.file_bytes(&target) else { return Ok(()) };
+        let Some(header) = original.get(..SEGMENT_HEADER_BYTES) else { return Ok(()) };
+        if write_margin_bytes(header) == 0 {
+            return Ok(());
+        }
+        self.storage.note("cut-segment", &target, count);
+        self.storage.replace_file_bytes(&target, header);
+        let before = self.all_files();
+        let opened = StoreEngine::open(self.storage.clone(), self.options.clone())
+            .and_then(|store| store.open_agent(number).map(|_| ()));
+        let after = self.all_files();
+        self.storage.replace_file_bytes(&target, &original);
+        match opened {
+            Err(Error::Corrupt { .. }) if before == after => Ok(()),
+            Err(Error::Corrupt { .. }) => {
+                Err(Stop::Violation(format!("open refused {target} cut to its header, but modified the files")))
+            }
+            other => Err(Stop::Violation(format!("open of {target} cut to its header answered {other:?}"))),
         }
     }
 
