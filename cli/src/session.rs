@@ -158,11 +158,12 @@ pub fn note_repairs(agent: &str, report: &Report) {
     }
     let agent = escaped(&describe_agent(agent));
     eprintln!(
-        "cheesedb: note: opening {agent} repaired an interrupted write: {} bytes ({} records) of an unfinished write cut, {} erasures finished, {} temporary files removed, {} erase journals replayed and {} discarded",
+        "cheesedb: note: opening {agent} repaired an interrupted write: {} bytes ({} records) of an unfinished write cut, {} erasures finished, {} temporary files removed, {} unfinished rolls undone, {} erase journals replayed and {} discarded",
         report.dropped_bytes,
         report.dropped_records,
         report.erasures_completed_on_open,
         report.temporary_files_removed,
+        report.unfinished_rolls_undone_on_open,
         report.erase_journals_replayed_on_open,
         report.erase_journals_discarded_on_open
     );

@@ -65,6 +65,7 @@ fn report_has_every_field_and_compact_succeeds() {
         "erasures_completed_on_open",
         "temporary_files_removed",
         "segments_started_on_open",
+        "unfinished_rolls_undone_on_open",
         "erase_journals_replayed_on_open",
         "erase_journals_discarded_on_open",
         "repaired_anything",

@@ -23,17 +23,24 @@ pub enum Mutant {
     /// that each check but were never committed together (a redacted record reverted to its text)
     /// are served.
     IgnoreBatchChecksum = 6,
+    /// Open takes a whole segment header of another agent or place, in the newest segment, for
+    /// a torn one, and cuts the segment down to a fresh header.
+    TruncateForeignHeader = 7,
+    /// Open erases the text a snapshot's flags ask to erase, without the log confirming it.
+    EraseOnSnapshotWord = 8,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 6] = [
+    pub const ALL: [Mutant; 8] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
         Mutant::StrictLikeFair,
         Mutant::SkipEraseJournalReplay,
         Mutant::IgnoreBatchChecksum,
+        Mutant::TruncateForeignHeader,
+        Mutant::EraseOnSnapshotWord,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -45,6 +52,8 @@ impl Mutant {
             Mutant::StrictLikeFair => "strict-like-fair",
             Mutant::SkipEraseJournalReplay => "skip-erase-journal-replay",
             Mutant::IgnoreBatchChecksum => "ignore-batch-checksum",
+            Mutant::TruncateForeignHeader => "truncate-foreign-header",
+            Mutant::EraseOnSnapshotWord => "erase-on-snapshot-word",
         }
     }
 

@@ -20,8 +20,14 @@ pub struct Report {
     pub erasures_completed_on_open: u64,
     /// Temporary files of an interrupted rewrite, removed at open.
     pub temporary_files_removed: u64,
-    /// Segments started at open because a crash came between sealing one and starting the next.
+    /// Segments started at open. A roll now makes the next segment durable before it seals
+    /// the one before, so a seal without its next segment is `Corrupt` and this stays zero; it
+    /// is kept so that reports keep their fields.
     pub segments_started_on_open: u64,
+    /// Rolls a crash interrupted after the next segment was made but before the seal of the
+    /// one before it was durable: the next segment, holding nothing but its header, was
+    /// removed, and the one before it is active again.
+    pub unfinished_rolls_undone_on_open: u64,
     /// Erase journals found at open and applied: a crash came while an erasure in place was
     /// overwriting records, and open finished the overwrites before reading any segment.
     pub erase_journals_replayed_on_open: u64,
@@ -37,6 +43,7 @@ impl Report {
             || self.erasures_completed_on_open > 0
             || self.temporary_files_removed > 0
             || self.segments_started_on_open > 0
+            || self.unfinished_rolls_undone_on_open > 0
             || self.erase_journals_replayed_on_open > 0
             || self.erase_journals_discarded_on_open > 0
     }

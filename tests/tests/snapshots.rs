@@ -132,8 +132,11 @@ fn damage_after_the_snapshot_point_is_judged_as_without_a_snapshot<B: Backend>()
     // The last write ends with its content and then its 84-byte commit marker; the zeros set
     // aside after it are not data, so the garbage goes right behind the marker.
     let committed_end = good.windows(7).position(|window| window == b"after-2").unwrap() + 7 + 84;
-    let mut extended = good[..committed_end].to_vec();
-    extended.extend((0..333u32).map(|index| (index * 7 + 3) as u8));
+    // A torn write lands in those zeros; the file keeps its length, as a crash leaves it.
+    let mut extended = good.clone();
+    for (index, byte) in extended[committed_end..committed_end + 333].iter_mut().enumerate() {
+        *byte = (index as u32 * 7 + 3) as u8;
+    }
     place.replace_file(&active, &extended);
     place.replace_file(&path, &stale);
     {

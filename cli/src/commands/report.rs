@@ -23,6 +23,7 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
         "erasures_completed_on_open": report.erasures_completed_on_open,
         "temporary_files_removed": report.temporary_files_removed,
         "segments_started_on_open": report.segments_started_on_open,
+        "unfinished_rolls_undone_on_open": report.unfinished_rolls_undone_on_open,
         "erase_journals_replayed_on_open": report.erase_journals_replayed_on_open,
         "erase_journals_discarded_on_open": report.erase_journals_discarded_on_open,
         "repaired_anything": report.repaired_anything(),
@@ -37,6 +38,7 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
             format!("erasures finished on open:  {}", report.erasures_completed_on_open),
             format!("temporary files removed:    {}", report.temporary_files_removed),
             format!("segments started on open:   {}", report.segments_started_on_open),
+            format!("unfinished rolls undone:    {}", report.unfinished_rolls_undone_on_open),
             format!("erase journals replayed:    {}", report.erase_journals_replayed_on_open),
             format!("erase journals discarded:   {}", report.erase_journals_discarded_on_open),
         ];

@@ -11,9 +11,14 @@
 //!     24     8  segment number
 //!     32     8  sequence of the last record before this segment (0 for the first)
 //!     40    32  chain hash before this segment's first record
-//!     72    20  reserved, zero
+//!     72     4  write margin in bytes (0: none), see below
+//!     76    16  reserved, zero
 //!     92     4  crc32c of bytes [0, 92)
 //! ```
+//!
+//! The write margin is a promise about the segment while it is active: every durable write in it
+//! ends at least that many bytes before the file's durable end, so a file shorter than its last
+//! commit plus the margin was cut. Older readers ignore it: it lies in bytes they never checked.
 
 use alloc::vec::Vec;
 
@@ -47,8 +52,13 @@ pub struct SegmentHeader {
 }
 
 impl SegmentHeader {
-    /// The header's bytes.
+    /// The header's bytes, with no write margin.
     pub fn encode(&self) -> Vec<u8> {
+        self.encode_with_write_margin(0)
+    }
+
+    /// The header's bytes, promising `write_margin_bytes` of zeros after every durable write.
+    pub fn encode_with_write_margin(&self, write_margin_bytes: u32) -> Vec<u8> {
         let mut out = Vec::with_capacity(SEGMENT_HEADER_BYTES);
         out.put_bytes(&MAGIC);
         out.put_u8(FORMAT_VERSION);
@@ -59,7 +69,8 @@ impl SegmentHeader {
         out.put_u64(self.segment);
         out.put_u64(self.sequence_before);
         out.put_bytes(&self.chain_before);
-        out.put_bytes(&[0u8; 20]);
+        out.put_u32(write_margin_bytes);
+        out.put_bytes(&[0u8; 16]);
         let checksum = crc32c(&out);
         out.put_u32(checksum);
         debug_assert_eq!(out.len(), SEGMENT_HEADER_BYTES);
@@ -97,10 +108,29 @@ impl SegmentHeader {
     }
 }
 
+/// Where the write margin lies in a header.
+const WRITE_MARGIN_OFFSET: usize = 72;
+
+/// The write margin promised by a header that decoded (0 when none, or when `bytes` are short).
+pub fn write_margin_bytes(bytes: &[u8]) -> u64 {
+    let field = bytes.get(WRITE_MARGIN_OFFSET..WRITE_MARGIN_OFFSET + 4).and_then(|field| field.try_into().ok());
+    field.map_or(0, |field: [u8; 4]| u64::from(u32::from_le_bytes(field)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_write_margin_is_kept_in_bytes_older_readers_ignore() {
+        let header = SegmentHeader { agent: 1, segment: 2, sequence_before: 3, chain_before: [9; 32] };
+        let bytes = header.encode_with_write_margin(131_072);
+        assert_eq!(bytes.get(72..76), Some(&[0, 0, 2, 0][..]));
+        assert_eq!(SegmentHeader::decode(&bytes), Ok(header));
+        assert_eq!(write_margin_bytes(&bytes), 131_072);
+        assert_eq!(write_margin_bytes(&header.encode()), 0);
+    }
 
     #[test]
     fn golden_bytes() {

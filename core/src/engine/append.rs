@@ -170,12 +170,17 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Writes `bytes` at the end of the active segment and syncs; poisons the engine on failure.
-    /// A write that would pass the zeros written ahead carries a new stretch of zeros with it,
-    /// so the file grows (and the sync flushes its size) only once per stretch.
+    /// In a segment with a write margin, the file grows first, in a synced step of its own (see
+    /// `keep_write_margin`); in one without, a write that would pass the zeros written ahead
+    /// carries a new stretch of zeros with it. Either way the file grows (and a sync flushes its
+    /// size) only once per stretch.
     fn write_durably(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let offset = self.write_offset;
         let end = offset + bytes.len() as u64;
-        let ahead = self.options.preallocate_bytes as usize;
+        if self.write_margin_bytes > 0 {
+            self.keep_write_margin(end)?;
+        }
+        let ahead = if self.write_margin_bytes > 0 { 0 } else { self.options.preallocate_bytes as usize };
         let extended;
         let written = if end > self.allocated_end && ahead > 0 {
             let mut with_zeros = Vec::with_capacity(bytes.len() + ahead);
@@ -205,6 +210,32 @@ impl<S: Storage> AgentEngine<S> {
         Ok(())
     }
 
+    /// Keeps the active segment's promise before a write that ends at `end`: if the zeros after
+    /// it would be fewer than the margin, the file first grows by a stretch of zeros, synced, so
+    /// that its durable end never comes within the margin of a write, torn or not. A failure
+    /// here is a refusal: the records were not written yet.
+    fn keep_write_margin(&mut self, end: u64) -> Result<(), Error> {
+        let margin = self.write_margin_bytes;
+        if end.saturating_add(margin) <= self.allocated_end {
+            return Ok(());
+        }
+        let grown_end = end.saturating_add(margin).saturating_add(self.options.preallocate_bytes);
+        let zeros = vec![0u8; usize::try_from(grown_end - self.allocated_end).unwrap_or(0)];
+        let allocated_end = self.allocated_end;
+        let active = self.active_segment();
+        let Some(file) = self.segments.active_mut() else {
+            self.poisoned = true;
+            return Err(Error::Poisoned);
+        };
+        if let Err(error) = file.write_at(allocated_end, &zeros).and_then(|()| file.sync()) {
+            self.poisoned = true;
+            let path = segment_path(&self.folder, active);
+            return Err(io_error("growing", &path, error));
+        }
+        self.allocated_end = grown_end;
+        Ok(())
+    }
+
     /// Cuts the zeros written ahead off a segment that was just sealed: it is never written
     /// again, so they would only waste space.
     fn trim_sealed_segment(&mut self) -> Result<(), Error> {
@@ -219,7 +250,14 @@ impl<S: Storage> AgentEngine<S> {
         Ok(())
     }
 
-    /// Seals the active segment (a seal record and its commit, synced) and starts the next.
+    /// Starts the next segment, then seals the active one (a seal record and its commit,
+    /// synced). The next segment is durable, header and folder entry, before the seal is
+    /// written, so a seal always proves its next segment existed: open takes a seal without it
+    /// for lost records. A crash between the two leaves an unsealed segment followed by one
+    /// holding only its header, which open removes.
+    ///
+    /// A failure is never the outcome of the caller's records, which were not written yet: it
+    /// is a refusal, and the engine is poisoned, since the seal may be on disk.
     fn roll(&mut self) -> Result<(), Error> {
         let segment = self.active_segment();
         if segment >= SEGMENTS_PER_AGENT_MAX {
@@ -229,18 +267,32 @@ impl<S: Storage> AgentEngine<S> {
                 limit: SEGMENTS_PER_AGENT_MAX,
             });
         }
-        let identity = Identity { agent: self.agent, segment, sequence: self.sequence };
-        let mut bytes = Vec::new();
-        Record { identity, body: Body::Seal { next_segment: segment + 1 } }.encode(&mut bytes);
-        commit_marker(identity, self.write_offset, &bytes, 1, self.chain).encode(&mut bytes);
-        self.write_durably(&bytes)?;
-        self.trim_sealed_segment()?;
-        let started = self.start_segment(segment + 1);
-        if started.is_err() {
-            self.poisoned = true;
+        let rolled = self.create_segment_file(segment + 1).and_then(|next| {
+            let identity = Identity { agent: self.agent, segment, sequence: self.sequence };
+            let mut bytes = Vec::new();
+            Record { identity, body: Body::Seal { next_segment: segment + 1 } }.encode(&mut bytes);
+            commit_marker(identity, self.write_offset, &bytes, 1, self.chain).encode(&mut bytes);
+            self.write_durably(&bytes).map_err(refusal_of_caller_write)?;
+            self.trim_sealed_segment()?;
+            Ok(next)
+        });
+        match rolled {
+            Ok(started) => self.make_active(started),
+            Err(error) => {
+                self.poisoned = true;
+                return Err(error);
+            }
         }
-        started?;
         self.snapshot_if_due();
         Ok(())
+    }
+}
+
+/// The error of a roll, for the caller whose write triggered it: that write was not made, so
+/// what might be on disk (the seal) is no outcome of it.
+fn refusal_of_caller_write(error: Error) -> Error {
+    match error {
+        Error::OutcomeUnknown { operation, path, message } => Error::Io { operation, path, message },
+        other => other,
     }
 }

@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 pub use batch::{Batch, Write};
 pub(crate) use rewrite::read_all;
 
-use crate::codec::segment_header::SegmentHeader;
+use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::digest::{chain_genesis, Hash};
 use crate::error::Error;
 use crate::graph::{Graph, Kind};
@@ -54,6 +54,12 @@ pub struct AgentEngine<S: Storage> {
     bytes_since_snapshot: u64,
     /// An Erase changed flags the snapshot holds: the next close or seal saves a fresh one.
     snapshot_stale: bool,
+    /// The active segment's write margin (its header's promise): every durable write ends at
+    /// least this many bytes before the file's durable end; 0 when it promises none.
+    write_margin_bytes: u64,
+    /// The graph came from a snapshot and was not yet checked against the log: it must be before
+    /// anything destructive is computed from it.
+    graph_unconfirmed: bool,
     /// The length of the active segment file: zeros past `write_offset` were written ahead so
     /// that a durable write inside them changes no file size and needs no metadata flush.
     allocated_end: u64,
@@ -71,9 +77,25 @@ impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
     }
 }
 
+/// A segment just created, durable, holding only its header and its write margin.
+struct StartedSegment<F> {
+    number: u64,
+    file: F,
+    write_margin_bytes: u64,
+}
+
 /// Wraps a backend error with what the engine was doing and where.
 pub(crate) fn io_error(operation: &'static str, path: &str, error: impl core::fmt::Display) -> Error {
     Error::Io { operation, path: String::from(path), message: format!("{error}") }
+}
+
+/// The error of a write whose bytes may already be on the disk: a storage failure becomes
+/// `OutcomeUnknown`, so the caller never takes it for a refusal; other errors stay as they are.
+pub(crate) fn outcome_unknown(error: Error) -> Error {
+    match error {
+        Error::Io { operation, path, message } => Error::OutcomeUnknown { operation, path, message },
+        other => other,
+    }
 }
 
 impl<S: Storage> AgentEngine<S> {
@@ -97,6 +119,8 @@ impl<S: Storage> AgentEngine<S> {
             report: Report::default(),
             bytes_since_snapshot: 0,
             snapshot_stale: false,
+            graph_unconfirmed: false,
+            write_margin_bytes: 0,
             allocated_end: 0,
         })
     }
@@ -115,22 +139,38 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Creates segment `number` with its header, durably, and makes it the active one.
     fn start_segment(&mut self, number: u64) -> Result<(), Error> {
+        let started = self.create_segment_file(number)?;
+        self.make_active(started);
+        Ok(())
+    }
+
+    /// Makes a segment just created the active one.
+    fn make_active(&mut self, started: StartedSegment<S::File>) {
+        self.write_offset = SEGMENT_HEADER_BYTES as u64;
+        self.write_margin_bytes = started.write_margin_bytes;
+        self.allocated_end = self.write_offset + started.write_margin_bytes;
+        self.segments.start(started.number, started.file);
+    }
+
+    /// Creates segment `number` holding only its header, which starts where the log ends now,
+    /// and the zeros of its write margin, durably (file and folder entry). The margin is half
+    /// the zeros written ahead: with none written ahead, the segment promises none.
+    fn create_segment_file(&self, number: u64) -> Result<StartedSegment<S::File>, Error> {
         let path = segment_path(&self.folder, number);
-        let header = SegmentHeader {
+        let write_margin_bytes = u32::try_from(self.options.preallocate_bytes / 2).unwrap_or(u32::MAX);
+        let mut bytes = SegmentHeader {
             agent: self.agent,
             segment: number,
             sequence_before: self.sequence,
             chain_before: self.chain,
         }
-        .encode();
+        .encode_with_write_margin(write_margin_bytes);
+        bytes.resize(SEGMENT_HEADER_BYTES + write_margin_bytes as usize, 0);
         let mut file = self.storage.open_file(&path, true).map_err(|error| io_error("creating", &path, error))?;
-        let written = file.set_len(0).and_then(|()| file.write_at(0, &header)).and_then(|()| file.sync());
+        let written = file.set_len(0).and_then(|()| file.write_at(0, &bytes)).and_then(|()| file.sync());
         written.map_err(|error| io_error("writing", &path, error))?;
         self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
-        self.write_offset = header.len() as u64;
-        self.allocated_end = self.write_offset;
-        self.segments.start(number, file);
-        Ok(())
+        Ok(StartedSegment { number, file, write_margin_bytes: u64::from(write_margin_bytes) })
     }
 
     /// The agent's number in the store.

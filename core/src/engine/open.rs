@@ -8,13 +8,15 @@ use alloc::vec::Vec;
 use super::rewrite::{read_all, read_from};
 use super::{io_error, AgentEngine};
 use crate::codec::record::{Body, Record};
-use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::codec::segment_header::{write_margin_bytes, SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::SnapshotPoint;
 use crate::error::Error;
 use crate::graph::{Graph, Location};
 use crate::limits::Options;
 use crate::log::names::{parse_segment_name, segment_path, TEMPORARY_SUFFIX};
-use crate::log::scan::{check_header, find_valid_commit, scan_records_after, Damage, Expected, ScanEnd};
+use crate::log::scan::{
+    check_header, count_whole_records, find_valid_commit, scan_records_after, Damage, Expected, ScanEnd,
+};
 use crate::storage::{Storage, StorageFile};
 
 impl<S: Storage> AgentEngine<S> {
@@ -23,13 +25,22 @@ impl<S: Storage> AgentEngine<S> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let count = engine.list_segments()?;
         engine.replay_erase_journal(count)?;
-        let (first_replayed, mut resume) = match engine.load_snapshot(count)? {
+        let loaded = engine.load_snapshot(count)?;
+        let (first_replayed, mut resume) = match loaded.usable {
             Some((point, graph)) => (engine.resume_from_snapshot(point, graph)?, Some(point.offset)),
             None => (1, None),
         };
         engine.graph.defer_folds();
         for segment in first_replayed..=count {
-            engine.replay_segment(segment, segment == count, resume.take())?;
+            let place = Place {
+                active: segment == count,
+                sealed_last: segment + 1 == count,
+                resume: resume.take(),
+                floor: loaded.floor,
+            };
+            if engine.replay_segment(segment, place)? == Replayed::RollUndone {
+                break;
+            }
         }
         engine.graph.settle();
         // Segment names open relied on may come from a start whose folder sync failed.
@@ -78,6 +89,7 @@ impl<S: Storage> AgentEngine<S> {
         self.segments.count_sealed(point.segment.saturating_sub(1));
         self.report.records_from_snapshot = point.sequence;
         self.graph = graph;
+        self.graph_unconfirmed = true;
         self.sequence = point.sequence;
         self.chain = point.chain;
         self.write_offset = point.offset;
@@ -85,8 +97,11 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Replays one segment, from just after its header or, with `resume`, from a snapshot's
-    /// point inside it.
-    fn replay_segment(&mut self, segment: u64, active: bool, resume: Option<u64>) -> Result<(), Error> {
+    /// point inside it. A segment that is not the last must end with its seal, unless the
+    /// last one is the empty start of a roll a crash interrupted: that start is removed and this
+    /// segment becomes the active one again.
+    fn replay_segment(&mut self, segment: u64, place: Place) -> Result<Replayed, Error> {
+        let Place { active, sealed_last, resume, floor } = place;
         let path = segment_path(&self.folder, segment);
         let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
         // Resuming at a snapshot's point, only what follows the point is read.
@@ -98,31 +113,81 @@ impl<S: Storage> AgentEngine<S> {
             Expected { agent: self.agent, segment, sequence_before: self.sequence, chain_before: self.chain };
         let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
         let start = resume.map_or(SEGMENT_HEADER_BYTES, |offset| offset as usize);
+        let mut header = [0u8; SEGMENT_HEADER_BYTES];
         let header_checked = match resume {
             Some(_) => {
-                let mut header = [0u8; SEGMENT_HEADER_BYTES];
                 file.read_at(0, &mut header).map_err(|error| io_error("reading", &path, error))?;
-                SegmentHeader::decode(&header).map(|_| ()).map_err(|reason| Damage { offset: 0, reason })
+                // Where the segment began in the log is behind the snapshot's point: only its
+                // place is checked here, the point itself was checked against the chain.
+                SegmentHeader::decode(&header).map_err(|reason| Damage { offset: 0, reason }).and_then(|found| {
+                    let placed = found.agent == self.agent && found.segment == segment;
+                    placed
+                        .then_some(())
+                        .ok_or(Damage { offset: 0, reason: "segment header belongs elsewhere in the log" })
+                })
             }
-            None => check_header(&bytes, &expected),
+            None => {
+                if let Some(found) = bytes.get(..SEGMENT_HEADER_BYTES) {
+                    header.copy_from_slice(found);
+                }
+                check_header(&bytes, &expected)
+            }
         };
+        // Every segment was durable, header and all, before anything named it: the catalog
+        // names the agent only after its first segment is synced, and a roll syncs the next
+        // segment before it seals the one before. A header that does not check is damage or a
+        // file from elsewhere, never a crash state, and nothing of it may be cut.
         if let Err(damage) = header_checked {
-            if !active || resume.is_some() || find_valid_commit(&bytes, 0, &expected).is_some() {
-                return Err(corrupt(damage.offset, damage.reason));
+            // The mutant takes a foreign header in the newest segment for a torn one, and cuts.
+            let foreign_cut = mutant!(TruncateForeignHeader)
+                && active
+                && resume.is_none()
+                && find_valid_commit(&bytes, 0, &expected).is_none();
+            if foreign_cut {
+                drop(file);
+                self.start_segment(segment)?;
+                return Ok(Replayed::Continue);
             }
-            // A torn header in the newest segment with no commit anywhere: the segment was
-            // being started when the crash came, and holds nothing that was acknowledged.
-            self.report.dropped_bytes += bytes.len() as u64;
-            drop(file);
-            return self.start_segment(segment);
+            return Err(corrupt(damage.offset, damage.reason));
         }
         let graph = &mut self.graph;
         let end = scan_records_after(&bytes, base, &expected, start, |record, offset| {
             apply_record(graph, record, offset, &path)
         })?;
+        let mut active = active;
+        let mut replayed = Replayed::Continue;
+        if !active && end.sealed_into.is_none() && self.is_unfinished_roll(segment + 1, &end)? {
+            self.undo_unfinished_roll(segment + 1)?;
+            active = true;
+            replayed = Replayed::RollUndone;
+        }
         self.bytes_since_snapshot += end.committed_end - start as u64;
+        if active && end.sealed_into.is_some() {
+            // A roll syncs the next segment before the seal: a seal proves the next segment
+            // existed, so without it committed records are missing.
+            let missing = segment_path(&self.folder, segment + 1);
+            return Err(Error::Corrupt { file: missing, offset: 0, reason: "segment file missing after a seal" });
+        }
+        if let Some(point) = floor.filter(|point| active && end.sequence < point.sequence) {
+            // Checked before anything is cut: a log shorter than a snapshot's point lost
+            // committed records, and the open must not destroy what is left of them.
+            let file = segment_path(&self.folder, point.segment);
+            let reason = "log ends before the snapshot's point: committed records are missing";
+            return Err(Error::Corrupt { file, offset: point.offset, reason });
+        }
+        let file_length = (base + bytes.len()) as u64;
+        let write_margin = write_margin_bytes(&header);
+        if active && write_margin > 0 && file_length < end.committed_end.saturating_add(write_margin) {
+            // Every durable write kept the margin free after it, durably, before it began: a
+            // file that ends sooner was cut after its last commit, and more may have been lost.
+            let reason = "active segment ends within the space its writes keep free: the file was cut";
+            return Err(corrupt(file_length, reason));
+        }
+        if active {
+            self.write_margin_bytes = write_margin;
+        }
         if active && end.is_clean() {
-            self.allocated_end = (base + bytes.len()) as u64;
+            self.allocated_end = file_length;
             // Nothing to cut, but the cache may still hold a write whose sync failed before the
             // last close: make what open is about to serve durable, or a crash could take back
             // ids that were already handed out.
@@ -132,14 +197,16 @@ impl<S: Storage> AgentEngine<S> {
             // file, so this rare case looks at the whole of it.
             let whole = if base == 0 { bytes } else { read_all(&file, &path)? };
             self.cut_torn_tail(&mut file, &whole, &expected, &end, &path)?;
-        } else {
-            if !end.is_clean() || end.sealed_into != Some(segment + 1) {
-                let damage =
-                    end.damage.map_or((end.committed_end, "sealed segment does not end with its seal"), |damage| {
-                        (damage.offset, damage.reason)
-                    });
-                return Err(corrupt(damage.0, damage.1));
-            }
+        } else if !end.is_clean() || end.sealed_into != Some(segment + 1) {
+            let damage =
+                end.damage.map_or((end.committed_end, "sealed segment does not end with its seal"), |damage| {
+                    (damage.offset, damage.reason)
+                });
+            return Err(corrupt(damage.0, damage.1));
+        } else if sealed_last {
+            // The seal may be in the cache only, after a roll whose sync failed: it must be
+            // durable before writes go to the next segment, or a crash would take it back.
+            file.sync().map_err(|error| io_error("syncing", &path, error))?;
         }
         self.sequence = end.sequence;
         self.chain = end.chain;
@@ -151,11 +218,52 @@ impl<S: Storage> AgentEngine<S> {
             drop(file);
             self.segments.count_sealed(segment);
         }
-        if active && end.sealed_into.is_some() {
-            // Sealed, but the crash came before the next segment was started.
-            self.start_segment(segment + 1)?;
-            self.report.segments_started_on_open += 1;
+        Ok(replayed)
+    }
+
+    /// Whether segment `next`, the last one, is a roll's start that a crash cut short before
+    /// the seal of the segment before it (whose scan ended at `end`) was durable: a header
+    /// (whole and naming exactly this point of the log, or torn) and no committed write. A
+    /// whole header of another identity is not a roll's start.
+    fn is_unfinished_roll(&self, next: u64, end: &ScanEnd) -> Result<bool, Error> {
+        let path = segment_path(&self.folder, next);
+        if !self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
+            return Ok(false);
         }
+        let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+        let bytes = read_all(&file, &path)?;
+        // A later segment than `next` means `next` is not the last: not a roll's start.
+        let later = segment_path(&self.folder, next + 1);
+        if self.storage.exists(&later).map_err(|error| io_error("checking", &later, error))? {
+            return Ok(false);
+        }
+        // Its header and margin of zeros were one write: a crash may have garbled any of it.
+        // What no crash can leave there is a committed write, made only after a seal.
+        let expected =
+            Expected { agent: self.agent, segment: next, sequence_before: end.sequence, chain_before: end.chain };
+        if find_valid_commit(&bytes, SEGMENT_HEADER_BYTES as u64, &expected).is_some() {
+            return Ok(false);
+        }
+        let header = bytes.get(..SEGMENT_HEADER_BYTES.min(bytes.len())).unwrap_or_default();
+        match SegmentHeader::decode(header) {
+            Err(_) => Ok(true),
+            Ok(found) => Ok(found
+                == SegmentHeader {
+                    agent: self.agent,
+                    segment: next,
+                    sequence_before: end.sequence,
+                    chain_before: end.chain,
+                }),
+        }
+    }
+
+    /// Removes, durably, the empty start of a roll a crash interrupted: the segment before it
+    /// is active again, and the next roll starts it anew.
+    fn undo_unfinished_roll(&mut self, next: u64) -> Result<(), Error> {
+        let path = segment_path(&self.folder, next);
+        self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
+        self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
+        self.report.unfinished_rolls_undone_on_open += 1;
         Ok(())
     }
 
@@ -176,12 +284,43 @@ impl<S: Storage> AgentEngine<S> {
             return Err(Error::Corrupt { file: String::from(path), offset: damage_offset, reason });
         }
         self.report.dropped_bytes += end.data_end - end.committed_end;
-        self.report.dropped_records += end.uncommitted_records;
-        self.allocated_end = end.committed_end;
-        file.set_len(end.committed_end)
-            .and_then(|()| file.sync())
-            .map_err(|error| io_error("cutting the torn end of", path, error))
+        // Every record the cut takes counts, also those after a damaged byte inside the torn
+        // write, which the scan stopped before.
+        let whole = count_whole_records(bytes, end.committed_end, end.data_end, expected);
+        self.report.dropped_records += whole.max(end.uncommitted_records);
+        let cut = if self.write_margin_bytes > 0 {
+            // The file keeps its length, and with it the margin after the committed end: the
+            // torn bytes are turned to zeros where they lie.
+            let zeros = alloc::vec![0u8; usize::try_from(end.data_end - end.committed_end).unwrap_or(0)];
+            self.allocated_end = bytes.len() as u64;
+            file.write_at(end.committed_end, &zeros)
+        } else {
+            self.allocated_end = end.committed_end;
+            file.set_len(end.committed_end)
+        };
+        cut.and_then(|()| file.sync()).map_err(|error| io_error("cutting the torn end of", path, error))
     }
+}
+
+/// Where a segment stands in the replay.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    /// The last segment: the one writes go to.
+    active: bool,
+    /// The segment just before the last one: the newest seal is in it.
+    sealed_last: bool,
+    /// A snapshot's offset inside this segment to resume from.
+    resume: Option<u64>,
+    /// The point of a whole snapshot of this agent: the log reached it once.
+    floor: Option<SnapshotPoint>,
+}
+
+/// Whether the replay goes on to the next segment, or the segment just replayed became the
+/// last one (the start of an unfinished roll after it was removed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replayed {
+    Continue,
+    RollUndone,
 }
 
 /// Applies one committed record to the graph, checking that the history is possible: ids in

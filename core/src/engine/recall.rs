@@ -34,6 +34,11 @@ impl<S: Storage> AgentEngine<S> {
     /// history). It is refused with `AlreadyRecalled` only when it would change nothing.
     pub fn recall(&mut self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         self.check_writable()?;
+        if removal == Removal::Erase {
+            // What an Erase destroys is computed from the graph: after a snapshot load, the
+            // graph must first be found to match the log.
+            self.confirm_graph_before_destroying()?;
+        }
         let plan = self.graph.plan_recall(id.get(), mode, removal)?;
         plan.refuse_if_idle()?;
         // The record is the durable intent: if an erasure below is cut short by a crash, the

@@ -9,7 +9,7 @@ use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{io_error, AgentEngine};
+use super::{io_error, outcome_unknown, AgentEngine};
 use crate::codec::record::{commit_marker, Body};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::error::Error;
@@ -57,6 +57,7 @@ impl<S: Storage> AgentEngine<S> {
     /// digests stay, so the history still verifies.
     pub fn compact(&mut self) -> Result<(), Error> {
         self.check_writable()?;
+        self.confirm_graph_before_destroying()?;
         let result = self.rewrite_without_dead_content();
         if result.is_err() {
             self.poisoned = true;
@@ -79,8 +80,10 @@ impl<S: Storage> AgentEngine<S> {
             // The rewrite moves records, so a snapshot pointing at them must go first.
             self.remove_snapshot()?;
         }
-        for segment in segments {
-            self.rewrite_segment(segment)?;
+        for (index, segment) in segments.into_iter().enumerate() {
+            // Once one segment is replaced, the compaction is partly on disk: a later failure
+            // leaves its outcome unknown, never refused.
+            self.rewrite_segment(segment).map_err(|error| if index > 0 { outcome_unknown(error) } else { error })?;
         }
         Ok(doomed.len() as u64)
     }
@@ -126,10 +129,18 @@ impl<S: Storage> AgentEngine<S> {
         if !end.is_clean() {
             return Err(corrupt(end.committed_end, "uncommitted bytes in a segment being rewritten"));
         }
+        let data_length = out.len() as u64;
+        if segment == self.active_segment() {
+            // The active segment keeps its header's promise: the margin of zeros after its end.
+            out.resize(out.len() + self.write_margin_bytes as usize, 0);
+        }
         self.replace_file(&path, &out)?;
         // A handle held open still reaches the file the rename replaced.
         if segment == self.active_segment() {
-            let reopened = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+            let reopened = self
+                .storage
+                .open_file(&path, false)
+                .map_err(|error| outcome_unknown(io_error("opening", &path, error)))?;
             self.segments.start(segment, reopened);
         } else {
             self.segments.forget_sealed(segment);
@@ -138,13 +149,14 @@ impl<S: Storage> AgentEngine<S> {
             self.graph.set_location(id, location, present);
         }
         if segment == self.active_segment() {
-            self.write_offset = out.len() as u64;
-            self.allocated_end = self.write_offset;
+            self.write_offset = data_length;
+            self.allocated_end = out.len() as u64;
         }
         Ok(())
     }
 
-    /// Replaces the file at `path` with `bytes`: temporary file, sync, rename, folder sync.
+    /// Replaces the file at `path` with `bytes`: temporary file, sync, rename, folder sync. A
+    /// failure before the rename is `Io` (nothing changed); from the rename on, `OutcomeUnknown`.
     pub(crate) fn replace_file(&self, path: &str, bytes: &[u8]) -> Result<(), Error> {
         let temporary = format!("{path}{TEMPORARY_SUFFIX}");
         let mut file =
@@ -154,10 +166,13 @@ impl<S: Storage> AgentEngine<S> {
             .and_then(|()| file.sync())
             .map_err(|error| io_error("writing", &temporary, error))?;
         drop(file);
-        self.storage.rename(&temporary, path).map_err(|error| io_error("renaming", &temporary, error))?;
+        // From the rename on, the new file may be in place: a failure is no refusal.
+        let renamed = self.storage.rename(&temporary, path);
+        renamed.map_err(|error| outcome_unknown(io_error("renaming", &temporary, error)))?;
         if mutant!(SkipFolderSyncAfterRename) {
             return Ok(());
         }
-        self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))
+        let synced = self.storage.sync_folder(&self.folder);
+        synced.map_err(|error| outcome_unknown(io_error("syncing", &self.folder, error)))
     }
 }

@@ -11,6 +11,14 @@ use crate::graph::Graph;
 use crate::log::names::{segment_path, snapshot_path};
 use crate::storage::{Storage, StorageFile};
 
+/// What open learns from the snapshot file.
+pub(crate) struct LoadedSnapshot {
+    /// The point and graph to resume from, if the snapshot matches the log.
+    pub usable: Option<(SnapshotPoint, Graph)>,
+    /// The point of a whole snapshot of this agent, used or not: the log reached it once.
+    pub floor: Option<SnapshotPoint>,
+}
+
 impl<S: Storage> AgentEngine<S> {
     /// Saves the graph at the current committed point (durably: temporary file, sync, rename,
     /// folder sync). It holds no content.
@@ -42,6 +50,23 @@ impl<S: Storage> AgentEngine<S> {
         }
     }
 
+    /// Checks, once, a graph loaded from a snapshot against the log, before an Erase or a
+    /// compaction computes from it what to destroy: a snapshot with valid checksums whose edges
+    /// or flags lie would otherwise have live text erased on its word. Costs one read of the
+    /// log, the first time only. A failure poisons the engine.
+    pub(crate) fn confirm_graph_before_destroying(&mut self) -> Result<(), Error> {
+        if self.graph_unconfirmed {
+            if let Err(error) = self.verify() {
+                // Nothing was written, but the engine cannot go on from a graph it could not
+                // confirm: later writes are refused until a reopen.
+                self.poisoned = true;
+                return Err(error);
+            }
+            self.graph_unconfirmed = false;
+        }
+        Ok(())
+    }
+
     /// Removes the snapshot, durably, before a rewrite moves the records it points at.
     pub(crate) fn remove_snapshot(&mut self) -> Result<(), Error> {
         let path = snapshot_path(&self.folder);
@@ -57,14 +82,18 @@ impl<S: Storage> AgentEngine<S> {
 
     /// The snapshot and the graph it holds, if there is one that matches the log at its point
     /// among the `segment_count` segments. Why a snapshot was refused goes to the report.
-    pub(crate) fn load_snapshot(&mut self, segment_count: u64) -> Result<Option<(SnapshotPoint, Graph)>, Error> {
+    ///
+    /// Also the point of any whole snapshot of this agent, used or not: it was taken at a
+    /// durable commit, so a log that ends before it has lost committed records.
+    pub(crate) fn load_snapshot(&mut self, segment_count: u64) -> Result<LoadedSnapshot, Error> {
         let path = snapshot_path(&self.folder);
         if !self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
-            return Ok(None);
+            return Ok(LoadedSnapshot { usable: None, floor: None });
         }
         let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
         let length = file.len().map_err(|error| io_error("measuring", &path, error))?;
         let read = SnapshotFile::read(length, |offset, out| file.read_at(offset, out).ok());
+        let floor = read.as_ref().ok().map(|snapshot| snapshot.point).filter(|point| point.agent == self.agent);
         let checked = read.and_then(|snapshot| {
             if snapshot.point.agent != self.agent || !(1..=segment_count).contains(&snapshot.point.segment) {
                 return Err("snapshot belongs to another agent or segment");
@@ -77,13 +106,20 @@ impl<S: Storage> AgentEngine<S> {
                 snapshot.child_row_starts,
                 snapshot.child_row,
             )?;
+            // Open never erases on a snapshot's word: every erasure a snapshot may carry was
+            // finished before it was taken, so one that asks for text still on disk to go is
+            // not to be trusted, and the log, whose recall records alone justify an erasure,
+            // is replayed instead.
+            if graph.content_to_remove(false).next().is_some() && !mutant!(EraseOnSnapshotWord) {
+                return Err("snapshot asks to erase text the log does not show erased");
+            }
             Ok((snapshot.point, graph))
         });
         match checked {
-            Ok(loaded) => Ok(Some(loaded)),
+            Ok(loaded) => Ok(LoadedSnapshot { usable: Some(loaded), floor }),
             Err(reason) => {
                 self.report.snapshot_ignored = Some(reason);
-                Ok(None)
+                Ok(LoadedSnapshot { usable: None, floor })
             }
         }
     }

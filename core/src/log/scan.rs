@@ -215,3 +215,25 @@ pub fn find_valid_commit(bytes: &[u8], from: u64, expected: &Expected) -> Option
         })
         .map(|position| position as u64)
 }
+
+/// How many chained records of this segment decode whole, checksum included, between `from`
+/// and `to`, found wherever they start: what a cut of that range takes with it, including the
+/// records a damaged byte before them kept the scan from reaching.
+pub fn count_whole_records(bytes: &[u8], from: u64, to: u64, expected: &Expected) -> u64 {
+    let (Ok(mut position), Ok(end)) = (usize::try_from(from), usize::try_from(to)) else { return 0 };
+    let mut count = 0;
+    let range = bytes.get(..end.min(bytes.len())).unwrap_or_default();
+    while position < range.len() {
+        let decoded = range.get(position..).map(record::decode);
+        match decoded {
+            Some(Ok((record, length)))
+                if record.identity.agent == expected.agent && record.identity.segment == expected.segment =>
+            {
+                count += u64::from(record.is_chained());
+                position += length.max(1);
+            }
+            _ => position += 1,
+        }
+    }
+    count
+}

@@ -12,6 +12,7 @@ mod checks;
 pub mod markers;
 mod operations;
 mod recovery;
+mod tamper;
 mod world;
 
 use std::fmt;

@@ -125,7 +125,11 @@ impl World {
         if storage.operation_count() != before {
             return Err(Stop::Violation(format!("{label}: a poisoned engine still used the storage")));
         }
-        self.set_doubt(agent, after)?;
+        // A plain storage error is a refusal: nothing of the write may ever show. Only
+        // OutcomeUnknown leaves it in doubt.
+        if !matches!(error, Error::Io { .. }) {
+            self.set_doubt(agent, after)?;
+        }
         let crash = self.random.chance(0.5);
         self.reopen(crash)
     }

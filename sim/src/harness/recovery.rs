@@ -35,6 +35,9 @@ impl World {
         for slot in &mut self.agents {
             slot.engine = None;
         }
+        // An armed crash may fire while the engines close (a snapshot written on drop): then
+        // this reopen follows a crash, whatever was asked.
+        let crash = crash || self.storage.is_powered_off();
         if crash {
             self.storage.crash();
             self.stats.crashes += 1;

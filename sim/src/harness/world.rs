@@ -128,10 +128,12 @@ pub(crate) enum Operation {
     CreateAgent,
     DeleteAgent,
     Tokens,
+    TamperSegments,
+    ForgeSnapshot,
 }
 
 impl Operation {
-    pub(crate) const ALL: [Operation; 16] = [
+    pub(crate) const ALL: [Operation; 18] = [
         Operation::AddLot,
         Operation::Remember,
         Operation::RememberInvalid,
@@ -148,6 +150,8 @@ impl Operation {
         Operation::CreateAgent,
         Operation::DeleteAgent,
         Operation::Tokens,
+        Operation::TamperSegments,
+        Operation::ForgeSnapshot,
     ];
 
     /// The weight range a seed draws from, in tenths.
@@ -169,6 +173,8 @@ impl Operation {
             Operation::CreateAgent => (2, 10),
             Operation::DeleteAgent => (0, 5),
             Operation::Tokens => (1, 5),
+            Operation::TamperSegments => (0, 10),
+            Operation::ForgeSnapshot => (0, 10),
         }
     }
 }
@@ -341,6 +347,8 @@ impl World {
             Operation::CreateAgent => self.create_agent(),
             Operation::DeleteAgent => self.delete_agent(agent),
             Operation::Tokens => self.tokens(),
+            Operation::TamperSegments => self.tamper_segments(agent),
+            Operation::ForgeSnapshot => self.forge_snapshot(agent),
         }
     }
 
@@ -396,5 +404,7 @@ fn operation_name(operation: Operation) -> &'static str {
         Operation::CreateAgent => "create-agent",
         Operation::DeleteAgent => "delete-agent",
         Operation::Tokens => "tokens",
+        Operation::TamperSegments => "tamper-segments",
+        Operation::ForgeSnapshot => "forge-snapshot",
     }
 }
