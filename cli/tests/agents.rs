@@ -68,6 +68,29 @@ fn delete_removes_the_agent_its_files_and_its_saved_token() {
 }
 
 #[test]
+fn delete_names_what_it_left_in_place_and_the_other_agents_keep_working() {
+    let cli = Cli::new();
+    cli.create_agent("alice");
+    cli.create_agent("bob");
+    cli.lot("bob", "note", "bob keeps this");
+    let folder = cli.folder().join("agent-0000000000000001");
+    assert!(folder.is_dir(), "alice's folder is the first agent folder");
+    std::fs::write(folder.join("notes.txt"), b"an operator's file").unwrap();
+    let deleted = cli.json(&["agent", "delete", "alice"]);
+    assert_eq!(deleted["deleted"], "alice");
+    let left = deleted["left_behind"].as_array().expect("the stray file is named");
+    assert_eq!(left.len(), 1, "{deleted}");
+    assert_eq!(left[0]["path"], "agent-0000000000000001/notes.txt");
+    assert!(cli.run(&["get", "bob", "1"]).ok().contains("bob keeps this"));
+    let text = Cli::new();
+    text.create_agent("carol");
+    std::fs::write(text.folder().join("agent-0000000000000001").join("stray"), b"x").unwrap();
+    let printed = text.run(&["agent", "delete", "carol"]).ok().to_owned();
+    assert!(printed.contains("left in place") && printed.contains("stray"), "{printed}");
+    assert_eq!(std::fs::read(folder.join("notes.txt")).unwrap(), b"an operator's file");
+}
+
+#[test]
 fn a_token_can_stand_in_for_the_name() {
     let cli = Cli::new();
     let token = cli.create_agent("alice")["token"].as_str().unwrap().to_owned();

@@ -70,7 +70,24 @@ fn delete(name: &str, context: &Context) -> Result<(), Failure> {
     if tokens.remove(name) {
         tokens.save(&context.folder)?;
     }
-    context.printer.result(json!({ "deleted": name }), || {
-        format!("deleted agent {} and all its files", escaped(&format!("{name:?}")))
+    // Names the engine did not make stay where they are; the user should hear of them.
+    let left_behind = store.left_behind()?;
+    let left_json: Vec<_> =
+        left_behind.iter().map(|left| json!({ "path": left.path, "reason": left.reason })).collect();
+    let result = if left_json.is_empty() {
+        json!({ "deleted": name })
+    } else {
+        json!({ "deleted": name, "left_behind": left_json })
+    };
+    context.printer.result(result, || {
+        let mut text = format!("deleted agent {} and all its files", escaped(&format!("{name:?}")));
+        for left in &left_behind {
+            text.push_str(&format!(
+                "\nleft in place (not made by cheesedb): {}: {}",
+                escaped(&left.path),
+                escaped(&left.reason)
+            ));
+        }
+        text
     })
 }
