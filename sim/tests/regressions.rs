@@ -242,3 +242,25 @@ fn campaign_seeds_that_found_harness_bugs_run_clean() {
         }
     }
 }
+
+/// An Erase of an unknown id, on an agent opened from a snapshot, checked the graph against the
+/// log before it looked at the id: it read the whole log and reported what that read met
+/// (damage, a failed read, a crash) instead of the plain refusal the call deserved (campaign
+/// seeds 157, 474 and 949). A refusal reads nothing.
+#[test]
+fn an_erase_of_an_unknown_id_is_refused_before_the_graph_is_checked_against_the_log() {
+    let storage = SimStorage::without_faults(5);
+    let options = Options { snapshot_after_bytes: 1, ..Options::default() };
+    let (store, number) = store_with_agent(&storage, options.clone());
+    let mut agent = store.open_agent(number).unwrap();
+    let lot = agent.add_lot("tool", b"a source").unwrap();
+    drop(agent);
+    let mut agent = store.open_agent(number).unwrap();
+    assert!(agent.report().records_from_snapshot > 0, "the open used the snapshot");
+    storage.set_plan(failing(|plan| plan.read_error = 1.0));
+    let unknown = Id::from(lot.get() + 100);
+    let refused = agent.recall(unknown, cheesedb_core::Mode::Strict, cheesedb_core::Removal::Erase);
+    storage.set_plan(FaultPlan::none());
+    assert_eq!(refused, Err(Error::UnknownId { id: unknown }));
+    assert!(!agent.is_poisoned());
+}

@@ -34,13 +34,13 @@ impl<S: Storage> AgentEngine<S> {
     /// history). It is refused with `AlreadyRecalled` only when it would change nothing.
     pub fn recall(&mut self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         self.check_writable()?;
-        if removal == Removal::Erase {
-            // What an Erase destroys is computed from the graph: after a snapshot load, the
-            // graph must first be found to match the log.
-            self.confirm_graph_before_destroying()?;
-        }
         let plan = self.graph.plan_recall(id.get(), mode, removal)?;
         plan.refuse_if_idle()?;
+        if removal == Removal::Erase {
+            // What an Erase destroys is computed from the graph: after a snapshot load, the
+            // graph must first be found to match the log. (A refusal above reads nothing.)
+            self.confirm_graph_before_destroying()?;
+        }
         // The record is the durable intent: if an erasure below is cut short by a crash, the
         // next open finishes it.
         self.append(&[Entry::Recall { id: id.get(), mode, removal }])?;
