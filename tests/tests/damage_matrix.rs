@@ -7,7 +7,6 @@
 use cheesedb::{Agent, Error, Fingerprint, Id, Leg, Mode, Options, Removal, Token};
 use cheesedb_core::codec::erase_journal::{EraseJournal, Overwrite};
 use cheesedb_core::codec::snapshot_file::SnapshotFile;
-use cheesedb_core::graph::GraphParts;
 use cheesedb_core::{Storage, StorageFile};
 use cheesedb_tests::backend::Backend;
 
@@ -368,13 +367,7 @@ fn forge_snapshot<B: Backend>(place: &B, change: impl FnOnce(&mut Vec<u64>)) -> 
     let path = place.files().into_iter().map(|(path, _)| path).find(|path| path.ends_with("snapshot")).unwrap();
     let mut snapshot = SnapshotFile::decode(&place.read_file(&path)).unwrap();
     change(&mut snapshot.slots);
-    let parts = GraphParts {
-        slots: &snapshot.slots,
-        leg_words: &snapshot.leg_words,
-        leg_node_ends: &snapshot.leg_node_ends,
-        child_row_starts: &snapshot.child_row_starts,
-        child_row: &snapshot.child_row,
-    };
+    let parts = snapshot.graph_parts();
     place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts));
     path
 }
@@ -411,13 +404,7 @@ fn forged_child_edges_in_a_snapshot<B: Backend>() {
     let mut snapshot = SnapshotFile::decode(&place.read_file(&path)).unwrap();
     assert_eq!(snapshot.child_row, [2, 3]);
     snapshot.child_row = vec![3, 2];
-    let parts = GraphParts {
-        slots: &snapshot.slots,
-        leg_words: &snapshot.leg_words,
-        leg_node_ends: &snapshot.leg_node_ends,
-        child_row_starts: &snapshot.child_row_starts,
-        child_row: &snapshot.child_row,
-    };
+    let parts = snapshot.graph_parts();
     place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts));
     let alice = open(&place, &token, true).unwrap();
     assert_eq!(alice.report().snapshot_ignored, None, "the lie passes every check of open");

@@ -4,7 +4,6 @@
 
 use cheesedb::{Agent, Error, Id, Leg, Mode, Options, Removal, Token};
 use cheesedb_core::codec::snapshot_file::SnapshotFile;
-use cheesedb_core::graph::GraphParts;
 use cheesedb_tests::backend::{contains, Backend};
 
 fn eager_snapshots() -> Options {
@@ -166,13 +165,7 @@ fn verify_catches_a_well_formed_snapshot_that_lies<B: Backend>() {
     let mut snapshot = SnapshotFile::decode(&place.read_file(&path)).unwrap();
     assert_eq!(snapshot.child_row.get(..2), Some(&[1, 2][..]), "the lot's first children");
     snapshot.child_row[0] = 2; // the first memory is no longer listed as the lot's child
-    let parts = GraphParts {
-        slots: &snapshot.slots,
-        leg_words: &snapshot.leg_words,
-        leg_node_ends: &snapshot.leg_node_ends,
-        child_row_starts: &snapshot.child_row_starts,
-        child_row: &snapshot.child_row,
-    };
+    let parts = snapshot.graph_parts();
     place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts));
     let alice = reopen(&place, &token);
     assert_eq!(alice.report().snapshot_ignored, None);

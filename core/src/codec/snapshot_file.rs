@@ -86,6 +86,18 @@ fn u32_bytes(values: &[u32]) -> Vec<u8> {
 }
 
 impl SnapshotFile {
+    /// The graph this snapshot holds, as borrowed parts: what [`SnapshotFile::encode`] takes,
+    /// so a decoded snapshot can be written again.
+    pub fn graph_parts(&self) -> GraphParts<'_> {
+        GraphParts {
+            slots: &self.slots,
+            leg_words: &self.leg_words,
+            leg_node_ends: &self.leg_node_ends,
+            child_row_starts: &self.child_row_starts,
+            child_row: &self.child_row,
+        }
+    }
+
     /// The snapshot's bytes.
     pub fn encode(point: &SnapshotPoint, graph: GraphParts<'_>) -> Vec<u8> {
         let parts = [

@@ -6,7 +6,6 @@
 
 use cheesedb_core::codec::segment_header::{write_margin_bytes, SEGMENT_HEADER_BYTES};
 use cheesedb_core::codec::snapshot_file::SnapshotFile;
-use cheesedb_core::graph::GraphParts;
 use cheesedb_core::log::names::{agent_folder, segment_path, snapshot_path};
 use cheesedb_core::{Error, Storage, StorageFile, StoreEngine};
 
@@ -199,13 +198,7 @@ impl World {
             return Ok(());
         }
         *slot |= SLOT_ERASE;
-        let parts = GraphParts {
-            slots: &snapshot.slots,
-            leg_words: &snapshot.leg_words,
-            leg_node_ends: &snapshot.leg_node_ends,
-            child_row_starts: &snapshot.child_row_starts,
-            child_row: &snapshot.child_row,
-        };
+        let parts = snapshot.graph_parts();
         self.storage.note("forge-snapshot", &path, chosen);
         self.storage.replace_file_bytes(&path, &SnapshotFile::encode(&snapshot.point, parts));
         Ok(())
