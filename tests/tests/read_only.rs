@@ -5,8 +5,18 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
 use cheesedb::{Error, Id, Leg, Mode, Options, Removal, Store, Token};
+
+/// One test at a time: a test that runs `mount` forks, and until the child execs it holds a copy
+/// of every descriptor of this process, the folder lock of another test's store among them, so
+/// that test's next open would find its own folder locked.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Every file and folder below `path`, with the bytes of the files and their modification time.
 fn everything_below(path: &Path) -> Vec<(PathBuf, Option<Vec<u8>>, std::time::SystemTime)> {
@@ -59,6 +69,7 @@ fn read_and_refuse_writes(root: &Path, token: &Token) {
 
 #[test]
 fn a_read_only_open_writes_nothing_and_refuses_every_write() {
+    let _serial = serial();
     let place = tempfile::tempdir().unwrap();
     let root = place.path().join("store");
     let token = fill(&root);
@@ -70,6 +81,7 @@ fn a_read_only_open_writes_nothing_and_refuses_every_write() {
 
 #[test]
 fn a_read_only_store_saves_no_snapshot_at_close() {
+    let _serial = serial();
     let place = tempfile::tempdir().unwrap();
     let root = place.path().join("store");
     let token = fill(&root);
@@ -86,6 +98,7 @@ fn a_read_only_store_saves_no_snapshot_at_close() {
 
 #[test]
 fn a_read_only_open_of_a_missing_folder_creates_nothing() {
+    let _serial = serial();
     let place = tempfile::tempdir().unwrap();
     let root = place.path().join("missing");
     assert!(Store::open_read_only(&root).is_err());
@@ -115,6 +128,7 @@ fn assert_repair_needed(damage: impl Fn(&Path)) {
 
 #[test]
 fn a_torn_end_is_not_cut_by_a_read_only_open() {
+    let _serial = serial();
     assert_repair_needed(|agent_folder| {
         let segment = agent_folder.join("segment-0000000000000001.log");
         let mut bytes = fs::read(&segment).unwrap();
@@ -125,6 +139,7 @@ fn a_torn_end_is_not_cut_by_a_read_only_open() {
 
 #[test]
 fn a_leftover_rewrite_is_not_removed_by_a_read_only_open() {
+    let _serial = serial();
     assert_repair_needed(|agent_folder| {
         fs::write(agent_folder.join("segment-0000000000000002.log.tmp"), b"half").unwrap();
     });
@@ -132,6 +147,7 @@ fn a_leftover_rewrite_is_not_removed_by_a_read_only_open() {
 
 #[test]
 fn a_leftover_catalog_rewrite_needs_a_read_write_open() {
+    let _serial = serial();
     let place = tempfile::tempdir().unwrap();
     let root = place.path().join("store");
     fill(&root);
@@ -143,6 +159,7 @@ fn a_leftover_catalog_rewrite_needs_a_read_write_open() {
 
 #[test]
 fn readers_share_a_folder_and_exclude_a_writer() {
+    let _serial = serial();
     let place = tempfile::tempdir().unwrap();
     let root = place.path().join("store");
     fill(&root);
@@ -181,6 +198,7 @@ impl Drop for Mounted {
 
 #[test]
 fn a_store_on_a_read_only_mount_can_be_read() {
+    let _serial = serial();
     let place = tempfile::tempdir().unwrap();
     let mount_point = place.path().join("medium");
     fs::create_dir(&mount_point).unwrap();
