@@ -95,6 +95,11 @@ impl Trace {
         Trace { echo, ..Trace::default() }
     }
 
+    /// Prints every later event to standard error when `echo` is set.
+    pub fn set_echo(&mut self, echo: bool) {
+        self.echo = echo;
+    }
+
     /// Records an event.
     pub fn record(&mut self, event: Event) {
         self.hash.add(event.operation.as_bytes());
@@ -167,7 +172,7 @@ impl Trace {
             .window
             .removed_folders
             .iter()
-            .filter(|removed| crate::storage::parent_of(removed) == folder)
+            .filter(|removed| crate::paths::parent_of(removed) == folder)
             .cloned()
             .collect();
         for removed in gone {
