@@ -100,6 +100,11 @@ impl Trace {
         self.echo = echo;
     }
 
+    /// Whether every event is printed to standard error.
+    pub fn is_echoing(&self) -> bool {
+        self.echo
+    }
+
     /// Records an event.
     pub fn record(&mut self, event: Event) {
         self.hash.add(event.operation.as_bytes());

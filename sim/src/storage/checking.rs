@@ -14,6 +14,11 @@ impl SimStorage {
         self.shared.borrow_mut().trace.set_echo(echo);
     }
 
+    /// Whether every event of the trace is printed to standard error.
+    pub fn is_echoing_trace(&self) -> bool {
+        self.shared.borrow().trace.is_echoing()
+    }
+
     /// The hash of the whole trace so far.
     pub fn trace_hash(&self) -> u64 {
         self.shared.borrow().trace.hash()
