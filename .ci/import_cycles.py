@@ -6,7 +6,9 @@ Each source file is one module. A file depends on another when it names an item 
 `use` line or inline). A name that a module only re-exports (`pub use other::Name`) is followed to
 the module that defines it, so a parent that re-exports its children does not depend on them.
 
-Two rules, both checked:
+Three rules, all checked:
+- Between the crates of the workspace, counting dev-dependencies (a benchmark or test of a lower
+  crate that needs a higher one belongs to the higher one), the arrows go one way.
 - Between rooms (the modules right below the crate root, a folder counting as one room), the
   arrows go one way.
 - Inside a room, the files' arrows go one way too, except that a file may use what its folder's
@@ -20,6 +22,7 @@ exits with status 1.
 import os
 import re
 import sys
+import tomllib
 
 CRATE_SOURCE_FOLDERS = [
     "core/src",
@@ -221,6 +224,33 @@ def strongly_connected(edges):
     return [group for group in groups if len(group) > 1]
 
 
+def dependency_names(manifest):
+    """Every dependency a manifest names, in any table: normal, dev, build, per target."""
+    names = set()
+    for key, value in manifest.items():
+        if key in ("dependencies", "dev-dependencies", "build-dependencies") and isinstance(value, dict):
+            names.update(value)
+        elif key == "target" and isinstance(value, dict):
+            for table in value.values():
+                names.update(dependency_names(table))
+    return names
+
+
+def crate_edges(root):
+    """The arrows between the workspace's crates, by package name."""
+    manifests = {}
+    for folder in CRATE_SOURCE_FOLDERS:
+        path = os.path.join(root, os.path.dirname(folder), "Cargo.toml")
+        if os.path.isfile(path):
+            with open(path, "rb") as handle:
+                manifest = tomllib.load(handle)
+            manifests[manifest["package"]["name"]] = manifest
+    return {
+        name: {other for other in dependency_names(manifest) if other in manifests and other != name}
+        for name, manifest in manifests.items()
+    }
+
+
 def name_of(module):
     return "::".join(module) if module else "crate"
 
@@ -251,6 +281,12 @@ def main():
         return 2
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     circles = 0
+    crates = crate_edges(root)
+    for group in strongly_connected(crates):
+        circles += 1
+        print(f"workspace: dependency circle between crates {', '.join(sorted(group))}")
+        for crate in sorted(group):
+            print(f"    {crate} -> {', '.join(sorted(set(group) & crates[crate]))}")
     for folder in CRATE_SOURCE_FOLDERS:
         source_folder = os.path.join(root, folder)
         if not os.path.isdir(source_folder):
