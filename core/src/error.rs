@@ -3,8 +3,8 @@
 use alloc::string::String;
 use core::fmt;
 
+use crate::conceal::conceal_token_digits;
 use crate::id::Id;
-use crate::token::conceal_token_digits;
 
 /// Why an operation of cheesedb failed.
 #[non_exhaustive]

@@ -47,6 +47,7 @@ macro_rules! mutant {
 
 pub mod checksum;
 pub mod codec;
+mod conceal;
 pub mod digest;
 mod engine;
 mod error;

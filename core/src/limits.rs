@@ -18,7 +18,7 @@ pub const BATCH_MAX_RECORDS: usize = 65_536;
 /// The most bytes one batch may write.
 pub const BATCH_MAX_BYTES: usize = 64 * 1024 * 1024;
 /// The most lots and memories one agent may ever hold (ids are packed into 30 bits in RAM).
-pub const NODES_PER_AGENT_MAX: u64 = crate::graph::NODES_MAX;
+pub const NODES_PER_AGENT_MAX: u64 = (1 << 30) - 1;
 /// The most segment files one agent may have (segment numbers are kept in 16 bits in RAM).
 pub const SEGMENTS_PER_AGENT_MAX: u64 = u16::MAX as u64;
 /// The most sealed segment files one open agent keeps open (besides its active segment): sealed

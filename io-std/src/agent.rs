@@ -5,7 +5,8 @@ use std::sync::Arc;
 use cheesedb_core::{AgentEngine, Batch, Error, Fingerprint, Id, Leg, Mode, Node, Removal, Report};
 
 use crate::files::FileStorage;
-use crate::store::{lock, SharedEngine, SharedStorage, StoreShared};
+use crate::mutex::lock;
+use crate::shared::{SharedEngine, SharedStorage, StoreShared};
 use crate::verify::verify_on_threads;
 
 /// A handle to one agent, reached only through its token. Clones share one engine; every

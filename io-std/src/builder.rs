@@ -1,6 +1,6 @@
 //! [`StoreBuilder`]: every way of opening a store folder, with its settings in one place.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use cheesedb_core::{Error, Options};
 
@@ -105,5 +105,50 @@ impl StoreBuilder {
         }
         let lock = FolderLock::acquire(root, path, self.read_only)?;
         Store::open_files(storage, self.options, lock, self.read_only)
+    }
+}
+
+impl Store<FileStorage> {
+    /// Settings for opening the store in `path`: options, I/O, read-only, loose permissions.
+    /// Every other way of opening a store folder is a shorthand for one of these.
+    pub fn builder(path: impl AsRef<Path>) -> StoreBuilder {
+        StoreBuilder::new(path.as_ref().to_path_buf())
+    }
+
+    /// Opens the store in `path`, creating the folder (mode 0700) if needed, and takes its
+    /// lock: a second open of the same folder, in this process or another, gets `Error::Locked`.
+    /// A folder that another user owns, or that others may write to, is refused with
+    /// `Error::FolderNotPrivate` (see [`StoreBuilder::allow_loose_permissions`]).
+    pub fn open(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
+        Store::builder(path).open()
+    }
+
+    /// Opens the store in `path` for reading only; see [`StoreBuilder::read_only`].
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
+        Store::builder(path).read_only(true).open()
+    }
+
+    /// Like [`Store::open`], with settings.
+    pub fn open_with_options(path: impl AsRef<Path>, options: Options) -> Result<Store<FileStorage>, Error> {
+        Store::builder(path).options(options).open()
+    }
+
+    /// Like [`Store::open_with_options`], with the files reached through `io`. With
+    /// [`Io::Uring`] the kernel is probed first: where io_uring cannot be used the open fails
+    /// with `Error::Io` saying why, and nothing is created.
+    ///
+    /// ```
+    /// use cheesedb::{Io, Options, Store};
+    ///
+    /// # fn main() -> Result<(), cheesedb::Error> {
+    /// # let folder = tempfile::tempdir().map_err(|_| cheesedb::Error::Locked)?;
+    /// let io: Io = std::env::var("CHEESEDB_IO").ok().and_then(|name| name.parse().ok()).unwrap_or_default();
+    /// let store = Store::open_with_io(folder.path(), Options::default(), io)?;
+    /// # let _ = store;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn open_with_io(path: impl AsRef<Path>, options: Options, io: Io) -> Result<Store<FileStorage>, Error> {
+        Store::builder(path).options(options).io(io).open()
     }
 }

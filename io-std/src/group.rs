@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use cheesedb_core::{AgentEngine, Error, Id, Leg, Storage};
 
-use crate::store::lock;
+use crate::mutex::lock;
 
 /// The most writes one group commits, so a group stays well inside the batch limits.
 const GROUP_MAX_WRITES: usize = 1024;

@@ -39,7 +39,9 @@ mod folder;
 mod group;
 mod io;
 mod lock;
+mod mutex;
 mod permissions;
+mod shared;
 mod store;
 mod uring;
 mod verify;
@@ -53,7 +55,8 @@ pub use cheesedb_core::{
 pub use files::{FileHandle, FileStorage};
 pub use io::{Io, UnknownIo};
 pub use lock::LOCK_FILE;
-pub use store::{SharedStorage, Store};
+pub use shared::SharedStorage;
+pub use store::Store;
 
 #[cfg(test)]
 mod tests {

@@ -1,45 +1,17 @@
 //! `Store`: a folder of agents, shared safely between threads.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
-use cheesedb_core::{Error, LeftBehind, Options, Storage, StoreEngine, Token};
+use cheesedb_core::{Error, LeftBehind, Options, StoreEngine, Token};
 
 use crate::agent::Agent;
-use crate::builder::StoreBuilder;
 use crate::files::FileStorage;
 use crate::group::Shared;
-use crate::io::Io;
 use crate::lock::FolderLock;
-
-/// What a `Storage` must offer to be shared between threads.
-pub trait SharedStorage: Storage<File: Send> + Clone + Send + 'static {}
-impl<S> SharedStorage for S where S: Storage<File: Send> + Clone + Send + 'static {}
-
-pub(crate) type SharedEngine<S> = Arc<Shared<S>>;
-
-pub(crate) struct StoreShared<S: SharedStorage> {
-    catalog: Mutex<StoreEngine<S>>,
-    /// One engine per agent, however many handles are open, so two handles never write the
-    /// same log independently.
-    open_agents: Mutex<HashMap<u64, Weak<Shared<S>>>>,
-    _lock: Option<FolderLock>,
-    /// Present for a read-only store: set once its storage refused a change, so a failure that
-    /// follows is reported as a repair the read-only open cannot make.
-    read_only: Option<Arc<AtomicBool>>,
-}
-
-impl<S: SharedStorage> StoreShared<S> {
-    /// Refuses a write up front when the store is read-only.
-    pub(crate) fn check_writable(&self) -> Result<(), Error> {
-        match self.read_only {
-            Some(_) => Err(Error::ReadOnly),
-            None => Ok(()),
-        }
-    }
-}
+use crate::mutex::lock;
+use crate::shared::{SharedEngine, SharedStorage, StoreShared};
 
 /// Tells a failed open of a read-only store, whose storage refused a change, for what it is: a
 /// repair that only a read-write open can make.
@@ -49,13 +21,6 @@ fn explain_refusal(read_only: &Option<Arc<AtomicBool>>, error: Error) -> Error {
             Error::RepairNeeded { operation, path }
         }
         (_, error) => error,
-    }
-}
-
-impl<S: SharedStorage> StoreShared<S> {
-    /// The name of agent `number`, from the catalog.
-    pub(crate) fn agent_name(&self, number: u64) -> Result<String, Error> {
-        lock(&self.catalog)?.agent_name(number)
     }
 }
 
@@ -77,55 +42,7 @@ impl<S: SharedStorage> std::fmt::Debug for Store<S> {
     }
 }
 
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> Result<MutexGuard<'_, T>, Error> {
-    // A panic while holding the lock leaves the engine in an unknown state: refuse to go on.
-    mutex.lock().map_err(|_| Error::Poisoned)
-}
-
 impl Store<FileStorage> {
-    /// Settings for opening the store in `path`: options, I/O, read-only, loose permissions.
-    /// Every other way of opening a store folder is a shorthand for one of these.
-    pub fn builder(path: impl AsRef<Path>) -> StoreBuilder {
-        StoreBuilder::new(path.as_ref().to_path_buf())
-    }
-
-    /// Opens the store in `path`, creating the folder (mode 0700) if needed, and takes its
-    /// lock: a second open of the same folder, in this process or another, gets `Error::Locked`.
-    /// A folder that another user owns, or that others may write to, is refused with
-    /// `Error::FolderNotPrivate` (see [`StoreBuilder::allow_loose_permissions`]).
-    pub fn open(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
-        Store::builder(path).open()
-    }
-
-    /// Opens the store in `path` for reading only; see [`StoreBuilder::read_only`].
-    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
-        Store::builder(path).read_only(true).open()
-    }
-
-    /// Like [`Store::open`], with settings.
-    pub fn open_with_options(path: impl AsRef<Path>, options: Options) -> Result<Store<FileStorage>, Error> {
-        Store::builder(path).options(options).open()
-    }
-
-    /// Like [`Store::open_with_options`], with the files reached through `io`. With
-    /// [`Io::Uring`] the kernel is probed first: where io_uring cannot be used the open fails
-    /// with `Error::Io` saying why, and nothing is created.
-    ///
-    /// ```
-    /// use cheesedb::{Io, Options, Store};
-    ///
-    /// # fn main() -> Result<(), cheesedb::Error> {
-    /// # let folder = tempfile::tempdir().map_err(|_| cheesedb::Error::Locked)?;
-    /// let io: Io = std::env::var("CHEESEDB_IO").ok().and_then(|name| name.parse().ok()).unwrap_or_default();
-    /// let store = Store::open_with_io(folder.path(), Options::default(), io)?;
-    /// # let _ = store;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn open_with_io(path: impl AsRef<Path>, options: Options, io: Io) -> Result<Store<FileStorage>, Error> {
-        Store::builder(path).options(options).io(io).open()
-    }
-
     pub(crate) fn open_files(
         storage: FileStorage,
         options: Options,

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use cheesedb_core::StorageFile;
 
+use crate::pool::RingPool;
 use crate::ring::{errno, Operation, Ring, Target, OPERATION_MAX_BYTES, RING_ENTRIES};
-use crate::storage::Shared;
 
 /// Pieces a large read is split into, so the kernel can work on several at once.
 const READ_PIECE_BYTES: usize = 1 << 20;
@@ -42,7 +42,7 @@ pub struct UringFile {
     queued: Vec<QueuedWrite>,
     queued_bytes: usize,
     ring: Option<Ring>,
-    shared: Arc<Shared>,
+    pool: Arc<RingPool>,
 }
 
 /// The result of one operation as a `Result` of bytes moved.
@@ -51,15 +51,15 @@ fn outcome(result: i32) -> io::Result<usize> {
 }
 
 impl UringFile {
-    pub(crate) fn new(file: File, shared: Arc<Shared>) -> UringFile {
-        UringFile { file, queued: Vec::new(), queued_bytes: 0, ring: None, shared }
+    pub(crate) fn new(file: File, pool: Arc<RingPool>) -> UringFile {
+        UringFile { file, queued: Vec::new(), queued_bytes: 0, ring: None, pool }
     }
 
     /// This file's ring, with its descriptor in the ring's file table.
     fn own_ring(&mut self) -> io::Result<(Ring, Target)> {
         let mut ring = match self.ring.take() {
             Some(ring) => ring,
-            None => self.shared.take_ring()?,
+            None => self.pool.take_ring()?,
         };
         let target = ring.assign_file(self.file.as_raw_fd());
         Ok((ring, target))
@@ -198,9 +198,9 @@ impl StorageFile for UringFile {
         let (disk_part, beyond) = out.split_at_mut(from_disk);
         beyond.fill(0);
         if !disk_part.is_empty() {
-            let mut ring = self.shared.take_ring()?;
+            let mut ring = self.pool.take_ring()?;
             let outcome = read_pieces(&mut ring, Target::Plain(self.file.as_raw_fd()), offset, disk_part);
-            self.shared.give_back(ring);
+            self.pool.give_back(ring);
             outcome?;
         }
         self.overlay_queued(offset, out);
@@ -241,7 +241,7 @@ impl Drop for UringFile {
         // The ring must let go of the descriptor before the file closes it.
         if let Some(mut ring) = self.ring.take() {
             ring.release_file();
-            self.shared.give_back(ring);
+            self.pool.give_back(ring);
         }
     }
 }

@@ -44,6 +44,8 @@
 #[cfg(target_os = "linux")]
 mod file;
 #[cfg(target_os = "linux")]
+mod pool;
+#[cfg(target_os = "linux")]
 mod probe;
 #[cfg(target_os = "linux")]
 mod ring;

@@ -10,86 +10,53 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::file::UringFile;
+use crate::pool::RingPool;
 use crate::probe::{probe, Unavailable};
-use crate::ring::{Counters, Operation, Ring, Target};
-
-/// How many idle rings a storage keeps for reuse; more are closed.
-const IDLE_RINGS_MAX: usize = 8;
+use crate::ring::{Operation, Target};
 
 /// The io_uring side of a store: rings and counters. Clones share them.
 #[derive(Debug, Clone)]
 pub struct UringStorage {
-    shared: Arc<Shared>,
-}
-
-/// What the clones of a storage and its files share.
-#[derive(Debug, Default)]
-pub(crate) struct Shared {
-    /// Rings not owned by a file, ready for reads, folder syncs and newly written files.
-    idle_rings: Mutex<Vec<Ring>>,
-    counters: Arc<Counters>,
-}
-
-impl Shared {
-    /// An idle ring, or a new one.
-    pub(crate) fn take_ring(&self) -> io::Result<Ring> {
-        let idle = self.idle_rings.lock().ok().and_then(|mut rings| rings.pop());
-        match idle {
-            Some(ring) => Ok(ring),
-            None => Ring::new(self.counters.clone()),
-        }
-    }
-
-    /// Keeps `ring` for reuse, unless it is broken or enough rings are idle already.
-    pub(crate) fn give_back(&self, ring: Ring) {
-        if ring.is_broken() {
-            return;
-        }
-        if let Ok(mut rings) = self.idle_rings.lock() {
-            if rings.len() < IDLE_RINGS_MAX {
-                rings.push(ring);
-            }
-        }
-    }
+    pool: Arc<RingPool>,
 }
 
 impl UringStorage {
     /// Rings for a store. Fails, saying why, where this process cannot use io_uring (no kernel
     /// support, switched off, forbidden by a seccomp filter).
     pub fn new() -> Result<UringStorage, Unavailable> {
-        let shared = Arc::new(Shared::default());
-        let first = probe(shared.counters.clone())?;
-        shared.give_back(first);
-        Ok(UringStorage { shared })
+        let pool = Arc::new(RingPool::default());
+        let first = probe(pool.counters())?;
+        pool.give_back(first);
+        Ok(UringStorage { pool })
     }
 
     /// How many `io_uring_enter` calls handed operations to the kernel so far, over every clone
     /// and file of this storage. A durable write of any size costs one.
     pub fn submissions(&self) -> u64 {
-        self.shared.counters.submissions.load(Ordering::Relaxed)
+        self.pool.counters().submissions.load(Ordering::Relaxed)
     }
 
     /// How many operations (writes, reads, syncs) were handed to the kernel so far.
     pub fn operations(&self) -> u64 {
-        self.shared.counters.operations.load(Ordering::Relaxed)
+        self.pool.counters().operations.load(Ordering::Relaxed)
     }
 
     /// Takes over `file`, opened by the caller: from now on its data and syncs go through the
     /// rings of this storage.
     pub fn adopt_file(&self, file: File) -> UringFile {
-        UringFile::new(file, self.shared.clone())
+        UringFile::new(file, self.pool.clone())
     }
 
     /// Makes every create, rename and remove inside `folder` (an open folder) durable, with one
     /// `fsync` through a ring.
     pub fn sync_folder(&self, folder: &File) -> io::Result<()> {
-        let mut ring = self.shared.take_ring()?;
+        let mut ring = self.pool.take_ring()?;
         let mut operations = [Operation::SyncAll { target: Target::Plain(folder.as_raw_fd()) }];
         let outcome = ring.run(&mut operations, false);
-        self.shared.give_back(ring);
+        self.pool.give_back(ring);
         match outcome?.first() {
             Some(result) if *result < 0 => Err(io::Error::from_raw_os_error(-result)),
             _ => Ok(()),

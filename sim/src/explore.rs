@@ -2,6 +2,7 @@
 //! combination of what happened to its unsynced changes, and every single-byte corruption of a
 //! sealed segment and of the catalog.
 
+use cheesedb_core::log::names::{agent_folder, segment_path};
 use cheesedb_core::{AgentEngine, Error, Id, Leg, Mode, Options, Removal, StoreEngine};
 
 use crate::canary;
@@ -365,7 +366,7 @@ fn sealed_fixture() -> Result<(SimStorage, u64, Options), String> {
     let doomed = agent.add_lot("doomed", &content(4, &mut random)).map_err(|error| failed("adding a lot", error))?;
     agent.recall(doomed, Mode::Strict, Removal::Erase).map_err(|error| failed("erasing", error))?;
     let mut serial = 10;
-    while !storage.exists_segment(number, 2) {
+    while !storage.name_exists(&segment_path(&agent_folder(number), 2)) {
         serial += 1;
         agent.add_lot("fill", &content(serial, &mut random)).map_err(|error| failed("filling", error))?;
     }

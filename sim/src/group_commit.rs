@@ -77,6 +77,7 @@ pub fn run_group_commit_seed(seed: u64, config: GroupCommitConfig) -> Result<Gro
     let mut plan = FaultPlan::none();
     plan.sync_failed = *random.pick(&[0.0, 0.0, 0.01, 0.05]).unwrap_or(&0.0);
     let storage = SimStorage::new(plan, random.fork());
+    storage.echo_trace(crate::harness::trace_echo_requested());
     storage.set_sync_pause(SYNC_PAUSE);
     let options = Options {
         segment_size_max_bytes: *random.pick(&[4096, 16 * 1024]).unwrap_or(&4096),

@@ -19,6 +19,7 @@ pub mod explore;
 pub mod group_commit;
 pub mod harness;
 pub mod model;
+pub mod paths;
 pub mod random;
 pub mod storage;
 pub mod trace;

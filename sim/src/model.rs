@@ -224,6 +224,11 @@ impl AgentModel {
         self.plan(id, mode, Removal::Untrusted).map(|(removed, _)| removed)
     }
 
+    /// What `recall(id, mode, removal)` would return, without changing anything.
+    pub fn preview_with(&self, id: u64, mode: Mode, removal: Removal) -> Result<Vec<u64>, Error> {
+        self.plan(id, mode, removal).map(|(removed, _)| removed)
+    }
+
     /// What a recall removes and whose text it erases. A recall of a dead id applies its own
     /// mode and removal to what is there now, and is refused only when it removes nothing and
     /// does not erase.

@@ -95,6 +95,16 @@ impl Trace {
         Trace { echo, ..Trace::default() }
     }
 
+    /// Prints every later event to standard error when `echo` is set.
+    pub fn set_echo(&mut self, echo: bool) {
+        self.echo = echo;
+    }
+
+    /// Whether every event is printed to standard error.
+    pub fn is_echoing(&self) -> bool {
+        self.echo
+    }
+
     /// Records an event.
     pub fn record(&mut self, event: Event) {
         self.hash.add(event.operation.as_bytes());
@@ -167,7 +177,7 @@ impl Trace {
             .window
             .removed_folders
             .iter()
-            .filter(|removed| crate::storage::parent_of(removed) == folder)
+            .filter(|removed| crate::paths::parent_of(removed) == folder)
             .cloned()
             .collect();
         for removed in gone {

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests in `tests/`: the [`backend::Backend`] abstraction
-//! and the [`conformance!`] macro that runs one behaviour suite on every storage backend, a
-//! reference model, and storage wrappers that inject failures or fix the random bytes.
+//! and the [`conformance!`] macro that runs one behaviour suite on every storage backend, and
+//! storage wrappers that inject failures or fix the random bytes. The reference model is the
+//! simulator's, [`cheesedb_sim::model`], so the property tests and the simulator cannot drift.
 
 use std::path::{Path, PathBuf};
 
@@ -41,8 +42,6 @@ pub fn segment_files(folder: &Path) -> Vec<PathBuf> {
     segments.sort();
     segments
 }
-
-pub mod model;
 
 pub mod faulty;
 

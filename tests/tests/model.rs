@@ -1,11 +1,12 @@
-//! Random operation sequences against the reference model: every result, every alive set and
-//! every erasure must match, across compactions and reopens.
+//! Random operation sequences against the reference model the simulator checks against too:
+//! every result (refusals included, error for error), every alive set and every erasure must
+//! match, across compactions and reopens.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use cheesedb::{Agent, Error, Id, Leg, Mode, Options, Removal, Store, Token};
-use cheesedb_tests::model::{Model, Refusal};
+use cheesedb_sim::model::{AgentModel, Text};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -36,12 +37,12 @@ fn operation() -> impl Strategy<Value = Operation> {
 }
 
 /// Picks an id from a byte: mostly existing ids, sometimes the next (unknown) one.
-fn pick(model: &Model, choice: u8) -> u64 {
-    let known = model.ids().len() as u64;
+fn pick(model: &AgentModel, choice: u8) -> u64 {
+    let known = model.ids().count() as u64;
     u64::from(choice) % (known + 2) + u64::from(known == 0)
 }
 
-fn pick_legs(model: &Model, choices: &[Vec<u8>]) -> Vec<Vec<u64>> {
+fn pick_legs(model: &AgentModel, choices: &[Vec<u8>]) -> Vec<Vec<u64>> {
     choices.iter().map(|leg| leg.iter().map(|choice| pick(model, *choice)).collect()).collect()
 }
 
@@ -49,15 +50,30 @@ fn to_legs(legs: &[Vec<u64>]) -> Vec<Leg> {
     legs.iter().map(|leg| leg.iter().copied().map(Id::from).collect()).collect()
 }
 
-fn refusal(error: Error) -> Refusal {
-    match error {
-        Error::NoLegs => Refusal::NoLegs,
-        Error::EmptyLeg { .. } => Refusal::EmptyLeg,
-        Error::DeadParent { .. } => Refusal::DeadParent,
-        Error::AlreadyRecalled { .. } => Refusal::AlreadyRecalled,
-        Error::UnknownId { .. } => Refusal::UnknownParent,
-        other => panic!("unexpected error {other}"),
+fn mode(strict: bool) -> Mode {
+    if strict {
+        Mode::Strict
+    } else {
+        Mode::Fair
     }
+}
+
+fn removal(erase: bool) -> Removal {
+    if erase {
+        Removal::Erase
+    } else {
+        Removal::Untrusted
+    }
+}
+
+/// Whether `id` was recalled, by the model.
+fn is_dead(model: &AgentModel, id: u64) -> bool {
+    model.node(id).is_some_and(|node| !node.alive)
+}
+
+/// Whether an Erase covered `id`, by the model (which is told of no compaction here).
+fn is_erased(model: &AgentModel, id: u64) -> bool {
+    model.node(id).is_some_and(|node| node.text == Text::Absent)
 }
 
 fn ids(list: Vec<Id>) -> Vec<u64> {
@@ -68,7 +84,7 @@ struct Harness {
     folder: tempfile::TempDir,
     token: Token,
     agent: Option<Agent>,
-    model: Model,
+    model: AgentModel,
     contents: BTreeMap<u64, Vec<u8>>,
     attempts: u64,
 }
@@ -79,7 +95,7 @@ impl Harness {
         let store = open_store(folder.path());
         let token = store.create_agent("model").unwrap();
         let agent = Some(store.open_agent(&token).unwrap());
-        Harness { folder, token, agent, model: Model::default(), contents: BTreeMap::new(), attempts: 0 }
+        Harness { folder, token, agent, model: AgentModel::default(), contents: BTreeMap::new(), attempts: 0 }
     }
 
     fn agent(&self) -> &Agent {
@@ -96,17 +112,14 @@ impl Harness {
             Operation::AddLot => {
                 let content = self.next_content();
                 let id = self.agent().add_lot("source", &content).unwrap();
-                assert_eq!(id.get(), self.model.add_lot());
+                assert_eq!(id.get(), self.model.add_lot("source", &content));
                 self.contents.insert(id.get(), content);
             }
             Operation::Remember(choices) => {
                 let legs = pick_legs(&self.model, choices);
                 let content = self.next_content();
-                let actual = self.agent().remember(&content, &to_legs(&legs)).map(Id::get).map_err(refusal);
-                let expected = self.model.remember(&legs).map_err(|refusal| match refusal {
-                    Refusal::UnknownParent => Refusal::UnknownParent,
-                    other => other,
-                });
+                let actual = self.agent().remember(&content, &to_legs(&legs)).map(Id::get);
+                let expected = self.model.remember(&content, &legs);
                 assert_eq!(actual, expected, "remember {legs:?}");
                 if let Ok(id) = actual {
                     self.contents.insert(id, content);
@@ -114,15 +127,11 @@ impl Harness {
             }
             Operation::Recall { target, strict, erase } => {
                 let id = pick(&self.model, *target);
-                let mode = if *strict { Mode::Strict } else { Mode::Fair };
-                let removal = if *erase { Removal::Erase } else { Removal::Untrusted };
-                let previewed = self.agent().preview_recall_with(Id::from(id), mode, removal).map(ids).map_err(refusal);
-                let actual = self.agent().recall(Id::from(id), mode, removal).map(ids).map_err(refusal);
+                let (mode, removal) = (mode(*strict), removal(*erase));
+                let previewed = self.agent().preview_recall_with(Id::from(id), mode, removal).map(ids);
+                let actual = self.agent().recall(Id::from(id), mode, removal).map(ids);
                 assert_eq!(previewed, actual, "the preview of recall {id} strict={strict} erase={erase}");
-                let expected = self.model.recall(id, *strict, *erase).map_err(|refusal| match refusal {
-                    Refusal::UnknownId => Refusal::UnknownParent,
-                    other => other,
-                });
+                let expected = self.model.recall(id, mode, removal);
                 assert_eq!(actual, expected, "recall {id} strict={strict} erase={erase}");
                 if *erase {
                     self.check_erased_text_is_gone();
@@ -130,24 +139,20 @@ impl Harness {
             }
             Operation::Preview { target, strict, erase } => {
                 let id = pick(&self.model, *target);
-                let mode = if *strict { Mode::Strict } else { Mode::Fair };
-                let removal = if *erase { Removal::Erase } else { Removal::Untrusted };
-                let actual = self.agent().preview_recall_with(Id::from(id), mode, removal).map(ids).map_err(refusal);
+                let (mode, removal) = (mode(*strict), removal(*erase));
+                let actual = self.agent().preview_recall_with(Id::from(id), mode, removal).map(ids);
                 if !*erase {
-                    let untrusted = self.agent().preview_recall(Id::from(id), mode).map(ids).map_err(refusal);
+                    let untrusted = self.agent().preview_recall(Id::from(id), mode).map(ids);
                     assert_eq!(untrusted, actual, "preview_recall is the Untrusted preview");
                 }
-                let expected = self.model.preview_with(id, *strict, *erase).map_err(|refusal| match refusal {
-                    Refusal::UnknownId => Refusal::UnknownParent,
-                    other => other,
-                });
+                let expected = self.model.preview_with(id, mode, removal);
                 assert_eq!(actual, expected, "preview {id}");
             }
             Operation::Batch { lots, memories } => self.run_batch(*lots, memories),
             Operation::Compact => {
                 self.agent().compact().unwrap();
                 for (id, content) in &self.contents {
-                    if self.model.is_dead(*id) {
+                    if is_dead(&self.model, *id) {
                         assert!(
                             cheesedb_tests::files_containing(self.folder.path(), content).is_empty(),
                             "{id} after compact"
@@ -164,8 +169,8 @@ impl Harness {
                 assert_eq!(self.agent().report().dropped_bytes, 0);
             }
         }
-        assert_eq!(ids(self.agent().lots().unwrap()), self.model.alive(false));
-        assert_eq!(ids(self.agent().memories().unwrap()), self.model.alive(true));
+        assert_eq!(ids(self.agent().lots().unwrap()), self.model.alive_lots());
+        assert_eq!(ids(self.agent().memories().unwrap()), self.model.alive_memories());
         self.check_recalled_text_is_hidden();
     }
 
@@ -175,13 +180,13 @@ impl Harness {
         for (id, content) in &self.contents {
             let node = self.agent().get(Id::from(*id)).unwrap();
             let audited = self.agent().audit(Id::from(*id)).unwrap();
-            if self.model.is_dead(*id) {
+            if is_dead(&self.model, *id) {
                 assert_eq!(node.content(), None, "get shows the text of recalled {id}");
                 assert!(audited.content().is_none() || audited.content() == Some(content.as_slice()), "audit of {id}");
             } else {
                 assert_eq!(node.content(), Some(content.as_slice()), "get of alive {id}");
             }
-            if self.model.is_erased(*id) {
+            if is_erased(&self.model, *id) {
                 assert_eq!(audited.content(), None, "audit shows the erased text of {id}");
             }
         }
@@ -190,10 +195,10 @@ impl Harness {
     fn run_batch(&mut self, lots: u8, memories: &[Vec<Vec<u8>>]) {
         let mut expected_model = self.model.clone();
         let mut planned = Vec::new();
-        let mut expected: Result<Vec<u64>, Refusal> = Ok(Vec::new());
+        let mut expected: Result<Vec<u64>, Error> = Ok(Vec::new());
         for _ in 0..lots {
             let content = self.next_content();
-            let id = expected_model.add_lot();
+            let id = expected_model.add_lot("batched", &content);
             planned.push((None, content));
             if let Ok(ids) = expected.as_mut() {
                 ids.push(id);
@@ -203,27 +208,24 @@ impl Harness {
             let legs = pick_legs(&expected_model, choices);
             let content = self.next_content();
             if expected.is_ok() {
-                match expected_model.remember(&legs) {
+                match expected_model.remember(&content, &legs) {
                     Ok(id) => expected.as_mut().map(|ids| ids.push(id)).unwrap_or_default(),
                     Err(refusal) => expected = Err(refusal),
                 }
             }
             planned.push((Some(legs), content));
         }
-        let actual = self
-            .agent()
-            .batch(|batch| {
-                let mut written = Vec::new();
-                for (legs, content) in &planned {
-                    let id = match legs {
-                        None => batch.add_lot("batched", content)?,
-                        Some(legs) => batch.remember(content, &to_legs(legs))?,
-                    };
-                    written.push(id.get());
-                }
-                Ok(written)
-            })
-            .map_err(refusal);
+        let actual = self.agent().batch(|batch| {
+            let mut written = Vec::new();
+            for (legs, content) in &planned {
+                let id = match legs {
+                    None => batch.add_lot("batched", content)?,
+                    Some(legs) => batch.remember(content, &to_legs(legs))?,
+                };
+                written.push(id.get());
+            }
+            Ok(written)
+        });
         assert_eq!(actual, expected, "batch");
         if let Ok(written) = actual {
             self.model = expected_model;
@@ -237,9 +239,9 @@ impl Harness {
         for (id, content) in &self.contents {
             let present = !cheesedb_tests::files_containing(self.folder.path(), content).is_empty();
             // Erased text is gone; alive text stays; dead text stays until a compaction.
-            if self.model.is_erased(*id) {
+            if is_erased(&self.model, *id) {
                 assert!(!present, "erased text of {id} is still on disk");
-            } else if !self.model.is_dead(*id) {
+            } else if !is_dead(&self.model, *id) {
                 assert!(present, "alive text of {id} is missing");
             }
         }

@@ -20,8 +20,10 @@ use legs::{parent_of, split_legs, LegWords, PARENT_INDEX_MAX};
 use crate::error::Error;
 use crate::id::Id;
 
-/// The most nodes one graph holds (parent indexes are packed into 30 bits).
-pub const NODES_MAX: u64 = PARENT_INDEX_MAX as u64;
+/// The most nodes one graph holds: the agent's limit, which parent indexes packed into 30 bits
+/// must be able to reach.
+pub const NODES_MAX: u64 = crate::limits::NODES_PER_AGENT_MAX;
+const _: () = assert!(NODES_MAX <= PARENT_INDEX_MAX as u64);
 
 const FLAG_MEMORY: u8 = 1;
 const FLAG_ALIVE: u8 = 2;

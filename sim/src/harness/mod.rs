@@ -135,6 +135,15 @@ pub fn run_seed(config: &RunConfig) -> RunOutcome {
     world::World::run(config, Random::seeded(config.seed))
 }
 
+/// The environment variable that, when set, prints every event of a run's trace to standard
+/// error (see [`SimStorage::echo_trace`](crate::storage::SimStorage::echo_trace)).
+pub const TRACE_ECHO_VARIABLE: &str = "CHEESEDB_SIM_ECHO";
+
+/// Whether the person running the simulator asked to see every trace event.
+pub fn trace_echo_requested() -> bool {
+    std::env::var_os(TRACE_ECHO_VARIABLE).is_some()
+}
+
 /// Workload steps of one fuzzer input.
 pub const FUZZ_OPERATIONS: u64 = 48;
 

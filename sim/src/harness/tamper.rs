@@ -34,7 +34,7 @@ impl World {
     /// The number of segments agent `number` has.
     fn segment_count(&self, number: u64) -> u64 {
         let mut count = 0;
-        while self.storage.exists_segment(number, count + 1) {
+        while self.storage.name_exists(&segment_path(&agent_folder(number), count + 1)) {
             count += 1;
         }
         count

@@ -211,6 +211,7 @@ impl World {
     pub(crate) fn run(config: &RunConfig, mut random: Random) -> RunOutcome {
         let plan = FaultPlan::draw(config.profile, &mut random);
         let storage = SimStorage::new(plan, random.fork());
+        storage.echo_trace(super::trace_echo_requested());
         let mut world = World::new(config.seed, random, storage);
         let ended = world.run_steps(config.operations);
         let violation = match ended {

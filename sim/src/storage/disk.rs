@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub(crate) use crate::paths::{base_name, parent_of as parent};
 use crate::random::Random;
 
 /// The sector size: garbling and sector-aligned tearing work in units of this many bytes.
@@ -118,16 +119,6 @@ pub(crate) struct Inode {
     /// Whether a lost write left the medium behind the cache in places a sync does not know
     /// of: a sync then applies only its pending changes, so the stale sector stays stale.
     pub(crate) stale: bool,
-}
-
-/// The path of the folder holding `path` (`""` for the root).
-pub(crate) fn parent(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(folder, _)| folder)
-}
-
-/// The last part of `path`.
-pub(crate) fn base_name(path: &str) -> &str {
-    path.rsplit_once('/').map_or(path, |(_, name)| name)
 }
 
 /// Whether `image` holds a byte other than zero in the `length` bytes from `offset`.

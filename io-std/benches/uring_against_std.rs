@@ -5,7 +5,7 @@
 //! often lets both sides meet the same moments, so the ratio holds even when the rates drift.
 //!
 //! ```text
-//! cargo bench -p cheesedb-io-uring --bench against_std -- [--scale N] [--memories N] [--cold]
+//! cargo bench -p cheesedb --bench uring_against_std -- [--scale N] [--memories N] [--cold]
 //! ```
 //!
 //! `--scale` multiplies the number of writes (default 1); `--memories` sets the size of the agent
