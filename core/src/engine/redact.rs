@@ -12,7 +12,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{io_error, AgentEngine};
+use super::{io_error, too_large_to_read, AgentEngine, StorageMisbehaved};
 use crate::checksum::crc32c;
 use crate::codec::erase_journal::{EraseJournal, Overwrite};
 use crate::codec::record::{self, commit_marker, Body, Identity, COMMIT_BYTES, HEADER_BYTES, RECORD_MAX_BYTES};
@@ -178,7 +178,7 @@ fn check_overwrites_landed<F: StorageFile>(file: &F, path: &str, overwrites: &[&
             .max(1);
         let (group, later) = rest.split_at(count.min(rest.len()));
         let end = group.iter().filter_map(|overwrite| overwrite.end()).max().unwrap_or(start);
-        let length = usize::try_from(end - start).map_err(|_| io_error("reading back", path, "span too large"))?;
+        let length = usize::try_from(end - start).map_err(|_| too_large_to_read(end - start))?;
         let mut read = vec![0u8; length];
         file.read_at(start, &mut read).map_err(|error| io_error("reading back", path, error))?;
         for overwrite in group {
@@ -186,7 +186,7 @@ fn check_overwrites_landed<F: StorageFile>(file: &F, path: &str, overwrites: &[&
             let at = usize::try_from(overwrite.offset - start).unwrap_or(usize::MAX);
             let landed = read.get(at..).and_then(|tail| tail.get(..expected.len()));
             if landed != Some(expected.as_slice()) {
-                return Err(io_error("reading back", path, "an overwrite did not reach its place"));
+                return Err(io_error("reading back", path, StorageMisbehaved("an overwrite did not reach its place")));
             }
         }
         rest = later;

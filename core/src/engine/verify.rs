@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 
 use super::open::apply_record;
 use super::rewrite::read_all_into;
-use super::{io_error, AgentEngine};
+use super::AgentEngine;
 use crate::codec::record::{self, Body, Record};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::digest::{chain_genesis, content_digest, Hash};
@@ -244,8 +244,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut chain = chain_genesis(self.agent);
         let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
         for (index, place) in places.iter().enumerate() {
-            let outcome =
-                outcomes.get(index).ok_or_else(|| io_error("checking", &place.path, "segment not checked"))?;
+            let outcome = outcomes.get(index).ok_or(Error::Internal { what: "every segment has a checked outcome" })?;
             let (header, visited_end) = match outcome {
                 Ok(checked) => (Some((checked.sequence_before, checked.chain_before)), u64::MAX),
                 Err(failed) => (failed.header, failed.visited_end),

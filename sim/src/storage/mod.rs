@@ -12,7 +12,7 @@ mod faults;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use cheesedb_core::{Storage, StorageFile};
+use cheesedb_core::{Storage, StorageError, StorageErrorKind, StorageFile};
 
 use crate::random::Random;
 use crate::trace::{Event, Trace};
@@ -66,6 +66,22 @@ impl fmt::Display for SimError {
 }
 
 impl std::error::Error for SimError {}
+
+impl StorageError for SimError {
+    fn kind(&self) -> StorageErrorKind {
+        match self {
+            SimError::NotFound => StorageErrorKind::NotFound,
+            SimError::Injected(FaultKind::NoSpace) => StorageErrorKind::NoSpace,
+            SimError::PowerLost
+            | SimError::StaleHandle
+            | SimError::NotEmpty
+            | SimError::WrongKind
+            | SimError::CrossFolderRename
+            | SimError::ReadPastEnd
+            | SimError::Injected(_) => StorageErrorKind::Other,
+        }
+    }
+}
 
 /// The kind of an operation, for its latency.
 #[derive(Debug, Clone, Copy)]
