@@ -124,7 +124,11 @@ mod tests {
 
     #[test]
     fn damaged_data_has_its_own_exit_status() {
-        let damaged = cheesedb::Error::Corrupt { file: "catalog".into(), offset: 0, reason: "bad" };
+        let damaged = cheesedb::Error::Corrupt {
+            file: "catalog".into(),
+            offset: 0,
+            reason: cheesedb::CorruptReason::CatalogChecksumMismatch,
+        };
         assert_eq!(Failure::from(damaged).exit_status(), EXIT_DAMAGED);
         assert_eq!(Failure::from(cheesedb::Error::NoLegs).exit_status(), EXIT_ERROR);
     }

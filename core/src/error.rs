@@ -4,6 +4,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use core::fmt;
 
+use crate::corrupt_reason::CorruptReason;
 use crate::id::Id;
 use crate::storage_error::{StorageError, StorageErrorKind};
 use crate::token::conceal_token_digits;
@@ -22,7 +23,7 @@ pub enum Error {
         /// Where in the file the damage starts.
         offset: u64,
         /// Which check failed.
-        reason: &'static str,
+        reason: CorruptReason,
     },
     /// The storage backend failed.
     Io {

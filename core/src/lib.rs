@@ -49,6 +49,7 @@ macro_rules! mutant {
 
 pub mod checksum;
 pub mod codec;
+mod corrupt_reason;
 pub mod digest;
 mod engine;
 mod error;
@@ -68,6 +69,7 @@ mod storage_error;
 mod store;
 mod token;
 
+pub use corrupt_reason::CorruptReason;
 pub use engine::{verify, AgentEngine, Batch, Write};
 pub use error::{Error, ErrorSource};
 pub use fingerprint::Fingerprint;

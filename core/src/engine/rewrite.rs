@@ -12,6 +12,7 @@ use alloc::vec::Vec;
 use super::{io_error, outcome_unknown, too_large_to_read, AgentEngine};
 use crate::codec::record::{commit_marker, Body};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::graph::Location;
 use crate::log::names::{segment_path, TEMPORARY_SUFFIX};
@@ -127,7 +128,7 @@ impl<S: Storage> AgentEngine<S> {
             return Err(corrupt(damage.offset, damage.reason));
         }
         if !end.is_clean() {
-            return Err(corrupt(end.committed_end, "uncommitted bytes in a segment being rewritten"));
+            return Err(corrupt(end.committed_end, CorruptReason::UncommittedBytesInRewrittenSegment));
         }
         let data_length = out.len() as u64;
         if segment == self.active_segment() {
