@@ -89,8 +89,9 @@ impl From<cheesedb::Error> for Failure {
     fn from(error: cheesedb::Error) -> Failure {
         let storage_kind = error.storage_kind();
         if let cheesedb::Error::OutcomeUnknown { operation, path, kind, source } = &error {
+            let note = kind_note(*kind);
             let message = format!(
-                "storage error ({kind}) while {operation} {path}: {source}; the write may have been stored: check with get before retrying (a recall with --erase that was stored finishes its erasure at the next open)"
+                "storage error{note} while {operation} {path}: {source}; the write may have been stored: check with get before retrying (a recall with --erase that was stored finishes its erasure at the next open)"
             );
             return Failure { message: one_line(&message), exit_status: EXIT_OUTCOME_UNKNOWN, storage_kind };
         }
@@ -105,6 +106,15 @@ impl From<cheesedb::Error> for Failure {
             _ => EXIT_ERROR,
         };
         Failure { message: one_line(&error.to_string()), exit_status, storage_kind }
+    }
+}
+
+/// The kind of a storage failure in brackets, or nothing for a kind that says no more than
+/// "storage error" does.
+pub fn kind_note(kind: StorageErrorKind) -> String {
+    match kind {
+        StorageErrorKind::Other => String::new(),
+        kind => format!(" ({kind})"),
     }
 }
 

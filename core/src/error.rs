@@ -241,11 +241,12 @@ impl fmt::Display for Error {
                 write!(formatter, "corrupt data in {file} at offset {offset}: {reason}")
             }
             Error::Io { operation, path, kind, source } => {
-                write!(formatter, "storage error ({kind}) while {operation} {path}: {source}")
+                write!(formatter, "storage error{} while {operation} {path}: {source}", KindNote(*kind))
             }
             Error::OutcomeUnknown { operation, path, kind, source } => write!(
                 formatter,
-                "storage error ({kind}) while {operation} {path}: {source}; the write may have been stored: check before retrying"
+                "storage error{} while {operation} {path}: {source}; the write may have been stored: check before retrying",
+                KindNote(*kind)
             ),
             Error::Poisoned => {
                 write!(formatter, "an earlier write or sync failed; this agent accepts no writes until reopened")
@@ -293,6 +294,19 @@ impl fmt::Display for Error {
             Error::HistoryMismatch { records } => {
                 write!(formatter, "the history differs from the kept fingerprint at record {records}")
             }
+        }
+    }
+}
+
+/// The kind of a storage failure in brackets, for messages; nothing for "other", which says
+/// no more than "storage error" does.
+struct KindNote(StorageErrorKind);
+
+impl fmt::Display for KindNote {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            StorageErrorKind::Other => Ok(()),
+            kind => write!(formatter, " ({kind})"),
         }
     }
 }

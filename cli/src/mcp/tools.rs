@@ -268,7 +268,8 @@ pub fn explain(error: Error) -> String {
             "id {id} was already forgotten, and forgetting it again this way would change nothing (with erase, it erases any text left)"
         ),
         Error::OutcomeUnknown { operation, path, kind, source } => format!(
-            "storage error ({kind}) while {operation} {path}: {source}. The write may have been stored: check with get before retrying (a retry could store it twice; a forget with erase that was stored finishes its erasure when the memory is next opened)"
+            "storage error{note} while {operation} {path}: {source}. The write may have been stored: check with get before retrying (a retry could store it twice; a forget with erase that was stored finishes its erasure when the memory is next opened)",
+            note = crate::failure::kind_note(kind)
         ),
         Error::NoLegs => String::from("legs is empty: a memory must name what it was learned from, e.g. [[1]]"),
         Error::EmptyLeg { leg_index } => format!("legs[{leg_index}] is empty: each leg must list at least one id"),
