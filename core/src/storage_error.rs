@@ -59,10 +59,15 @@ mod from_std {
     use super::{StorageError, StorageErrorKind};
     use std::io::{Error, ErrorKind};
 
-    // Raw errno values of Linux and the BSDs for the conditions std does not name on every
-    // toolchain the project supports; the kind is tried first, the number only as a fallback.
+    // Raw errno values, shared by Linux, macOS and the BSDs, for an error whose kind std left
+    // unnamed (one built from a number by hand); the kind is tried first, the number only then.
     const NO_SPACE_ERRNO: i32 = 28;
-    const QUOTA_EXCEEDED_ERRNO_LINUX: i32 = 122;
+    #[cfg(target_os = "linux")]
+    const QUOTA_EXCEEDED_ERRNO: i32 = 122;
+    #[cfg(target_os = "macos")]
+    const QUOTA_EXCEEDED_ERRNO: i32 = 69;
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    const QUOTA_EXCEEDED_ERRNO: i32 = NO_SPACE_ERRNO;
     const READ_ONLY_ERRNO: i32 = 30;
     const PERMISSION_ERRNO: i32 = 1;
     const ACCESS_ERRNO: i32 = 13;
@@ -77,7 +82,7 @@ mod from_std {
                 ErrorKind::Unsupported => StorageErrorKind::Unsupported,
                 ErrorKind::Interrupted => StorageErrorKind::Interrupted,
                 _ => match self.raw_os_error() {
-                    Some(NO_SPACE_ERRNO | QUOTA_EXCEEDED_ERRNO_LINUX) => StorageErrorKind::NoSpace,
+                    Some(NO_SPACE_ERRNO | QUOTA_EXCEEDED_ERRNO) => StorageErrorKind::NoSpace,
                     Some(READ_ONLY_ERRNO) => StorageErrorKind::ReadOnly,
                     Some(PERMISSION_ERRNO | ACCESS_ERRNO) => StorageErrorKind::PermissionDenied,
                     _ => StorageErrorKind::Other,

@@ -35,13 +35,6 @@ mod absent {
     pub(crate) enum UringFile {}
 
     impl UringStorage {
-        pub(crate) fn new() -> io::Result<UringStorage> {
-            Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "io_uring is unavailable: it exists only on Linux; use the std files backend instead",
-            ))
-        }
-
         pub(crate) fn submissions(&self) -> u64 {
             match *self {}
         }
