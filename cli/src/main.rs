@@ -39,7 +39,10 @@ fn main() -> ExitCode {
         Command::Bench(bench_arguments) => bench::run(bench_arguments, arguments.dir, arguments.io, printer),
         command => {
             session::choose_access(arguments.io, arguments.read_only);
-            data_folder::resolve(arguments.dir).and_then(|folder| commands::run(command, &Context { folder, printer }))
+            data_folder::resolve(arguments.dir).and_then(|folder| {
+                let shown = folder.clone();
+                commands::run(command, &Context { folder, printer }).map_err(|failure| failure.about_folder(&shown))
+            })
         }
     };
     match outcome {

@@ -63,10 +63,6 @@ pub fn open_store(folder: &Path) -> Result<Store, Failure> {
                     LOCK_WAIT_MAX.as_secs()
                 )))
             }
-            Err(error @ Error::Io { operation: "starting io_uring for", .. }) => {
-                let failure = Failure::from(error).context(&format!("opening {}", folder.display()));
-                return Err(Failure::new(format!("{failure}; run with --io std (or CHEESEDB_IO=std) instead")));
-            }
             Err(error) => return Err(Failure::from(error).context(&format!("opening {}", folder.display()))),
         }
     }

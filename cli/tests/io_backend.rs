@@ -29,3 +29,46 @@ fn an_unknown_backend_is_one_clear_line() {
     assert_one_clean_line(stderr);
     assert!(stderr.contains("floppy") && stderr.contains("uring"), "{stderr}");
 }
+
+/// io_uring refused by the kernel (strace makes `io_uring_setup` fail with ENOSYS) is one line
+/// that gives the kernel's reason and suggests the std backend, with the ordinary error status.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_refused_io_uring_says_why_and_suggests_std() {
+    let cli = Cli::new();
+    let traced = std::process::Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=io_uring_setup",
+            "-e",
+            "inject=io_uring_setup:error=ENOSYS",
+        ])
+        .arg(common::BINARY)
+        .args(["--io", "uring", "agent", "list"])
+        .env("CHEESEDB_DIR", cli.folder())
+        .env_remove("CHEESEDB_IO")
+        .output();
+    let output = match traced {
+        Ok(output) if !String::from_utf8_lossy(&output.stderr).contains("strace:") => output,
+        Ok(output) => {
+            println!("skipped: strace cannot trace here ({})", String::from_utf8_lossy(&output.stderr).trim());
+            return;
+        }
+        Err(error) => {
+            println!("skipped: no strace ({error})");
+            return;
+        }
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_one_clean_line(&stderr);
+    assert!(
+        stderr.contains("the uring storage backend cannot be used here") && stderr.contains("(ENOSYS)"),
+        "{stderr}"
+    );
+    assert!(stderr.trim_end().ends_with("run with --io std (or CHEESEDB_IO=std) instead"), "{stderr}");
+}

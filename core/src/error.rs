@@ -1,10 +1,13 @@
 //! The one error type of the engine. Every variant names a condition and carries its facts.
 
 use alloc::string::String;
+use alloc::sync::Arc;
 use core::fmt;
 
 use crate::conceal::conceal_token_digits;
+use crate::corrupt_reason::CorruptReason;
 use crate::id::Id;
+use crate::storage_error::{StorageError, StorageErrorKind};
 
 /// Why an operation of cheesedb failed.
 #[non_exhaustive]
@@ -20,7 +23,7 @@ pub enum Error {
         /// Where in the file the damage starts.
         offset: u64,
         /// Which check failed.
-        reason: &'static str,
+        reason: CorruptReason,
     },
     /// The storage backend failed.
     Io {
@@ -28,8 +31,10 @@ pub enum Error {
         operation: &'static str,
         /// The file or folder, relative to the store folder.
         path: String,
-        /// The backend's own message.
-        message: String,
+        /// What kind of failure it was (no space, permission denied, ...).
+        kind: StorageErrorKind,
+        /// The backend's own error, reached through `source()`.
+        source: ErrorSource,
     },
     /// A write, sync or erasure failed after some of its bytes may have reached the disk: the
     /// operation may or may not have been stored. Unlike `Io` (refused, nothing written), a
@@ -41,11 +46,27 @@ pub enum Error {
         operation: &'static str,
         /// The file or folder, relative to the store folder.
         path: String,
-        /// The backend's own message.
-        message: String,
+        /// What kind of failure it was (no space, permission denied, ...).
+        kind: StorageErrorKind,
+        /// The backend's own error, reached through `source()`.
+        source: ErrorSource,
     },
     /// A write or sync failed earlier on this agent; it accepts no more writes until reopened.
     Poisoned,
+    /// The chosen storage backend cannot be used on this machine (for example the kernel
+    /// refuses io_uring); another backend may work.
+    BackendUnavailable {
+        /// The backend's name, as the command line spells it (`uring`).
+        backend: &'static str,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// A rule the engine keeps for itself was found broken: a bug of cheesedb, not of the
+    /// caller or the disk. The operation stopped before it could do harm.
+    Internal {
+        /// Which rule.
+        what: &'static str,
+    },
     /// The id names no lot or memory of this agent.
     UnknownId {
         /// The id asked for.
@@ -138,6 +159,78 @@ impl Error {
     pub fn is_outcome_unknown(&self) -> bool {
         matches!(self, Error::OutcomeUnknown { .. })
     }
+
+    /// The error of a backend failure while the engine was doing `operation` (in words, such as
+    /// `"syncing"`) on `path`: its kind comes from the backend, and the backend's error is kept
+    /// as the source.
+    pub fn from_storage(operation: &'static str, path: &str, error: impl StorageError) -> Error {
+        Error::Io { operation, path: String::from(path), kind: error.kind(), source: ErrorSource::new(error) }
+    }
+
+    /// The kind of storage failure behind this error, if it is one.
+    pub fn storage_kind(&self) -> Option<StorageErrorKind> {
+        match self {
+            Error::Io { kind, .. } | Error::OutcomeUnknown { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
+
+    /// The kind of storage failure behind this error in std's terms: `StorageFull` when the
+    /// disk or the quota is full, `PermissionDenied`, `NotFound`, `ReadOnlyFilesystem`, ...
+    #[cfg(feature = "std")]
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        self.storage_kind().map(StorageErrorKind::to_io_kind)
+    }
+}
+
+/// The backend's error kept inside an [`Error`]: shared, so that `Error` stays `Clone`.
+///
+/// Two sources always compare equal: errors are compared by their facts (operation, path,
+/// kind), and a backend error has no equality of its own.
+#[derive(Clone)]
+pub struct ErrorSource(Option<Arc<dyn core::error::Error + Send + Sync>>);
+
+impl ErrorSource {
+    /// Keeps `error` as the source.
+    pub fn new(error: impl StorageError) -> ErrorSource {
+        ErrorSource(Some(Arc::new(error)))
+    }
+
+    /// No backend error: the engine itself found the failure.
+    pub fn none() -> ErrorSource {
+        ErrorSource(None)
+    }
+
+    /// The backend's error, if one is kept.
+    pub fn get(&self) -> Option<&(dyn core::error::Error + Send + Sync + 'static)> {
+        self.0.as_deref()
+    }
+}
+
+impl PartialEq for ErrorSource {
+    fn eq(&self, _other: &ErrorSource) -> bool {
+        true
+    }
+}
+
+impl Eq for ErrorSource {}
+
+impl fmt::Debug for ErrorSource {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(error) => fmt::Debug::fmt(error, formatter),
+            None => formatter.write_str("None"),
+        }
+    }
+}
+
+impl fmt::Display for ErrorSource {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(error) => fmt::Display::fmt(error, formatter),
+            None => formatter.write_str("no further detail"),
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -147,15 +240,22 @@ impl fmt::Display for Error {
             Error::Corrupt { file, offset, reason } => {
                 write!(formatter, "corrupt data in {file} at offset {offset}: {reason}")
             }
-            Error::Io { operation, path, message } => {
-                write!(formatter, "storage error while {operation} {path}: {message}")
+            Error::Io { operation, path, kind, source } => {
+                write!(formatter, "storage error{} while {operation} {path}: {source}", KindNote(*kind))
             }
-            Error::OutcomeUnknown { operation, path, message } => write!(
+            Error::OutcomeUnknown { operation, path, kind, source } => write!(
                 formatter,
-                "storage error while {operation} {path}: {message}; the write may have been stored: check before retrying"
+                "storage error{} while {operation} {path}: {source}; the write may have been stored: check before retrying",
+                KindNote(*kind)
             ),
             Error::Poisoned => {
                 write!(formatter, "an earlier write or sync failed; this agent accepts no writes until reopened")
+            }
+            Error::BackendUnavailable { backend, reason } => {
+                write!(formatter, "the {backend} storage backend cannot be used here: {reason}")
+            }
+            Error::Internal { what } => {
+                write!(formatter, "internal error of cheesedb ({what}); nothing more was done, please report it")
             }
             Error::UnknownId { id } => write!(formatter, "no lot or memory has id {id}"),
             Error::DeadParent { id } => {
@@ -198,4 +298,26 @@ impl fmt::Display for Error {
     }
 }
 
-impl core::error::Error for Error {}
+/// The kind of a storage failure in brackets, for messages; nothing for "other", which says
+/// no more than "storage error" does.
+struct KindNote(StorageErrorKind);
+
+impl fmt::Display for KindNote {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            StorageErrorKind::Other => Ok(()),
+            kind => write!(formatter, " ({kind})"),
+        }
+    }
+}
+
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } | Error::OutcomeUnknown { source, .. } => {
+                source.get().map(|error| error as &(dyn core::error::Error + 'static))
+            }
+            _ => None,
+        }
+    }
+}

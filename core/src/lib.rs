@@ -32,6 +32,8 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic))]
 
 extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
 
 /// Whether the deliberate bug `$name` is switched on: always false unless the crate is built
 /// with the `mutants` feature (see `mutants`), so a default build holds no trace of them.
@@ -48,6 +50,7 @@ macro_rules! mutant {
 pub mod checksum;
 pub mod codec;
 mod conceal;
+mod corrupt_reason;
 pub mod digest;
 mod engine;
 mod error;
@@ -63,11 +66,13 @@ pub mod mutants;
 mod node;
 mod report;
 mod storage;
+mod storage_error;
 mod store;
 mod token;
 
+pub use corrupt_reason::CorruptReason;
 pub use engine::{verify, AgentEngine, Batch, Write};
-pub use error::Error;
+pub use error::{Error, ErrorSource};
 pub use fingerprint::Fingerprint;
 pub use id::{Id, Leg, Mode, Removal};
 pub use left_behind::LeftBehind;
@@ -75,5 +80,6 @@ pub use limits::Options;
 pub use node::{Node, NodeKind};
 pub use report::Report;
 pub use storage::{NameKind, Storage, StorageFile};
+pub use storage_error::{StorageError, StorageErrorKind};
 pub use store::StoreEngine;
 pub use token::{conceal_token_digits, Token};

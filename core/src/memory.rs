@@ -10,14 +10,38 @@ use core::cell::{Cell, RefCell};
 use core::fmt;
 
 use crate::storage::{Storage, StorageFile};
+use crate::storage_error::{StorageError, StorageErrorKind};
 
 /// Why an operation of [`MemoryStorage`] failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemoryError(&'static str);
+pub struct MemoryError {
+    message: &'static str,
+    kind: StorageErrorKind,
+}
+
+impl MemoryError {
+    /// No file or folder has the name asked for.
+    const fn not_found(message: &'static str) -> MemoryError {
+        MemoryError { message, kind: StorageErrorKind::NotFound }
+    }
+
+    /// Any other failure.
+    const fn other(message: &'static str) -> MemoryError {
+        MemoryError { message, kind: StorageErrorKind::Other }
+    }
+}
 
 impl fmt::Display for MemoryError {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.0)
+        formatter.write_str(self.message)
+    }
+}
+
+impl core::error::Error for MemoryError {}
+
+impl StorageError for MemoryError {
+    fn kind(&self) -> StorageErrorKind {
+        self.kind
     }
 }
 
@@ -62,13 +86,13 @@ impl Storage for MemoryStorage {
         let mut state = self.state.borrow_mut();
         let folder = parent(path);
         if !folder.is_empty() && !state.folders.contains(folder) {
-            return Err(MemoryError("no such folder"));
+            return Err(MemoryError::not_found("no such folder"));
         }
         if let Some(contents) = state.files.get(path) {
             return Ok(MemoryFile { contents: contents.clone() });
         }
         if !create {
-            return Err(MemoryError("no such file"));
+            return Err(MemoryError::not_found("no such file"));
         }
         let contents = Contents::default();
         state.files.insert(path.to_string(), contents.clone());
@@ -95,7 +119,7 @@ impl Storage for MemoryStorage {
     fn remove_folder(&self, path: &str) -> Result<(), MemoryError> {
         let mut state = self.state.borrow_mut();
         if state.files.keys().any(|file| parent(file) == path) {
-            return Err(MemoryError("folder not empty"));
+            return Err(MemoryError::other("folder not empty"));
         }
         state.folders.remove(path);
         Ok(())
@@ -103,13 +127,13 @@ impl Storage for MemoryStorage {
 
     fn rename(&self, from: &str, to: &str) -> Result<(), MemoryError> {
         let mut state = self.state.borrow_mut();
-        let contents = state.files.remove(from).ok_or(MemoryError("no such file"))?;
+        let contents = state.files.remove(from).ok_or(MemoryError::not_found("no such file"))?;
         state.files.insert(to.to_string(), contents);
         Ok(())
     }
 
     fn remove_file(&self, path: &str) -> Result<(), MemoryError> {
-        self.state.borrow_mut().files.remove(path).map(|_| ()).ok_or(MemoryError("no such file"))
+        self.state.borrow_mut().files.remove(path).map(|_| ()).ok_or(MemoryError::not_found("no such file"))
     }
 
     fn sync_folder(&self, _folder: &str) -> Result<(), MemoryError> {
@@ -138,17 +162,17 @@ impl StorageFile for MemoryFile {
 
     fn read_at(&self, offset: u64, out: &mut [u8]) -> Result<(), MemoryError> {
         let contents = self.contents.borrow();
-        let start = usize::try_from(offset).map_err(|_| MemoryError("offset too large"))?;
-        let end = start.checked_add(out.len()).ok_or(MemoryError("offset too large"))?;
-        let source = contents.get(start..end).ok_or(MemoryError("read past the end"))?;
+        let start = usize::try_from(offset).map_err(|_| MemoryError::other("offset too large"))?;
+        let end = start.checked_add(out.len()).ok_or(MemoryError::other("offset too large"))?;
+        let source = contents.get(start..end).ok_or(MemoryError::other("read past the end"))?;
         out.copy_from_slice(source);
         Ok(())
     }
 
     fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<(), MemoryError> {
         let mut contents = self.contents.borrow_mut();
-        let start = usize::try_from(offset).map_err(|_| MemoryError("offset too large"))?;
-        let end = start.checked_add(bytes.len()).ok_or(MemoryError("offset too large"))?;
+        let start = usize::try_from(offset).map_err(|_| MemoryError::other("offset too large"))?;
+        let end = start.checked_add(bytes.len()).ok_or(MemoryError::other("offset too large"))?;
         if contents.len() < end {
             contents.resize(end, 0);
         }
@@ -163,7 +187,7 @@ impl StorageFile for MemoryFile {
     }
 
     fn set_len(&mut self, length: u64) -> Result<(), MemoryError> {
-        let length = usize::try_from(length).map_err(|_| MemoryError("length too large"))?;
+        let length = usize::try_from(length).map_err(|_| MemoryError::other("length too large"))?;
         self.contents.borrow_mut().resize(length, 0);
         Ok(())
     }

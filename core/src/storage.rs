@@ -16,7 +16,8 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt;
+
+use crate::storage_error::StorageError;
 
 /// The two kinds of name the engine makes: plain files and folders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,8 +33,9 @@ pub enum NameKind {
 pub trait Storage {
     /// An open file.
     type File: StorageFile<Error = Self::Error>;
-    /// The backend's error; the engine wraps it with the operation and the path.
-    type Error: fmt::Debug + fmt::Display;
+    /// The backend's error; the engine wraps it with the operation, the path and its kind,
+    /// and keeps it as the source of its own error.
+    type Error: StorageError;
 
     /// Opens the file at `path`; with `create`, makes it (empty) if it does not exist.
     ///
@@ -87,7 +89,7 @@ pub trait Storage {
 /// One open file of a [`Storage`].
 pub trait StorageFile {
     /// The backend's error.
-    type Error: fmt::Debug + fmt::Display;
+    type Error: StorageError;
 
     /// The file's current length in bytes, including volatile writes.
     fn len(&self) -> Result<u64, Self::Error>;

@@ -14,6 +14,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::codec::catalog_file::{CatalogEntry, CatalogFile};
+use crate::corrupt_reason::CorruptReason;
 use crate::digest::{equal_in_constant_time, token_hash};
 use crate::engine::{io_error, AgentEngine};
 use crate::error::Error;
@@ -47,7 +48,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
             read_catalog(&storage)?
         } else if has_agent_folders(&storage)? {
             // Never start afresh over agents whose catalog is gone: that would delete them.
-            let reason = "catalog missing while agent folders exist";
+            let reason = CorruptReason::CatalogMissingWhileAgentFoldersExist;
             return Err(Error::Corrupt { file: String::from(CATALOG_FILE), offset: 0, reason });
         } else {
             let empty = CatalogFile { next_number: 1, entries: Vec::new() };

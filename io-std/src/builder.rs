@@ -83,23 +83,11 @@ impl StoreBuilder {
     pub fn open(self) -> Result<Store<FileStorage>, Error> {
         let path = self.path.as_path();
         let shown = || path.display().to_string();
-        let storage = FileStorage::open(self.path.clone(), self.io, self.read_only).map_err(|error| Error::Io {
-            operation: "starting io_uring for",
-            path: shown(),
-            message: error.to_string(),
-        })?;
+        let storage = FileStorage::open(self.path.clone(), self.io, self.read_only)?;
         if !self.read_only {
-            create_private_folder(path).map_err(|error| Error::Io {
-                operation: "creating",
-                path: shown(),
-                message: error.to_string(),
-            })?;
+            create_private_folder(path).map_err(|error| Error::from_storage("creating", &shown(), error))?;
         }
-        let root = storage.root_descriptor().map_err(|error| Error::Io {
-            operation: "opening",
-            path: shown(),
-            message: error.to_string(),
-        })?;
+        let root = storage.root_descriptor().map_err(|error| Error::from_storage("opening", &shown(), error))?;
         if !self.allow_loose_permissions {
             check_private(root, path)?;
         }
@@ -135,7 +123,7 @@ impl Store<FileStorage> {
 
     /// Like [`Store::open_with_options`], with the files reached through `io`. With
     /// [`Io::Uring`] the kernel is probed first: where io_uring cannot be used the open fails
-    /// with `Error::Io` saying why, and nothing is created.
+    /// with `Error::BackendUnavailable` saying why, and nothing is created.
     ///
     /// ```
     /// use cheesedb::{Io, Options, Store};

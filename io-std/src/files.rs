@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use cheesedb_core::{NameKind, Storage, StorageFile};
+use cheesedb_core::{Error, NameKind, Storage, StorageFile};
 
 use crate::folder::{Access, StoreFolder};
 use crate::io::Io;
-use crate::uring::{UringFile, UringStorage};
+use crate::uring::{start_uring, UringFile, UringStorage};
 
 /// A store folder on the local file system. Clones share the same folder.
 ///
@@ -61,16 +61,16 @@ impl FileStorage {
     /// probes the kernel, and fails with an error that says why where io_uring cannot be used
     /// (not Linux, an old kernel, switched off, forbidden by a seccomp filter).
     pub fn with_io(root: impl Into<PathBuf>, io: Io) -> io::Result<FileStorage> {
-        FileStorage::open(root.into(), io, false)
+        FileStorage::open(root.into(), io, false).map_err(|error| io::Error::new(io::ErrorKind::Unsupported, error))
     }
 
     /// A backend for the folder `root` through `io` (the folder is opened at first use). With `read_only`,
     /// files are opened for reading only and every change (create, write, rename, remove) is
     /// refused before it reaches the system; syncs do nothing, since nothing was written.
-    pub(crate) fn open(root: PathBuf, io: Io, read_only: bool) -> io::Result<FileStorage> {
+    pub(crate) fn open(root: PathBuf, io: Io, read_only: bool) -> Result<FileStorage, Error> {
         let uring = match io {
             Io::Std => None,
-            Io::Uring => Some(UringStorage::new().map_err(io::Error::from)?),
+            Io::Uring => Some(start_uring().map_err(|reason| Error::BackendUnavailable { backend: "uring", reason })?),
         };
         Ok(FileStorage::from_parts(root, uring, read_only))
     }

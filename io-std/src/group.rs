@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use cheesedb_core::{AgentEngine, Error, Id, Leg, Storage};
 
-use crate::mutex::lock;
+use crate::mutex::{lock, LOCK_POISONED};
 
 /// The most writes one group commits, so a group stays well inside the batch limits.
 const GROUP_MAX_WRITES: usize = 1024;
@@ -68,7 +68,7 @@ impl<S: Storage> Shared<S> {
                 return result;
             }
             if queue.leading {
-                queue = self.group_done.wait(queue).map_err(|_| Error::Poisoned)?;
+                queue = self.group_done.wait(queue).map_err(|_| LOCK_POISONED)?;
                 continue;
             }
             queue.leading = true;
@@ -114,7 +114,7 @@ fn commit_group<S: Storage>(engine: &mut AgentEngine<S>, group: &[Request]) -> V
             match (&committed, outcomes.next()) {
                 (Err(error), None | Some(Ok(_))) => Err(error.clone()),
                 (_, Some(outcome)) => outcome,
-                (Ok(()), None) => Err(Error::Poisoned),
+                (Ok(()), None) => Err(Error::Internal { what: "a committed batch answers every write" }),
             }
         })
         .collect()

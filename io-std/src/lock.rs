@@ -39,9 +39,5 @@ impl FolderLock {
 }
 
 fn lock_error(path: &Path, errno: rustix::io::Errno) -> Error {
-    Error::Io {
-        operation: "locking",
-        path: path.display().to_string(),
-        message: std::io::Error::from(errno).to_string(),
-    }
+    Error::from_storage("locking", &path.display().to_string(), std::io::Error::from(errno))
 }

@@ -4,8 +4,13 @@ use std::sync::{Mutex, MutexGuard};
 
 use cheesedb_core::Error;
 
+/// The error of a lock whose holder panicked: the engine never panics on its own, so this is a
+/// bug, and what the holder left half-done is unknown.
+pub(crate) const LOCK_POISONED: Error = Error::Internal { what: "no thread panics while it holds a lock of the store" };
+
 /// Locks `mutex`; a lock whose holder panicked is refused, since what it guards may be half changed.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> Result<MutexGuard<'_, T>, Error> {
-    // A panic while holding the lock leaves the engine in an unknown state: refuse to go on.
-    mutex.lock().map_err(|_| Error::Poisoned)
+    // A panic while holding the lock leaves the engine in an unknown state: refuse to go on,
+    // and say that this is a broken rule of the engine, not a failed write.
+    mutex.lock().map_err(|_| LOCK_POISONED)
 }

@@ -12,11 +12,8 @@ use rustix::fs::Mode;
 /// may write to it.
 pub(crate) fn check_private(root: BorrowedFd<'_>, path: &Path) -> Result<(), Error> {
     let shown = path.display().to_string();
-    let status = rustix::fs::fstat(root).map_err(|errno| Error::Io {
-        operation: "checking the permissions of",
-        path: shown.clone(),
-        message: std::io::Error::from(errno).to_string(),
-    })?;
+    let status = rustix::fs::fstat(root)
+        .map_err(|errno| Error::from_storage("checking the permissions of", &shown, std::io::Error::from(errno)))?;
     let user = rustix::process::geteuid().as_raw();
     let mode = Mode::from_raw_mode(status.st_mode);
     if status.st_uid != user || mode.intersects(Mode::WGRP | Mode::WOTH) {

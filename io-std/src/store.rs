@@ -138,3 +138,21 @@ impl<S: SharedStorage> Store<S> {
         Ok(lock(&self.shared.catalog)?.agent_names())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_whose_holder_panicked_is_an_internal_error_not_a_poisoned_agent() {
+        let mutex = Arc::new(Mutex::new(0u8));
+        let holder = mutex.clone();
+        let _ = std::thread::spawn(move || {
+            let _guard = holder.lock();
+            panic!("a holder that panics");
+        })
+        .join();
+        let error = lock(&mutex).err();
+        assert!(matches!(error, Some(Error::Internal { .. })), "{error:?}");
+    }
+}

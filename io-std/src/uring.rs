@@ -7,6 +7,18 @@ pub(crate) use cheesedb_io_uring::{UringFile, UringStorage};
 #[cfg(not(target_os = "linux"))]
 pub(crate) use absent::{UringFile, UringStorage};
 
+/// Starts the io_uring backend, or says why this system cannot run it.
+#[cfg(target_os = "linux")]
+pub(crate) fn start_uring() -> Result<UringStorage, String> {
+    UringStorage::new().map_err(|unavailable| String::from(unavailable.reason()))
+}
+
+/// Starts the io_uring backend, or says why this system cannot run it.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn start_uring() -> Result<UringStorage, String> {
+    Err(String::from("io_uring exists only on Linux"))
+}
+
 #[cfg(not(target_os = "linux"))]
 mod absent {
     use std::fs::File;
@@ -23,13 +35,6 @@ mod absent {
     pub(crate) enum UringFile {}
 
     impl UringStorage {
-        pub(crate) fn new() -> io::Result<UringStorage> {
-            Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "io_uring is unavailable: it exists only on Linux; use the std files backend instead",
-            ))
-        }
-
         pub(crate) fn submissions(&self) -> u64 {
             match *self {}
         }

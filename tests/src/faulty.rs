@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cheesedb::{FileStorage, Storage, StorageFile};
+use cheesedb::{FileStorage, Storage, StorageError, StorageErrorKind, StorageFile};
 
 /// Which operations fail from now on.
 #[derive(Debug, Default)]
@@ -66,6 +66,17 @@ impl<E: fmt::Display> fmt::Display for FaultyError<E> {
         match self {
             FaultyError::Injected(what) => write!(formatter, "injected failure: {what}"),
             FaultyError::Inner(error) => error.fmt(formatter),
+        }
+    }
+}
+
+impl<E: fmt::Debug + fmt::Display> std::error::Error for FaultyError<E> {}
+
+impl<E: StorageError> StorageError for FaultyError<E> {
+    fn kind(&self) -> StorageErrorKind {
+        match self {
+            FaultyError::Injected(_) => StorageErrorKind::Other,
+            FaultyError::Inner(error) => error.kind(),
         }
     }
 }

@@ -48,3 +48,5 @@ pub mod faulty;
 pub mod backend;
 
 pub mod seeded;
+
+pub mod small_disk;

@@ -1,7 +1,7 @@
 //! Damaged, cut and garbage-extended files: committed data is never cut silently, on every
 //! backend.
 
-use cheesedb::{Agent, Error, Id, Leg, Options, Token};
+use cheesedb::{Agent, CorruptReason, Error, Id, Leg, Options, Token};
 use cheesedb_tests::backend::Backend;
 
 /// Small segments, and no zeros written ahead, so that the file ends where each write ends.
@@ -152,7 +152,7 @@ fn a_missing_sealed_segment_is_corrupt<B: Backend>() {
     let place = B::new();
     let (token, _) = two_segment_agent(&place);
     place.remove_file(&place.segment_files().remove(0));
-    assert!(matches!(open(&place, &token), Err(Error::Corrupt { reason: "segment file missing", .. })));
+    assert!(matches!(open(&place, &token), Err(Error::Corrupt { reason: CorruptReason::SegmentFileMissing, .. })));
 }
 
 fn a_kept_fingerprint_detects_a_rewritten_history<B: Backend>() {

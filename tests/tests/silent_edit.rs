@@ -3,7 +3,7 @@
 //! put back as it was before an Erase beside its rewritten commit marker, so every record checks
 //! and only the marker's batch checksum can tell.
 
-use cheesedb::{Agent, Error, Fingerprint, Leg, Mode, Options, Removal, Store, Token};
+use cheesedb::{Agent, CorruptReason, Error, Fingerprint, Leg, Mode, Options, Removal, Store, Token};
 use cheesedb_core::codec::record::{self, commit_marker, Body, ContentBlock, Record};
 use cheesedb_core::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use cheesedb_core::digest::{chain_genesis, chain_next, content_digest};
@@ -115,7 +115,7 @@ fn forged_block<'a>(block: ContentBlock<'a>, content: &'a [u8], forgery: Forgery
     ContentBlock { digest, present: Some((salt, content)), ..block }
 }
 
-fn assert_corrupt<T: std::fmt::Debug>(found: Result<T, Error>, reason: &str, what: &str) {
+fn assert_corrupt<T: std::fmt::Debug>(found: Result<T, Error>, reason: CorruptReason, what: &str) {
     match found {
         Err(Error::Corrupt { reason: found, .. }) => assert_eq!(found, reason, "{what}"),
         other => panic!("{what}: expected Corrupt ({reason}), got {other:?}"),
@@ -149,7 +149,7 @@ fn a_content_edit_with_checksums_recomputed_is_corrupt<B: Backend>(in_sealed: bo
     let original = alice.get(id.into()).unwrap().content().unwrap().to_vec();
     let edited: Vec<u8> = original.iter().map(|byte| byte ^ 0x01).collect();
     forge(&place, id, &edited, Forgery::Checksums);
-    let digest = "content does not match its digest";
+    let digest = CorruptReason::ContentDoesNotMatchDigest;
     assert_corrupt(alice.verify(), digest, "verify of the open agent");
     assert_corrupt(alice.get(id.into()), digest, "get of the open agent");
     drop((alice, store));
@@ -180,7 +180,7 @@ fn a_rechained_edit_is_caught_by_a_kept_fingerprint<B: Backend>(in_sealed: bool)
     let edited: Vec<u8> = original.iter().map(|byte| byte ^ 0x01).collect();
     forge(&place, id, &edited, Forgery::DigestAndChain);
     // The open agent knows the head it wrote: the rewritten log does not end there.
-    assert_corrupt(alice.verify(), "log differs from the state it was opened with", "verify of the open agent");
+    assert_corrupt(alice.verify(), CorruptReason::LogDiffersFromOpenedState, "verify of the open agent");
     drop((alice, store));
     // Reopened, the forged log is consistent in itself: only the kept fingerprint tells.
     let (_store, alice) = reopen(&place, &token);
@@ -244,7 +244,7 @@ fn an_erased_record_put_back_beside_its_rewritten_marker_is_corrupt<B: Backend>(
     let mut bytes = place.read_file(&path);
     bytes[offset..offset + before_erase.len()].copy_from_slice(&before_erase);
     place.replace_file(&path, &bytes);
-    let batch = "commit marker does not match its batch";
+    let batch = CorruptReason::CommitMarkerDoesNotMatchBatch;
     assert_corrupt(alice.verify(), batch, "verify of the open agent");
     drop((alice, store));
     let (_store, alice) = reopen(&place, &token);

@@ -2,7 +2,7 @@
 //! a snapshot that is damaged or does not match the log is ignored, never trusted. On every
 //! backend.
 
-use cheesedb::{Agent, Error, Id, Leg, Mode, Options, Removal, Token};
+use cheesedb::{Agent, CorruptReason, Error, Id, Leg, Mode, Options, Removal, Token};
 use cheesedb_core::codec::snapshot_file::SnapshotFile;
 use cheesedb_tests::backend::{contains, Backend};
 
@@ -171,7 +171,7 @@ fn verify_catches_a_well_formed_snapshot_that_lies<B: Backend>() {
     assert_eq!(alice.report().snapshot_ignored, None);
     assert_ne!(alice.preview_recall(Id::from(1), Mode::Strict).unwrap(), memories, "the lie is in use");
     match alice.verify() {
-        Err(Error::Corrupt { reason, .. }) => assert_eq!(reason, "the graph in memory differs from the log"),
+        Err(Error::Corrupt { reason, .. }) => assert_eq!(reason, CorruptReason::GraphDiffersFromLog),
         other => panic!("verify passed a lying snapshot: {other:?}"),
     }
 }

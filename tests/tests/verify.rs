@@ -2,7 +2,7 @@
 //! of the core finds, in the same file and at the same offset, and check what joins the segments
 //! (each header continues the segment before it; a kept fingerprint inside any segment).
 
-use cheesedb::{Agent, Error, Fingerprint, Leg, Options, Token};
+use cheesedb::{Agent, CorruptReason, Error, Fingerprint, Leg, Options, Token};
 use cheesedb_core::codec::record;
 use cheesedb_core::codec::segment_header::SegmentHeader;
 use cheesedb_core::AgentEngine;
@@ -78,7 +78,7 @@ fn damage_in_the_third_of_four_segments_is_found_where_it_is<B: Backend>() {
     let expected = Error::Corrupt {
         file: segments[2].clone(),
         offset: record_start(&third, offset) as u64,
-        reason: "record checksum mismatch",
+        reason: CorruptReason::RecordChecksumMismatch,
     };
     assert_eq!(alice.verify(), Err(expected.clone()));
     assert_eq!(alice.verify_extends(&fingerprints[1]), Err(expected));
@@ -100,7 +100,7 @@ fn a_header_that_does_not_continue_the_segment_before_is_corrupt<B: Backend>() {
         let expected = Error::Corrupt {
             file: segments[2].clone(),
             offset: 0,
-            reason: "segment header belongs elsewhere in the log",
+            reason: CorruptReason::SegmentHeaderBelongsElsewhere,
         };
         assert_eq!(alice.verify(), Err(expected));
     }
@@ -118,7 +118,7 @@ fn a_segment_from_another_history_is_found_at_its_header<B: Backend>() {
     assert_eq!(segments, other_segments, "both stores name their first agent's files alike");
     place.replace_file(&segments[2], &other.read_file(&other_segments[2]));
     let expected =
-        Error::Corrupt { file: segments[2].clone(), offset: 0, reason: "segment header belongs elsewhere in the log" };
+        Error::Corrupt { file: segments[2].clone(), offset: 0, reason: CorruptReason::SegmentHeaderBelongsElsewhere };
     assert_eq!(alice.verify(), Err(expected));
 }
 

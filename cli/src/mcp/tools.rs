@@ -267,8 +267,9 @@ pub fn explain(error: Error) -> String {
         Error::AlreadyRecalled { id } => format!(
             "id {id} was already forgotten, and forgetting it again this way would change nothing (with erase, it erases any text left)"
         ),
-        Error::OutcomeUnknown { operation, path, message } => format!(
-            "storage error while {operation} {path}: {message}. The write may have been stored: check with get before retrying (a retry could store it twice; a forget with erase that was stored finishes its erasure when the memory is next opened)"
+        Error::OutcomeUnknown { operation, path, kind, source } => format!(
+            "storage error{note} while {operation} {path}: {source}. The write may have been stored: check with get before retrying (a retry could store it twice; a forget with erase that was stored finishes its erasure when the memory is next opened)",
+            note = crate::failure::kind_note(kind)
         ),
         Error::NoLegs => String::from("legs is empty: a memory must name what it was learned from, e.g. [[1]]"),
         Error::EmptyLeg { leg_index } => format!("legs[{leg_index}] is empty: each leg must list at least one id"),
@@ -283,10 +284,11 @@ mod tests {
 
     #[test]
     fn an_unknown_outcome_tells_the_model_to_check_before_retrying() {
-        let error = Error::OutcomeUnknown { operation: "syncing", path: "segment".into(), message: "EIO".into() };
-        let explained = explain(error);
+        let refused = Error::from_storage("syncing", "segment", std::io::Error::other("EIO"));
+        let Error::Io { operation, path, kind, source } = refused.clone() else { panic!("{refused:?}") };
+        let explained = explain(Error::OutcomeUnknown { operation, path, kind, source });
         assert!(explained.contains("may have been stored: check with get before retrying"), "{explained}");
-        let refused = explain(Error::Io { operation: "syncing", path: "segment".into(), message: "EIO".into() });
+        let refused = explain(refused);
         assert!(!refused.contains("may have been stored"), "{refused}");
     }
 }

@@ -19,6 +19,7 @@ use alloc::vec::Vec;
 use super::bytes::{Reader, Writer};
 use super::segment_header::{FORMAT_VERSION, MAGIC};
 use crate::checksum::crc32c;
+use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 use crate::limits::{AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES};
 
@@ -68,26 +69,26 @@ impl CatalogFile {
     }
 
     /// Decodes a catalog, or says which check failed.
-    pub fn decode(bytes: &[u8]) -> Result<CatalogFile, &'static str> {
-        let body_length = bytes.len().checked_sub(4).ok_or("catalog cut short")?;
+    pub fn decode(bytes: &[u8]) -> Result<CatalogFile, CorruptReason> {
+        let body_length = bytes.len().checked_sub(4).ok_or(CorruptReason::CatalogCutShort)?;
         let (body, checksum) = bytes.split_at(body_length);
         if Reader::new(checksum).u32() != Some(crc32c(body)) {
-            return Err("catalog checksum mismatch");
+            return Err(CorruptReason::CatalogChecksumMismatch);
         }
-        let missing = "catalog cut short";
+        let missing = CorruptReason::CatalogCutShort;
         let mut reader = Reader::new(body);
         if reader.array::<8>() != Some(MAGIC) {
-            return Err("not a cheesedb file (bad magic)");
+            return Err(CorruptReason::BadMagic);
         }
         if reader.u8() != Some(FORMAT_VERSION) {
-            return Err("unsupported format version");
+            return Err(CorruptReason::UnsupportedFormatVersion);
         }
         if reader.u8() != Some(FILE_KIND_CATALOG) || reader.u16() != Some(0) {
-            return Err("not a catalog file");
+            return Err(CorruptReason::NotACatalogFile);
         }
         let count = reader.u32().ok_or(missing)? as usize;
         if count > AGENTS_PER_STORE_MAX {
-            return Err("catalog lists too many agents");
+            return Err(CorruptReason::CatalogListsTooManyAgents);
         }
         let next_number = reader.u64().ok_or(missing)?;
         let mut entries = Vec::with_capacity(count);
@@ -96,14 +97,14 @@ impl CatalogFile {
             let token_hash = reader.array().ok_or(missing)?;
             let name_length = reader.u16().ok_or(missing)?;
             let name_bytes = reader.take(usize::from(name_length)).ok_or(missing)?;
-            let name = core::str::from_utf8(name_bytes).map_err(|_| "agent name is not UTF-8")?;
+            let name = core::str::from_utf8(name_bytes).map_err(|_| CorruptReason::AgentNameNotUtf8)?;
             if number == 0 || number >= next_number {
-                return Err("agent number out of range");
+                return Err(CorruptReason::AgentNumberOutOfRange);
             }
             entries.push(CatalogEntry { number, token_hash, name: name.to_string() });
         }
         if reader.remaining() != 0 {
-            return Err("bytes left over after the catalog");
+            return Err(CorruptReason::BytesLeftOverAfterCatalog);
         }
         Ok(CatalogFile { next_number, entries })
     }

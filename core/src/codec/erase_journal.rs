@@ -25,6 +25,7 @@ use super::bytes::{Reader, Writer};
 use super::record::RECORD_MAX_BYTES;
 use super::segment_header::{FORMAT_VERSION, MAGIC};
 use crate::checksum::crc32c;
+use crate::corrupt_reason::CorruptReason;
 
 /// The file kind byte of an erase journal.
 pub const FILE_KIND_ERASE_JOURNAL: u8 = 4;
@@ -103,22 +104,22 @@ impl EraseJournal {
 
     /// Decodes a journal, or says which check failed. A journal that fails any check was never
     /// made durable whole (it is renamed into place only after a sync), so no overwrite began.
-    pub fn decode(bytes: &[u8]) -> Result<EraseJournal, &'static str> {
-        let missing = "erase journal cut short";
+    pub fn decode(bytes: &[u8]) -> Result<EraseJournal, CorruptReason> {
+        let missing = CorruptReason::EraseJournalCutShort;
         let checked_length = bytes.len().checked_sub(CHECKSUM_BYTES).ok_or(missing)?;
         let (checked, stored) = bytes.split_at(checked_length);
         let mut reader = Reader::new(checked);
         if reader.array::<8>() != Some(MAGIC) {
-            return Err("not a cheesedb file (bad magic)");
+            return Err(CorruptReason::BadMagic);
         }
         if Reader::new(stored).u32() != Some(crc32c(checked)) {
-            return Err("erase journal checksum mismatch");
+            return Err(CorruptReason::EraseJournalChecksumMismatch);
         }
         if reader.u8() != Some(FORMAT_VERSION) || reader.u8() != Some(FILE_KIND_ERASE_JOURNAL) {
-            return Err("not an erase journal of this format version");
+            return Err(CorruptReason::EraseJournalOfAnotherFormatVersion);
         }
         if reader.u16() != Some(0) {
-            return Err("reserved erase journal bytes set");
+            return Err(CorruptReason::ReservedEraseJournalBytesSet);
         }
         let count = reader.u32().ok_or(missing)?;
         let agent = reader.u64().ok_or(missing)?;
@@ -128,24 +129,24 @@ impl EraseJournal {
             overwrites.push(decode_overwrite(&mut reader)?);
         }
         if reader.remaining() != 0 {
-            return Err("bytes left over after the erase journal's overwrites");
+            return Err(CorruptReason::BytesLeftOverAfterEraseJournal);
         }
         Ok(EraseJournal { agent, overwrites })
     }
 }
 
-fn decode_overwrite(reader: &mut Reader<'_>) -> Result<Overwrite, &'static str> {
-    let missing = "erase journal overwrite cut short";
+fn decode_overwrite(reader: &mut Reader<'_>) -> Result<Overwrite, CorruptReason> {
+    let missing = CorruptReason::EraseJournalOverwriteCutShort;
     let segment = reader.u64().ok_or(missing)?;
     let offset = reader.u64().ok_or(missing)?;
     let literal_length = reader.u32().ok_or(missing)? as usize;
     let zeros = reader.u32().ok_or(missing)?;
     if literal_length > RECORD_MAX_BYTES || zeros as usize > RECORD_MAX_BYTES {
-        return Err("erase journal overwrite larger than a record");
+        return Err(CorruptReason::EraseJournalOverwriteLargerThanRecord);
     }
     let literal = reader.take(literal_length).ok_or(missing)?.to_vec();
     let overwrite = Overwrite { segment, offset, literal, zeros };
-    overwrite.end().ok_or("erase journal overwrite past the largest offset")?;
+    overwrite.end().ok_or(CorruptReason::EraseJournalOverwritePastLargestOffset)?;
     Ok(overwrite)
 }
 
@@ -209,7 +210,7 @@ mod tests {
             agent: 1,
             overwrites: vec![Overwrite { segment: 1, offset: u64::MAX, literal: vec![], zeros: 1 }],
         };
-        assert_eq!(EraseJournal::decode(&journal.encode()), Err("erase journal overwrite past the largest offset"));
+        assert_eq!(EraseJournal::decode(&journal.encode()), Err(CorruptReason::EraseJournalOverwritePastLargestOffset));
     }
 
     fn arbitrary_overwrite() -> impl Strategy<Value = Overwrite> {

@@ -29,6 +29,7 @@ use alloc::vec::Vec;
 
 use super::bytes::{u32_at, Reader, Writer};
 use crate::checksum::crc32c;
+use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 use crate::id::{Mode, Removal};
 
@@ -194,31 +195,6 @@ pub struct Record<'a> {
     pub identity: Identity,
     /// What it says.
     pub body: Body<'a>,
-}
-
-/// Why bytes are not a valid record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DecodeError {
-    /// Fewer bytes than the record needs.
-    Truncated,
-    /// The length field is impossible.
-    BadLength,
-    /// The checksum does not match.
-    BadChecksum,
-    /// The checksum matches but the fields do not make sense.
-    BadField(&'static str),
-}
-
-impl DecodeError {
-    /// A short description for error messages.
-    pub fn reason(self) -> &'static str {
-        match self {
-            DecodeError::Truncated => "record cut short",
-            DecodeError::BadLength => "impossible record length",
-            DecodeError::BadChecksum => "record checksum mismatch",
-            DecodeError::BadField(reason) => reason,
-        }
-    }
 }
 
 impl<'a> Record<'a> {
@@ -393,42 +369,42 @@ pub fn looks_like_commit(bytes: &[u8]) -> bool {
 }
 
 /// Decodes the record at the start of `bytes`; returns it and its length in bytes.
-pub fn decode(bytes: &[u8]) -> Result<(Record<'_>, usize), DecodeError> {
+pub fn decode(bytes: &[u8]) -> Result<(Record<'_>, usize), CorruptReason> {
     decode_framed(bytes, true)
 }
 
 /// Like [`decode`], without comparing the record's checksum: only for bytes whose checksums
 /// another pass checks (verification rebuilds the graph apart from checking the records, and
 /// uses nothing that pass has not found sound). Every other check stays, and it never panics.
-pub fn decode_without_checksum(bytes: &[u8]) -> Result<(Record<'_>, usize), DecodeError> {
+pub fn decode_without_checksum(bytes: &[u8]) -> Result<(Record<'_>, usize), CorruptReason> {
     decode_framed(bytes, false)
 }
 
-fn decode_framed(bytes: &[u8], compare_checksum: bool) -> Result<(Record<'_>, usize), DecodeError> {
-    let length = claimed_length(bytes).ok_or(DecodeError::Truncated)? as usize;
+fn decode_framed(bytes: &[u8], compare_checksum: bool) -> Result<(Record<'_>, usize), CorruptReason> {
+    let length = claimed_length(bytes).ok_or(CorruptReason::RecordCutShort)? as usize;
     if !(HEADER_BYTES..=RECORD_MAX_BYTES).contains(&length) {
-        return Err(DecodeError::BadLength);
+        return Err(CorruptReason::ImpossibleRecordLength);
     }
-    let record_bytes = bytes.get(..length).ok_or(DecodeError::Truncated)?;
-    let stored_checksum = u32_at(record_bytes, 0).ok_or(DecodeError::Truncated)?;
+    let record_bytes = bytes.get(..length).ok_or(CorruptReason::RecordCutShort)?;
+    let stored_checksum = u32_at(record_bytes, 0).ok_or(CorruptReason::RecordCutShort)?;
     if compare_checksum && crc32c(record_bytes.get(4..).unwrap_or_default()) != stored_checksum {
-        return Err(DecodeError::BadChecksum);
+        return Err(CorruptReason::RecordChecksumMismatch);
     }
     let mut reader = Reader::new(record_bytes);
-    reader.take(8).ok_or(DecodeError::Truncated)?;
+    reader.take(8).ok_or(CorruptReason::RecordCutShort)?;
     let record = decode_checked(&mut reader)?;
     if reader.remaining() != 0 {
-        return Err(DecodeError::BadField("bytes left over after the record body"));
+        return Err(CorruptReason::BytesLeftOverAfterRecordBody);
     }
     Ok((record, length))
 }
 
-fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, DecodeError> {
-    let missing = DecodeError::BadField("record body cut short");
+fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReason> {
+    let missing = CorruptReason::RecordBodyCutShort;
     let kind = reader.u8().ok_or(missing)?;
     let flags = reader.u8().ok_or(missing)?;
     if reader.u16().ok_or(missing)? != 0 || flags & !FLAG_ERASED != 0 {
-        return Err(DecodeError::BadField("reserved bits set"));
+        return Err(CorruptReason::ReservedBitsSet);
     }
     let identity = Identity {
         agent: reader.u64().ok_or(missing)?,
@@ -437,14 +413,14 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, DecodeError
     };
     let erased = flags & FLAG_ERASED != 0;
     if erased && !matches!(kind, KIND_LOT | KIND_MEMORY) {
-        return Err(DecodeError::BadField("erased flag on a record without content"));
+        return Err(CorruptReason::ErasedFlagOnRecordWithoutContent);
     }
     let body = match kind {
         KIND_LOT => {
             let id = reader.u64().ok_or(missing)?;
             let label_length = reader.u16().ok_or(missing)?;
             let label_bytes = reader.take(usize::from(label_length)).ok_or(missing)?;
-            let label = core::str::from_utf8(label_bytes).map_err(|_| DecodeError::BadField("label is not UTF-8"))?;
+            let label = core::str::from_utf8(label_bytes).map_err(|_| CorruptReason::LabelNotUtf8)?;
             Body::Lot { id, label, content: decode_content(reader, erased)? }
         }
         KIND_MEMORY => {
@@ -458,12 +434,12 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, DecodeError
             let mode = match reader.u8().ok_or(missing)? {
                 0 => Mode::Fair,
                 1 => Mode::Strict,
-                _ => return Err(DecodeError::BadField("unknown recall mode")),
+                _ => return Err(CorruptReason::UnknownRecallMode),
             };
             let removal = match reader.u8().ok_or(missing)? {
                 0 => Removal::Untrusted,
                 1 => Removal::Erase,
-                _ => return Err(DecodeError::BadField("unknown removal")),
+                _ => return Err(CorruptReason::UnknownRemoval),
             };
             Body::Recall { id, mode, removal }
         }
@@ -474,13 +450,13 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, DecodeError
             chain: reader.array().ok_or(missing)?,
         },
         KIND_SEAL => Body::Seal { next_segment: reader.u64().ok_or(missing)? },
-        _ => return Err(DecodeError::BadField("unknown record kind")),
+        _ => return Err(CorruptReason::UnknownRecordKind),
     };
     Ok(Record { identity, body })
 }
 
-fn decode_legs<'a>(reader: &mut Reader<'a>, count: u16) -> Result<LegsView<'a>, DecodeError> {
-    let missing = DecodeError::BadField("legs cut short");
+fn decode_legs<'a>(reader: &mut Reader<'a>, count: u16) -> Result<LegsView<'a>, CorruptReason> {
+    let missing = CorruptReason::LegsCutShort;
     let mut measure = Reader::new(reader.rest());
     for _ in 0..count {
         let parents = measure.u16().ok_or(missing)?;
@@ -490,17 +466,17 @@ fn decode_legs<'a>(reader: &mut Reader<'a>, count: u16) -> Result<LegsView<'a>, 
     Ok(LegsView { count, raw })
 }
 
-fn decode_content<'a>(reader: &mut Reader<'a>, erased: bool) -> Result<ContentBlock<'a>, DecodeError> {
-    let missing = DecodeError::BadField("content cut short");
+fn decode_content<'a>(reader: &mut Reader<'a>, erased: bool) -> Result<ContentBlock<'a>, CorruptReason> {
+    let missing = CorruptReason::ContentCutShort;
     let digest = reader.array().ok_or(missing)?;
     if erased {
         // The content block ends the body: whatever follows the digest is the padding of a
         // redaction in place, and must be zeros, or text could hide behind the erased flag.
         let padding = reader.take(reader.remaining()).unwrap_or_default();
         if padding.iter().any(|byte| *byte != 0) {
-            return Err(DecodeError::BadField("erased content padded with bytes other than zeros"));
+            return Err(CorruptReason::ErasedContentPaddingNotZero);
         }
-        let erased_padding_bytes = u32::try_from(padding.len()).map_err(|_| DecodeError::BadLength)?;
+        let erased_padding_bytes = u32::try_from(padding.len()).map_err(|_| CorruptReason::ImpossibleRecordLength)?;
         return Ok(ContentBlock { digest, present: None, erased_padding_bytes });
     }
     let salt: &[u8; SALT_BYTES] = reader.take(SALT_BYTES).ok_or(missing)?.try_into().map_err(|_| missing)?;
@@ -633,11 +609,7 @@ mod tests {
             forged[index] = b'x';
             let checksum = crc32c(&forged[4..]).to_le_bytes();
             forged[..4].copy_from_slice(&checksum);
-            assert_eq!(
-                decode(&forged),
-                Err(DecodeError::BadField("erased content padded with bytes other than zeros")),
-                "byte at {index}"
-            );
+            assert_eq!(decode(&forged), Err(CorruptReason::ErasedContentPaddingNotZero), "byte at {index}");
         }
     }
 
@@ -703,10 +675,10 @@ mod tests {
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
         bytes[0] ^= 1;
-        assert_eq!(decode(&bytes), Err(DecodeError::BadChecksum));
+        assert_eq!(decode(&bytes), Err(CorruptReason::RecordChecksumMismatch));
         assert_eq!(decode_without_checksum(&bytes), Ok((record, bytes.len())));
         bytes[8] = 99; // an unknown kind
-        assert_eq!(decode_without_checksum(&bytes), Err(DecodeError::BadField("unknown record kind")));
+        assert_eq!(decode_without_checksum(&bytes), Err(CorruptReason::UnknownRecordKind));
     }
 
     proptest! {
@@ -736,7 +708,7 @@ mod tests {
             let mut bytes = Vec::new();
             record.encode(&mut bytes);
             bytes.extend_from_slice(b"trailing bytes belong to the next record");
-            let (decoded, length) = decode(&bytes).map_err(|error| TestCaseError::fail(error.reason()))?;
+            let (decoded, length) = decode(&bytes).map_err(|error| TestCaseError::fail(error.describe()))?;
             prop_assert_eq!(decoded, record);
             prop_assert_eq!(length, bytes.len() - 40);
             prop_assert_eq!(decode_without_checksum(&bytes), Ok((decoded, length)));

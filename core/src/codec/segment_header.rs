@@ -24,6 +24,7 @@ use alloc::vec::Vec;
 
 use super::bytes::{Reader, Writer};
 use crate::checksum::crc32c;
+use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 
 /// The magic bytes at the start of every file cheesedb writes.
@@ -78,27 +79,27 @@ impl SegmentHeader {
     }
 
     /// Decodes a header, or says which check failed.
-    pub fn decode(bytes: &[u8]) -> Result<SegmentHeader, &'static str> {
-        let header = bytes.get(..SEGMENT_HEADER_BYTES).ok_or("segment header cut short")?;
-        let checked = header.get(..CHECKSUMMED_BYTES).ok_or("segment header cut short")?;
+    pub fn decode(bytes: &[u8]) -> Result<SegmentHeader, CorruptReason> {
+        let header = bytes.get(..SEGMENT_HEADER_BYTES).ok_or(CorruptReason::SegmentHeaderCutShort)?;
+        let checked = header.get(..CHECKSUMMED_BYTES).ok_or(CorruptReason::SegmentHeaderCutShort)?;
         let mut reader = Reader::new(header);
         if reader.array::<8>() != Some(MAGIC) {
-            return Err("not a cheesedb file (bad magic)");
+            return Err(CorruptReason::BadMagic);
         }
         let mut tail = Reader::new(header.get(CHECKSUMMED_BYTES..).unwrap_or_default());
         if tail.u32() != Some(crc32c(checked)) {
-            return Err("segment header checksum mismatch");
+            return Err(CorruptReason::SegmentHeaderChecksumMismatch);
         }
         if reader.u8() != Some(FORMAT_VERSION) {
-            return Err("unsupported format version");
+            return Err(CorruptReason::UnsupportedFormatVersion);
         }
         if reader.u8() != Some(FILE_KIND_SEGMENT) {
-            return Err("not a segment file");
+            return Err(CorruptReason::NotASegmentFile);
         }
         if reader.u16() != Some(SEGMENT_HEADER_BYTES as u16) || reader.u32() != Some(0) {
-            return Err("unexpected segment header layout");
+            return Err(CorruptReason::UnexpectedSegmentHeaderLayout);
         }
-        let missing = "segment header cut short";
+        let missing = CorruptReason::SegmentHeaderCutShort;
         Ok(SegmentHeader {
             agent: reader.u64().ok_or(missing)?,
             segment: reader.u64().ok_or(missing)?,

@@ -34,6 +34,7 @@ use alloc::vec::Vec;
 use super::bytes::{Reader, Writer};
 use super::segment_header::{FORMAT_VERSION, MAGIC};
 use crate::checksum::{crc32c, Crc32cDigest};
+use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 use crate::graph::GraphParts;
 
@@ -135,7 +136,7 @@ impl SnapshotFile {
     }
 
     /// Decodes a snapshot held in `bytes`, or says which check failed.
-    pub fn decode(bytes: &[u8]) -> Result<SnapshotFile, &'static str> {
+    pub fn decode(bytes: &[u8]) -> Result<SnapshotFile, CorruptReason> {
         SnapshotFile::read(bytes.len() as u64, |offset, out| {
             let start = usize::try_from(offset).ok()?;
             out.copy_from_slice(bytes.get(start..start.checked_add(out.len())?)?);
@@ -149,19 +150,19 @@ impl SnapshotFile {
     pub fn read(
         length: u64,
         mut read_at: impl FnMut(u64, &mut [u8]) -> Option<()>,
-    ) -> Result<SnapshotFile, &'static str> {
+    ) -> Result<SnapshotFile, CorruptReason> {
         let mut header_bytes = [0u8; SNAPSHOT_HEADER_BYTES];
         if length < SNAPSHOT_HEADER_BYTES as u64 {
-            return Err("snapshot cut short");
+            return Err(CorruptReason::SnapshotCutShort);
         }
         read_at(0, &mut header_bytes).ok_or(UNREADABLE)?;
         let header = Header::decode(&header_bytes)?;
         let body_length = header.part_lengths.iter().try_fold(0u64, |sum, length| sum.checked_add(*length));
         match body_length.and_then(|body| body.checked_add(SNAPSHOT_HEADER_BYTES as u64)) {
-            Some(expected) if expected > length => return Err("snapshot body shorter than its counts"),
-            Some(expected) if expected < length => return Err("snapshot body longer than its counts"),
+            Some(expected) if expected > length => return Err(CorruptReason::SnapshotBodyShorterThanCounts),
+            Some(expected) if expected < length => return Err(CorruptReason::SnapshotBodyLongerThanCounts),
             Some(_) => {}
-            None => return Err("snapshot body shorter than its counts"),
+            None => return Err(CorruptReason::SnapshotBodyShorterThanCounts),
         }
         let mut offset = SNAPSHOT_HEADER_BYTES as u64;
         let [slots, words, ends, starts, row] = header.part_lengths;
@@ -175,7 +176,7 @@ impl SnapshotFile {
     }
 }
 
-const UNREADABLE: &str = "snapshot unreadable";
+const UNREADABLE: CorruptReason = CorruptReason::SnapshotUnreadable;
 /// Bytes taken in at a time: large enough to keep reads few, small enough to stay in cache.
 const PIECE_BYTES: usize = 256 * 1024;
 
@@ -188,24 +189,24 @@ struct Header {
 }
 
 impl Header {
-    fn decode(header: &[u8; SNAPSHOT_HEADER_BYTES]) -> Result<Header, &'static str> {
-        let missing = "snapshot cut short";
+    fn decode(header: &[u8; SNAPSHOT_HEADER_BYTES]) -> Result<Header, CorruptReason> {
+        let missing = CorruptReason::SnapshotCutShort;
         let (checked, stored_checksum) = header.split_at(SNAPSHOT_HEADER_BYTES - 4);
         let mut reader = Reader::new(header);
         if reader.array::<8>() != Some(MAGIC) {
-            return Err("not a cheesedb file (bad magic)");
+            return Err(CorruptReason::BadMagic);
         }
         if Reader::new(stored_checksum).u32() != Some(crc32c(checked)) {
-            return Err("snapshot header checksum mismatch");
+            return Err(CorruptReason::SnapshotHeaderChecksumMismatch);
         }
         if reader.u8() != Some(FORMAT_VERSION) || reader.u8() != Some(FILE_KIND_SNAPSHOT) {
-            return Err("not a snapshot of this format version");
+            return Err(CorruptReason::SnapshotOfAnotherFormatVersion);
         }
         if reader.u16() != Some(SNAPSHOT_LAYOUT) {
-            return Err("snapshot of another layout");
+            return Err(CorruptReason::SnapshotOfAnotherLayout);
         }
         if reader.u32() != Some(0) {
-            return Err("reserved snapshot bytes set");
+            return Err(CorruptReason::ReservedSnapshotBytesSet);
         }
         let point = SnapshotPoint {
             agent: reader.u64().ok_or(missing)?,
@@ -214,7 +215,7 @@ impl Header {
             sequence: reader.u64().ok_or(missing)?,
             chain: reader.array().ok_or(missing)?,
         };
-        let too_many = "snapshot counts impossibly large";
+        let too_many = CorruptReason::SnapshotCountsImpossiblyLarge;
         let node_count = reader.u64().ok_or(missing)?;
         let word_count = reader.u64().ok_or(missing)?;
         let edge_count = reader.u64().ok_or(missing)?;
@@ -241,9 +242,9 @@ fn read_part<T, const N: usize>(
     length: u64,
     checksum: u32,
     from_bytes: fn([u8; N]) -> T,
-) -> Result<Vec<T>, &'static str> {
+) -> Result<Vec<T>, CorruptReason> {
     const { assert!(PIECE_BYTES % N == 0) };
-    let length = usize::try_from(length).map_err(|_| "snapshot too large for this machine")?;
+    let length = usize::try_from(length).map_err(|_| CorruptReason::SnapshotTooLargeForThisMachine)?;
     let mut values = Vec::with_capacity(length / N);
     let mut piece = alloc::vec![0u8; length.min(PIECE_BYTES)];
     let mut digest = Crc32cDigest::new();
@@ -257,7 +258,7 @@ fn read_part<T, const N: usize>(
         *offset += taken.len() as u64;
     }
     if digest.finish() != checksum {
-        return Err("snapshot body checksum mismatch");
+        return Err(CorruptReason::SnapshotBodyChecksumMismatch);
     }
     Ok(values)
 }
@@ -314,7 +315,7 @@ mod tests {
         }
         let mut longer = bytes;
         longer.push(0);
-        assert_eq!(SnapshotFile::decode(&longer), Err("snapshot body longer than its counts"));
+        assert_eq!(SnapshotFile::decode(&longer), Err(CorruptReason::SnapshotBodyLongerThanCounts));
     }
 
     #[test]
@@ -332,11 +333,11 @@ mod tests {
         bytes[80..88].copy_from_slice(&u64::MAX.to_le_bytes());
         let checksum = crc32c(&bytes[..124]);
         bytes[124..128].copy_from_slice(&checksum.to_le_bytes());
-        assert_eq!(SnapshotFile::decode(&bytes).err(), Some("snapshot counts impossibly large"));
+        assert_eq!(SnapshotFile::decode(&bytes).err(), Some(CorruptReason::SnapshotCountsImpossiblyLarge));
         bytes[80..88].copy_from_slice(&(1u64 << 40).to_le_bytes());
         let checksum = crc32c(&bytes[..124]);
         bytes[124..128].copy_from_slice(&checksum.to_le_bytes());
-        assert_eq!(SnapshotFile::decode(&bytes).err(), Some("snapshot body shorter than its counts"));
+        assert_eq!(SnapshotFile::decode(&bytes).err(), Some(CorruptReason::SnapshotBodyShorterThanCounts));
     }
 
     proptest! {

@@ -3,7 +3,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{io_error, AgentEngine};
+use super::{io_error, outcome_unknown, AgentEngine};
 use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView, Record, SALT_BYTES};
 use crate::digest::{chain_next, content_digest};
 use crate::error::Error;
@@ -80,7 +80,7 @@ impl<S: Storage> AgentEngine<S> {
         validate_lot(label, content)?;
         self.validate_room(1)?;
         let ids = self.write_entries(&[Entry::Lot { label, content }])?;
-        ids.first().copied().ok_or(Error::Poisoned)
+        ids.first().copied().ok_or(Error::Internal { what: "a written entry has an id" })
     }
 
     /// Adds a memory learned through `legs`.
@@ -89,7 +89,7 @@ impl<S: Storage> AgentEngine<S> {
         self.validate_memory(content, legs, 0..0)?;
         self.validate_room(1)?;
         let ids = self.write_entries(&[Entry::Memory { legs, content }])?;
-        ids.first().copied().ok_or(Error::Poisoned)
+        ids.first().copied().ok_or(Error::Internal { what: "a written entry has an id" })
     }
 
     /// Writes validated lots and memories durably, then adds them to the graph.
@@ -132,7 +132,8 @@ impl<S: Storage> AgentEngine<S> {
         for (entry, salt) in entries.iter().zip(salts.chunks_exact(SALT_BYTES)) {
             sequence += 1;
             let identity = Identity { agent: self.agent, segment, sequence };
-            let salt: &[u8; SALT_BYTES] = salt.try_into().map_err(|_| Error::Poisoned)?;
+            let salt: &[u8; SALT_BYTES] =
+                salt.try_into().map_err(|_| Error::Internal { what: "a salt chunk is one salt long" })?;
             let body = match *entry {
                 Entry::Lot { label, content } => {
                     next_id += 1;
@@ -192,8 +193,7 @@ impl<S: Storage> AgentEngine<S> {
             bytes
         };
         let Some(file) = self.segments.active_mut() else {
-            self.poisoned = true;
-            return Err(Error::Poisoned);
+            return Err(Error::Internal { what: "the active segment is open while the agent is in use" });
         };
         // The mutant acknowledges what only the page cache holds.
         let sync = |file: &mut S::File| if mutant!(SkipSyncBeforeAcknowledge) { Ok(()) } else { file.sync() };
@@ -202,7 +202,7 @@ impl<S: Storage> AgentEngine<S> {
             let path = segment_path(&self.folder, self.active_segment());
             // Some of the bytes may be on the disk already: the caller cannot know whether the
             // write was stored, and must not take this for a refusal.
-            return Err(Error::OutcomeUnknown { operation: "writing", path, message: alloc::format!("{error}") });
+            return Err(outcome_unknown(io_error("writing", &path, error)));
         }
         self.write_offset = end;
         self.allocated_end = self.allocated_end.max(offset + written.len() as u64);
@@ -224,8 +224,7 @@ impl<S: Storage> AgentEngine<S> {
         let allocated_end = self.allocated_end;
         let active = self.active_segment();
         let Some(file) = self.segments.active_mut() else {
-            self.poisoned = true;
-            return Err(Error::Poisoned);
+            return Err(Error::Internal { what: "the active segment is open while the agent is in use" });
         };
         if let Err(error) = file.write_at(allocated_end, &zeros).and_then(|()| file.sync()) {
             self.poisoned = true;
@@ -292,7 +291,7 @@ impl<S: Storage> AgentEngine<S> {
 /// what might be on disk (the seal) is no outcome of it.
 fn refusal_of_caller_write(error: Error) -> Error {
     match error {
-        Error::OutcomeUnknown { operation, path, message } => Error::Io { operation, path, message },
+        Error::OutcomeUnknown { operation, path, kind, source } => Error::Io { operation, path, kind, source },
         other => other,
     }
 }

@@ -14,7 +14,6 @@ mod segment_files;
 mod snapshot;
 pub mod verify;
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -30,6 +29,7 @@ use crate::limits::Options;
 use crate::log::names::{agent_folder, segment_path};
 use crate::report::Report;
 use crate::storage::{Storage, StorageFile};
+use crate::storage_error::{StorageError, StorageErrorKind};
 use segment_files::SegmentFiles;
 
 /// One agent's memory: the recall graph and the durable log behind it.
@@ -85,15 +85,43 @@ struct StartedSegment<F> {
 }
 
 /// Wraps a backend error with what the engine was doing and where.
-pub(crate) fn io_error(operation: &'static str, path: &str, error: impl core::fmt::Display) -> Error {
-    Error::Io { operation, path: String::from(path), message: format!("{error}") }
+pub(crate) fn io_error(operation: &'static str, path: &str, error: impl StorageError) -> Error {
+    Error::from_storage(operation, path, error)
+}
+
+/// A storage failure the engine found itself, with no backend error behind it: the disk
+/// answered without an error, but not as it promised (a read back shows other bytes).
+#[derive(Debug)]
+pub(crate) struct StorageMisbehaved(pub(crate) &'static str);
+
+impl core::fmt::Display for StorageMisbehaved {
+    fn fmt(&self, formatter: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        formatter.write_str(self.0)
+    }
+}
+
+impl core::error::Error for StorageMisbehaved {}
+
+impl StorageError for StorageMisbehaved {
+    fn kind(&self) -> StorageErrorKind {
+        StorageErrorKind::Other
+    }
+}
+
+/// The error of a file or span too long to read into memory at once on this machine.
+pub(crate) fn too_large_to_read(length_bytes: u64) -> Error {
+    Error::LimitExceeded {
+        what: "bytes read into memory at once",
+        size: length_bytes,
+        limit: u64::try_from(usize::MAX).unwrap_or(u64::MAX),
+    }
 }
 
 /// The error of a write whose bytes may already be on the disk: a storage failure becomes
 /// `OutcomeUnknown`, so the caller never takes it for a refusal; other errors stay as they are.
 pub(crate) fn outcome_unknown(error: Error) -> Error {
     match error {
-        Error::Io { operation, path, message } => Error::OutcomeUnknown { operation, path, message },
+        Error::Io { operation, path, kind, source } => Error::OutcomeUnknown { operation, path, kind, source },
         other => other,
     }
 }

@@ -10,6 +10,7 @@ use super::{io_error, AgentEngine};
 use crate::codec::record::{Body, Record};
 use crate::codec::segment_header::{write_margin_bytes, SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::SnapshotPoint;
+use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::graph::{Graph, Location};
 use crate::limits::Options;
@@ -73,12 +74,12 @@ impl<S: Storage> AgentEngine<S> {
         for (index, number) in numbers.iter().enumerate() {
             if *number != index as u64 + 1 {
                 let missing = segment_path(&self.folder, index as u64 + 1);
-                return Err(Error::Corrupt { file: missing, offset: 0, reason: "segment file missing" });
+                return Err(Error::Corrupt { file: missing, offset: 0, reason: CorruptReason::SegmentFileMissing });
             }
         }
         if numbers.is_empty() {
             let missing = segment_path(&self.folder, 1);
-            return Err(Error::Corrupt { file: missing, offset: 0, reason: "segment file missing" });
+            return Err(Error::Corrupt { file: missing, offset: 0, reason: CorruptReason::SegmentFileMissing });
         }
         Ok(numbers.len() as u64)
     }
@@ -123,7 +124,7 @@ impl<S: Storage> AgentEngine<S> {
                     let placed = found.agent == self.agent && found.segment == segment;
                     placed
                         .then_some(())
-                        .ok_or(Damage { offset: 0, reason: "segment header belongs elsewhere in the log" })
+                        .ok_or(Damage { offset: 0, reason: CorruptReason::SegmentHeaderBelongsElsewhere })
                 })
             }
             None => {
@@ -166,13 +167,17 @@ impl<S: Storage> AgentEngine<S> {
             // A roll syncs the next segment before the seal: a seal proves the next segment
             // existed, so without it committed records are missing.
             let missing = segment_path(&self.folder, segment + 1);
-            return Err(Error::Corrupt { file: missing, offset: 0, reason: "segment file missing after a seal" });
+            return Err(Error::Corrupt {
+                file: missing,
+                offset: 0,
+                reason: CorruptReason::SegmentFileMissingAfterSeal,
+            });
         }
         if let Some(point) = floor.filter(|point| active && end.sequence < point.sequence) {
             // Checked before anything is cut: a log shorter than a snapshot's point lost
             // committed records, and the open must not destroy what is left of them.
             let file = segment_path(&self.folder, point.segment);
-            let reason = "log ends before the snapshot's point: committed records are missing";
+            let reason = CorruptReason::LogEndsBeforeSnapshotPoint;
             return Err(Error::Corrupt { file, offset: point.offset, reason });
         }
         let file_length = (base + bytes.len()) as u64;
@@ -180,7 +185,7 @@ impl<S: Storage> AgentEngine<S> {
         if active && write_margin > 0 && file_length < end.committed_end.saturating_add(write_margin) {
             // Every durable write kept the margin free after it, durably, before it began: a
             // file that ends sooner was cut after its last commit, and more may have been lost.
-            let reason = "active segment ends within the space its writes keep free: the file was cut";
+            let reason = CorruptReason::ActiveSegmentCutInsideWriteMargin;
             return Err(corrupt(file_length, reason));
         }
         if active {
@@ -199,7 +204,7 @@ impl<S: Storage> AgentEngine<S> {
             self.cut_torn_tail(&mut file, &whole, &expected, &end, &path)?;
         } else if !end.is_clean() || end.sealed_into != Some(segment + 1) {
             let damage =
-                end.damage.map_or((end.committed_end, "sealed segment does not end with its seal"), |damage| {
+                end.damage.map_or((end.committed_end, CorruptReason::SealedSegmentDoesNotEndWithSeal), |damage| {
                     (damage.offset, damage.reason)
                 });
             return Err(corrupt(damage.0, damage.1));
@@ -280,7 +285,7 @@ impl<S: Storage> AgentEngine<S> {
     ) -> Result<(), Error> {
         let damage_offset = end.damage.map_or(end.committed_end, |damage| damage.offset);
         if find_valid_commit(bytes, damage_offset, expected).is_some() && !mutant!(CutAtFirstDamage) {
-            let reason = end.damage.map_or("damaged record before a commit marker", |damage| damage.reason);
+            let reason = end.damage.map_or(CorruptReason::DamagedRecordBeforeCommitMarker, |damage| damage.reason);
             return Err(Error::Corrupt { file: String::from(path), offset: damage_offset, reason });
         }
         self.report.dropped_bytes += end.data_end - end.committed_end;
@@ -331,32 +336,32 @@ pub(super) fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, 
     match record.body {
         Body::Lot { id, content, .. } => {
             if id != graph.next_id() {
-                return Err(corrupt("lot id out of order"));
+                return Err(corrupt(CorruptReason::LotIdOutOfOrder));
             }
             graph.add_lot(location, content.present.is_some())?;
         }
         Body::Memory { id, legs, content } => {
             if id != graph.next_id() {
-                return Err(corrupt("memory id out of order"));
+                return Err(corrupt(CorruptReason::MemoryIdOutOfOrder));
             }
             if legs.count() == 0 {
-                return Err(corrupt("memory without a leg"));
+                return Err(corrupt(CorruptReason::MemoryWithoutLeg));
             }
             for leg in legs.iter() {
                 let mut empty = true;
                 for parent in leg {
                     empty = false;
-                    graph.check_parent(parent).map_err(|_| corrupt("memory built on a dead or unknown parent"))?;
+                    graph.check_parent(parent).map_err(|_| corrupt(CorruptReason::MemoryOnDeadOrUnknownParent))?;
                 }
                 if empty {
-                    return Err(corrupt("memory with an empty leg"));
+                    return Err(corrupt(CorruptReason::MemoryWithEmptyLeg));
                 }
             }
             graph.add_memory(legs.iter(), location, content.present.is_some())?;
         }
         Body::Recall { id, mode, removal } => {
             // The same plan the live call made: a repeated recall applies its own mode and removal.
-            let plan = graph.plan_recall(id, mode, removal).map_err(|_| corrupt("recall of an unknown id"))?;
+            let plan = graph.plan_recall(id, mode, removal).map_err(|_| corrupt(CorruptReason::RecallOfUnknownId))?;
             graph.apply_recall(&plan);
         }
         Body::Commit { .. } | Body::Seal { .. } => {}

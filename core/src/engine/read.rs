@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 
 use super::{io_error, AgentEngine};
 use crate::codec::record::{self, Body, HEADER_BYTES};
+use crate::corrupt_reason::CorruptReason;
 use crate::digest::{content_digest, equal_in_constant_time};
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
@@ -39,17 +40,17 @@ impl<S: Storage> AgentEngine<S> {
         let bytes = self.with_segment(segment, &path, |file, path| {
             let mut header = [0u8; HEADER_BYTES];
             file.read_at(offset, &mut header).map_err(|error| io_error("reading", path, error))?;
-            let length = record::claimed_length(&header).ok_or(corrupt("record cut short"))? as usize;
+            let length = record::claimed_length(&header).ok_or(corrupt(CorruptReason::RecordCutShort))? as usize;
             if length > record::RECORD_MAX_BYTES {
-                return Err(corrupt("impossible record length"));
+                return Err(corrupt(CorruptReason::ImpossibleRecordLength));
             }
             let mut bytes = vec![0u8; length];
             file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", path, error))?;
             Ok(bytes)
         })?;
-        let (record, _) = record::decode(&bytes).map_err(|error| corrupt(error.reason()))?;
+        let (record, _) = record::decode(&bytes).map_err(&corrupt)?;
         if record.identity.agent != self.agent || record.identity.segment != segment {
-            return Err(corrupt("record belongs to another agent or segment"));
+            return Err(corrupt(CorruptReason::RecordBelongsElsewhere));
         }
         let (record_id, kind, content) = match record.body {
             Body::Lot { id, label, content } => (id, NodeKind::Lot { label: String::from(label) }, content),
@@ -57,20 +58,20 @@ impl<S: Storage> AgentEngine<S> {
                 let legs = legs.iter().map(|leg| leg.map(Id::from).collect::<Leg>()).collect();
                 (id, NodeKind::Memory { legs }, content)
             }
-            _ => return Err(corrupt("record is not a lot or memory")),
+            _ => return Err(corrupt(CorruptReason::RecordNotLotOrMemory)),
         };
         if record_id != id.get() {
-            return Err(corrupt("record holds another id"));
+            return Err(corrupt(CorruptReason::RecordHoldsAnotherId));
         }
         let content = match content.present {
             // The graph knows this text was erased: a record that holds it again is a stale
             // copy (a write the disk acknowledged and lost), never something to serve.
             Some(_) if !self.graph.is_content_on_disk(id.get()) => {
-                return Err(corrupt("erased content is back on disk"));
+                return Err(corrupt(CorruptReason::ErasedContentBackOnDisk));
             }
             Some((salt, bytes)) => {
                 if !equal_in_constant_time(&content_digest(salt, bytes), &content.digest) {
-                    return Err(corrupt("content does not match its digest"));
+                    return Err(corrupt(CorruptReason::ContentDoesNotMatchDigest));
                 }
                 Some(bytes.to_vec())
             }

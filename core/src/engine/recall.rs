@@ -62,7 +62,7 @@ impl<S: Storage> AgentEngine<S> {
         result.map(|_| ()).map_err(|error| match error {
             // The recall record is on disk and some overwrites may be too: the caller must know
             // the recall happened and that its text goes at the next open.
-            Error::Io { operation, path, message } => Error::OutcomeUnknown { operation, path, message },
+            Error::Io { operation, path, kind, source } => Error::OutcomeUnknown { operation, path, kind, source },
             other => other,
         })
     }

@@ -12,11 +12,12 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{io_error, AgentEngine};
+use super::{io_error, too_large_to_read, AgentEngine, StorageMisbehaved};
 use crate::checksum::crc32c;
 use crate::codec::erase_journal::{EraseJournal, Overwrite};
 use crate::codec::record::{self, commit_marker, Body, Identity, COMMIT_BYTES, HEADER_BYTES, RECORD_MAX_BYTES};
 use crate::codec::segment_header::SEGMENT_HEADER_BYTES;
+use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 use crate::error::Error;
 use crate::graph::Location;
@@ -58,15 +59,15 @@ impl CommittedWrite {
         let corrupt = |reason| Error::Corrupt { file: alloc::string::String::from(path), offset, reason };
         let batch_end = self.bytes.len() - COMMIT_BYTES;
         let at = offset.checked_sub(self.start).and_then(|at| usize::try_from(at).ok());
-        let at = at.ok_or(corrupt("record outside its write"))?;
-        let slot = self.bytes.get_mut(at..batch_end).ok_or(corrupt("record outside its write"))?;
-        let (found, length) = record::decode(slot).map_err(|error| corrupt(error.reason()))?;
+        let at = at.ok_or(corrupt(CorruptReason::RecordOutsideWrite))?;
+        let slot = self.bytes.get_mut(at..batch_end).ok_or(corrupt(CorruptReason::RecordOutsideWrite))?;
+        let (found, length) = record::decode(slot).map_err(&corrupt)?;
         let found_id = match found.body {
             Body::Lot { id, .. } | Body::Memory { id, .. } => Some(id),
             Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } => None,
         };
         if found_id != Some(id) || found.identity.segment != self.segment {
-            return Err(corrupt("record holds another id"));
+            return Err(corrupt(CorruptReason::RecordHoldsAnotherId));
         }
         let Some(content) = found.content().filter(|content| content.present.is_some()) else {
             return Ok(false);
@@ -79,7 +80,7 @@ impl CommittedWrite {
             && redacted.get(FRAME_CHANGED_BYTES..text_start) == slot.get(FRAME_CHANGED_BYTES..text_start)
             && redacted.get(text_start..).is_some_and(|text| text.iter().all(|byte| *byte == 0));
         if !only_frame_and_text {
-            return Err(corrupt("a redaction in place would change more than the frame and the text"));
+            return Err(corrupt(CorruptReason::RedactionChangesMoreThanFrameAndText));
         }
         // One overwrite per record, one write call: the record up to its text (its new frame,
         // and the fields that stay, written again as they are), then the zeros.
@@ -107,7 +108,7 @@ fn read_to_commit_marker<F: StorageFile>(file: &F, path: &str, from: u64) -> Res
     let corrupt = |offset| Error::Corrupt {
         file: alloc::string::String::from(path),
         offset,
-        reason: "no commit marker after the record",
+        reason: CorruptReason::NoCommitMarkerAfterRecord,
     };
     let file_length = file.len().map_err(|error| io_error("measuring", path, error))?;
     let mut walked: Vec<u8> = Vec::new();
@@ -151,7 +152,7 @@ pub(super) fn overwrite_segment<F: StorageFile>(
 ) -> Result<(), Error> {
     let length = file.len().map_err(|error| io_error("measuring", path, error))?;
     if let Some(outside) = overwrites.iter().find(|overwrite| !matches!(overwrite.end(), Some(end) if end <= length)) {
-        let reason = "erase journal overwrite past the end of its segment";
+        let reason = CorruptReason::EraseJournalOverwritePastSegmentEnd;
         return Err(Error::Corrupt { file: alloc::string::String::from(path), offset: outside.offset, reason });
     }
     for overwrite in overwrites {
@@ -178,7 +179,7 @@ fn check_overwrites_landed<F: StorageFile>(file: &F, path: &str, overwrites: &[&
             .max(1);
         let (group, later) = rest.split_at(count.min(rest.len()));
         let end = group.iter().filter_map(|overwrite| overwrite.end()).max().unwrap_or(start);
-        let length = usize::try_from(end - start).map_err(|_| io_error("reading back", path, "span too large"))?;
+        let length = usize::try_from(end - start).map_err(|_| too_large_to_read(end - start))?;
         let mut read = vec![0u8; length];
         file.read_at(start, &mut read).map_err(|error| io_error("reading back", path, error))?;
         for overwrite in group {
@@ -186,7 +187,7 @@ fn check_overwrites_landed<F: StorageFile>(file: &F, path: &str, overwrites: &[&
             let at = usize::try_from(overwrite.offset - start).unwrap_or(usize::MAX);
             let landed = read.get(at..).and_then(|tail| tail.get(..expected.len()));
             if landed != Some(expected.as_slice()) {
-                return Err(io_error("reading back", path, "an overwrite did not reach its place"));
+                return Err(io_error("reading back", path, StorageMisbehaved("an overwrite did not reach its place")));
             }
         }
         rest = later;
@@ -315,16 +316,17 @@ impl<S: Storage> AgentEngine<S> {
         let (marker_offset, walked) =
             self.with_segment(segment, path, |file, path| read_to_commit_marker(file, path, offset))?;
         let marker = walked.get(walked.len().saturating_sub(COMMIT_BYTES)..).unwrap_or_default();
-        let (found, _) = record::decode(marker).map_err(|error| corrupt(marker_offset, error.reason()))?;
+        let (found, _) = record::decode(marker).map_err(|error| corrupt(marker_offset, error))?;
         let Body::Commit { batch_start, batch_crc, record_count, chain } = found.body else {
-            return Err(corrupt(marker_offset, "no commit marker after the record"));
+            return Err(corrupt(marker_offset, CorruptReason::NoCommitMarkerAfterRecord));
         };
         let placed = found.identity.agent == self.agent && found.identity.segment == segment;
         if !placed || !(SEGMENT_HEADER_BYTES as u64..=offset).contains(&batch_start) || marker_offset == offset {
-            return Err(corrupt(offset, "record is not inside a committed write"));
+            return Err(corrupt(offset, CorruptReason::RecordNotInsideCommittedWrite));
         }
         // The walk read from the record on; what the write holds before it is read now.
-        let before = usize::try_from(offset - batch_start).map_err(|_| corrupt(batch_start, "write too large"))?;
+        let before =
+            usize::try_from(offset - batch_start).map_err(|_| corrupt(batch_start, CorruptReason::WriteTooLarge))?;
         let mut bytes = vec![0u8; before];
         self.with_segment(segment, path, |file, path| {
             file.read_at(batch_start, &mut bytes).map_err(|error| io_error("reading", path, error))
@@ -332,7 +334,7 @@ impl<S: Storage> AgentEngine<S> {
         bytes.extend_from_slice(&walked);
         let batch = bytes.get(..bytes.len() - COMMIT_BYTES).unwrap_or_default();
         if crc32c(batch) != batch_crc {
-            return Err(corrupt(batch_start, "commit marker does not match its batch"));
+            return Err(corrupt(batch_start, CorruptReason::CommitMarkerDoesNotMatchBatch));
         }
         Ok(CommittedWrite { segment, start: batch_start, bytes, marker_identity: found.identity, record_count, chain })
     }
@@ -368,7 +370,11 @@ impl<S: Storage> AgentEngine<S> {
         match EraseJournal::decode(&bytes) {
             Ok(journal) => {
                 if journal.agent != self.agent {
-                    return Err(Error::Corrupt { file: path, offset: 16, reason: "erase journal of another agent" });
+                    return Err(Error::Corrupt {
+                        file: path,
+                        offset: 16,
+                        reason: CorruptReason::EraseJournalOfAnotherAgent,
+                    });
                 }
                 // The Erase that wrote the journal may have failed at the folder sync after the
                 // rename: the name is then in the cache only. It must be durable before any
@@ -386,7 +392,7 @@ impl<S: Storage> AgentEngine<S> {
     fn apply_journal(&self, overwrites: &[Overwrite], segment_count: u64, journal_path: &str) -> Result<(), Error> {
         for segment in touched_segments(overwrites) {
             if !(1..=segment_count).contains(&segment) {
-                let reason = "erase journal names a segment that does not exist";
+                let reason = CorruptReason::EraseJournalNamesMissingSegment;
                 return Err(Error::Corrupt { file: alloc::string::String::from(journal_path), offset: 0, reason });
             }
             let path = segment_path(&self.folder, segment);

@@ -9,9 +9,10 @@ use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{io_error, outcome_unknown, AgentEngine};
+use super::{io_error, outcome_unknown, too_large_to_read, AgentEngine};
 use crate::codec::record::{commit_marker, Body};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::graph::Location;
 use crate::log::names::{segment_path, TEMPORARY_SUFFIX};
@@ -30,7 +31,7 @@ pub(crate) fn read_all<F: StorageFile>(file: &F, path: &str) -> Result<Vec<u8>, 
 /// for every page, several percent of a verification.
 pub(crate) fn read_all_into<F: StorageFile>(file: &F, path: &str, bytes: &mut Vec<u8>) -> Result<(), Error> {
     let length = file.len().map_err(|error| io_error("measuring", path, error))?;
-    let length = usize::try_from(length).map_err(|_| io_error("reading", path, "file too large"))?;
+    let length = usize::try_from(length).map_err(|_| too_large_to_read(length))?;
     if bytes.capacity() < length {
         // Zeroed memory fresh from the system costs no writes before the read.
         *bytes = vec![0u8; length];
@@ -46,7 +47,7 @@ pub(crate) fn read_all_into<F: StorageFile>(file: &F, path: &str, bytes: &mut Ve
 pub(crate) fn read_from<F: StorageFile>(file: &F, path: &str, offset: u64) -> Result<Vec<u8>, Error> {
     let length = file.len().map_err(|error| io_error("measuring", path, error))?;
     let tail =
-        usize::try_from(length.saturating_sub(offset)).map_err(|_| io_error("reading", path, "file too large"))?;
+        usize::try_from(length.saturating_sub(offset)).map_err(|_| too_large_to_read(length.saturating_sub(offset)))?;
     let mut bytes = vec![0u8; tail];
     file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", path, error))?;
     Ok(bytes)
@@ -127,7 +128,7 @@ impl<S: Storage> AgentEngine<S> {
             return Err(corrupt(damage.offset, damage.reason));
         }
         if !end.is_clean() {
-            return Err(corrupt(end.committed_end, "uncommitted bytes in a segment being rewritten"));
+            return Err(corrupt(end.committed_end, CorruptReason::UncommittedBytesInRewrittenSegment));
         }
         let data_length = out.len() as u64;
         if segment == self.active_segment() {

@@ -98,7 +98,11 @@ impl<S: Storage> AgentEngine<S> {
         read: impl FnOnce(&S::File, &str) -> Result<T, Error>,
     ) -> Result<T, Error> {
         if segment == self.segments.count() {
-            let file = self.segments.active.as_ref().ok_or_else(|| io_error("finding", path, "segment not open"))?;
+            let file = self
+                .segments
+                .active
+                .as_ref()
+                .ok_or(Error::Internal { what: "the active segment is open while the agent is in use" })?;
             return read(file, path);
         }
         let file = self.sealed_file(segment, path)?;
@@ -118,7 +122,11 @@ impl<S: Storage> AgentEngine<S> {
         write: impl FnOnce(&mut S::File, &str) -> Result<T, Error>,
     ) -> Result<T, Error> {
         if segment == self.segments.count() {
-            let file = self.segments.active.as_mut().ok_or_else(|| io_error("finding", path, "segment not open"))?;
+            let file = self
+                .segments
+                .active
+                .as_mut()
+                .ok_or(Error::Internal { what: "the active segment is open while the agent is in use" })?;
             return write(file, path);
         }
         let mut file = self.sealed_file(segment, path)?;
@@ -133,7 +141,7 @@ impl<S: Storage> AgentEngine<S> {
     /// The file of sealed segment `segment`, from the cache or opened now.
     fn sealed_file(&self, segment: u64, path: &str) -> Result<S::File, Error> {
         if !(1..self.segments.count()).contains(&segment) {
-            return Err(io_error("finding", path, "no such segment"));
+            return Err(Error::Internal { what: "a sealed segment is asked for only by a number the agent has" });
         }
         match self.segments.take_sealed(segment) {
             Some(file) => Ok(file),

@@ -6,6 +6,7 @@ use super::{io_error, AgentEngine};
 use crate::codec::record::{self, Body, COMMIT_BYTES};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::{SnapshotFile, SnapshotPoint};
+use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::graph::Graph;
 use crate::log::names::{segment_path, snapshot_path};
@@ -96,7 +97,7 @@ impl<S: Storage> AgentEngine<S> {
         let floor = read.as_ref().ok().map(|snapshot| snapshot.point).filter(|point| point.agent == self.agent);
         let checked = read.and_then(|snapshot| {
             if snapshot.point.agent != self.agent || !(1..=segment_count).contains(&snapshot.point.segment) {
-                return Err("snapshot belongs to another agent or segment");
+                return Err(CorruptReason::SnapshotBelongsElsewhere);
             }
             self.point_matches_log(&snapshot.point)?;
             let graph = Graph::from_parts(
@@ -111,14 +112,14 @@ impl<S: Storage> AgentEngine<S> {
             // not to be trusted, and the log, whose recall records alone justify an erasure,
             // is replayed instead.
             if graph.content_to_remove(false).next().is_some() && !mutant!(EraseOnSnapshotWord) {
-                return Err("snapshot asks to erase text the log does not show erased");
+                return Err(CorruptReason::SnapshotErasesTextLogDoesNotErase);
             }
             Ok((snapshot.point, graph))
         });
         match checked {
             Ok(loaded) => Ok(LoadedSnapshot { usable: Some(loaded), floor }),
             Err(reason) => {
-                self.report.snapshot_ignored = Some(reason);
+                self.report.snapshot_ignored = Some(reason.describe());
                 Ok(LoadedSnapshot { usable: None, floor })
             }
         }
@@ -126,24 +127,25 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Whether the log, at the snapshot's point, ends a durable write with the snapshot's
     /// sequence and chain hash: this binds the snapshot to the hash chain.
-    fn point_matches_log(&self, point: &SnapshotPoint) -> Result<(), &'static str> {
+    fn point_matches_log(&self, point: &SnapshotPoint) -> Result<(), CorruptReason> {
         let path = segment_path(&self.folder, point.segment);
-        let file = self.storage.open_file(&path, false).map_err(|_| "snapshot segment cannot be opened")?;
-        let length = file.len().map_err(|_| "snapshot segment cannot be measured")?;
+        let file = self.storage.open_file(&path, false).map_err(|_| CorruptReason::SnapshotSegmentCannotBeOpened)?;
+        let length = file.len().map_err(|_| CorruptReason::SnapshotSegmentCannotBeMeasured)?;
         if point.offset > length || point.offset < SEGMENT_HEADER_BYTES as u64 {
-            return Err("snapshot point lies outside its segment");
+            return Err(CorruptReason::SnapshotPointLiesOutsideSegment);
         }
         if point.offset == SEGMENT_HEADER_BYTES as u64 {
             let mut header = [0u8; SEGMENT_HEADER_BYTES];
-            file.read_at(0, &mut header).map_err(|_| "snapshot segment header unreadable")?;
+            file.read_at(0, &mut header).map_err(|_| CorruptReason::SnapshotSegmentHeaderUnreadable)?;
             let header = SegmentHeader::decode(&header)?;
             let same = header.sequence_before == point.sequence && header.chain_before == point.chain;
-            return if same { Ok(()) } else { Err("snapshot does not match the segment it starts") };
+            return if same { Ok(()) } else { Err(CorruptReason::SnapshotDoesNotMatchSegmentItStarts) };
         }
         let mut marker = [0u8; COMMIT_BYTES];
-        let marker_offset = point.offset.checked_sub(COMMIT_BYTES as u64).ok_or("snapshot point inside the header")?;
-        file.read_at(marker_offset, &mut marker).map_err(|_| "snapshot commit marker unreadable")?;
-        let (record, _) = record::decode(&marker).map_err(|_| "no commit marker at the snapshot point")?;
+        let marker_offset =
+            point.offset.checked_sub(COMMIT_BYTES as u64).ok_or(CorruptReason::SnapshotPointInsideHeader)?;
+        file.read_at(marker_offset, &mut marker).map_err(|_| CorruptReason::SnapshotCommitMarkerUnreadable)?;
+        let (record, _) = record::decode(&marker).map_err(|_| CorruptReason::NoCommitMarkerAtSnapshotPoint)?;
         match record.body {
             Body::Commit { chain, .. }
                 if chain == point.chain
@@ -153,7 +155,7 @@ impl<S: Storage> AgentEngine<S> {
             {
                 Ok(())
             }
-            _ => Err("snapshot does not match the hash chain at its point"),
+            _ => Err(CorruptReason::SnapshotDiffersFromHashChain),
         }
     }
 }

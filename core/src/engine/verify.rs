@@ -17,9 +17,10 @@ use alloc::vec::Vec;
 
 use super::open::apply_record;
 use super::rewrite::read_all_into;
-use super::{io_error, AgentEngine};
+use super::AgentEngine;
 use crate::codec::record::{self, Body, Record};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::corrupt_reason::CorruptReason;
 use crate::digest::{chain_genesis, content_digest, Hash};
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
@@ -29,7 +30,7 @@ use crate::log::scan::{scan_records, Expected};
 use crate::storage::Storage;
 
 /// Why a segment header does not fit where it stands; the same words as opening the log uses.
-const HEADER_ELSEWHERE: &str = "segment header belongs elsewhere in the log";
+const HEADER_ELSEWHERE: CorruptReason = CorruptReason::SegmentHeaderBelongsElsewhere;
 
 /// One segment as a verification finds it: which agent and number it must carry, whether it is
 /// the last one, and its path for error messages.
@@ -108,12 +109,12 @@ pub fn check_segment(bytes: &[u8], place: &SegmentPlace, kept: Option<&Fingerpri
         return Err(visited(damage.reason, damage.offset));
     }
     if !end.is_clean() {
-        return Err(visited("uncommitted bytes after the last commit marker", end.committed_end));
+        return Err(visited(CorruptReason::UncommittedBytesAfterLastCommit, end.committed_end));
     }
     let sealed_as_expected =
         if place.last { end.sealed_into.is_none() } else { end.sealed_into == Some(place.segment + 1) };
     if !sealed_as_expected {
-        return Err(visited("segment seal out of place", end.committed_end));
+        return Err(visited(CorruptReason::SegmentSealOutOfPlace, end.committed_end));
     }
     Ok(SegmentChecked {
         sequence_before: header.sequence_before,
@@ -139,7 +140,7 @@ fn check_committed(
         Body::Lot { content, .. } | Body::Memory { content, .. } => {
             if let Some((salt, text)) = content.present {
                 if content_digest(salt, text) != content.digest {
-                    return Err((place.corrupt(offset, "content does not match its digest"), this_one_included));
+                    return Err((place.corrupt(offset, CorruptReason::ContentDoesNotMatchDigest), this_one_included));
                 }
             }
         }
@@ -157,7 +158,7 @@ fn check_committed(
 }
 
 impl SegmentPlace {
-    fn corrupt(&self, offset: u64, reason: &'static str) -> Error {
+    fn corrupt(&self, offset: u64, reason: CorruptReason) -> Error {
         Error::Corrupt { file: self.path.clone(), offset, reason }
     }
 }
@@ -244,8 +245,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut chain = chain_genesis(self.agent);
         let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
         for (index, place) in places.iter().enumerate() {
-            let outcome =
-                outcomes.get(index).ok_or_else(|| io_error("checking", &place.path, "segment not checked"))?;
+            let outcome = outcomes.get(index).ok_or(Error::Internal { what: "every segment has a checked outcome" })?;
             let (header, visited_end) = match outcome {
                 Ok(checked) => (Some((checked.sequence_before, checked.chain_before)), u64::MAX),
                 Err(failed) => (failed.header, failed.visited_end),
@@ -272,15 +272,11 @@ impl<S: Storage> AgentEngine<S> {
     fn check_verified_end(&self, sequence: u64, chain: Hash, replay: &mut GraphReplay) -> Result<(), Error> {
         let last = segment_path(&self.folder, self.segments.count());
         if sequence != self.sequence || chain != self.chain {
-            return Err(Error::Corrupt {
-                file: last,
-                offset: 0,
-                reason: "log differs from the state it was opened with",
-            });
+            return Err(Error::Corrupt { file: last, offset: 0, reason: CorruptReason::LogDiffersFromOpenedState });
         }
         replay.graph.fold_children(); // the replay is compared, then dropped: no need to shrink it
         if !replay.graph.same_as(&self.graph) {
-            return Err(Error::Corrupt { file: last, offset: 0, reason: "the graph in memory differs from the log" });
+            return Err(Error::Corrupt { file: last, offset: 0, reason: CorruptReason::GraphDiffersFromLog });
         }
         Ok(())
     }
@@ -349,7 +345,7 @@ mod tests {
                     Body::Lot { content, .. } | Body::Memory { content, .. } => {
                         if let Some((salt, text)) = content.present {
                             if content_digest(salt, text) != content.digest {
-                                return Err(corrupt(offset, "content does not match its digest"));
+                                return Err(corrupt(offset, CorruptReason::ContentDoesNotMatchDigest));
                             }
                         }
                     }
@@ -369,12 +365,12 @@ mod tests {
                 return Err(corrupt(damage.offset, damage.reason));
             }
             if !end.is_clean() {
-                return Err(corrupt(end.committed_end, "uncommitted bytes after the last commit marker"));
+                return Err(corrupt(end.committed_end, CorruptReason::UncommittedBytesAfterLastCommit));
             }
             let sealed_as_expected =
                 if segment == last { end.sealed_into.is_none() } else { end.sealed_into == Some(segment + 1) };
             if !sealed_as_expected {
-                return Err(corrupt(end.committed_end, "segment seal out of place"));
+                return Err(corrupt(end.committed_end, CorruptReason::SegmentSealOutOfPlace));
             }
             sequence = end.sequence;
             chain = end.chain;

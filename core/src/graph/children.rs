@@ -9,6 +9,8 @@ use alloc::vec::Vec;
 
 use super::legs::parent_of;
 
+use crate::corrupt_reason::CorruptReason;
+
 const NO_EDGE: u32 = u32::MAX;
 const OVERFLOW_FLOOR_EDGES: usize = 4096;
 
@@ -69,19 +71,19 @@ impl Children {
     /// Children taken back from a snapshot's row, after checking what keeps every lookup
     /// inside it: one start per node and one more, ascending from zero to the row's end, every
     /// child a node. That the row agrees with the legs is what `verify` checks.
-    pub fn from_row(node_count: usize, row_offsets: Vec<u32>, row: Vec<u32>) -> Result<Children, &'static str> {
+    pub fn from_row(node_count: usize, row_offsets: Vec<u32>, row: Vec<u32>) -> Result<Children, CorruptReason> {
         if row_offsets.len() != node_count + 1 || row_offsets.first() != Some(&0) {
-            return Err("snapshot child rows do not match its node count");
+            return Err(CorruptReason::SnapshotChildRowsDoNotMatchNodeCount);
         }
         if row_offsets.last().map(|last| *last as usize) != Some(row.len()) {
-            return Err("snapshot child rows do not match its edge count");
+            return Err(CorruptReason::SnapshotChildRowsDoNotMatchEdgeCount);
         }
         let ascending = row_offsets.iter().zip(row_offsets.iter().skip(1)).fold(true, |ok, (a, b)| ok & (a <= b));
         if !ascending {
-            return Err("snapshot child rows out of order");
+            return Err(CorruptReason::SnapshotChildRowsOutOfOrder);
         }
         if !row.iter().fold(true, |ok, child| ok & ((*child as usize) < node_count)) {
-            return Err("snapshot names a child that is not a node");
+            return Err(CorruptReason::SnapshotNamesChildNotNode);
         }
         Ok(Children { row_offsets, row, overflow_heads: Vec::new(), overflow: Vec::new() })
     }

@@ -7,6 +7,8 @@
 
 use alloc::vec::Vec;
 
+use crate::corrupt_reason::CorruptReason;
+
 const INDEX_MASK: u32 = (1 << 30) - 1;
 const END_OF_LEG: u32 = 1 << 30;
 const END_OF_MEMORY: u32 = 1 << 31;
@@ -75,17 +77,17 @@ impl LegWords {
     /// checking what keeps every lookup inside the graph: one end per node, ascending and
     /// reaching exactly the last word, every parent a node of the graph. That the words agree
     /// with the log is what `verify` checks.
-    pub fn from_parts(words: Vec<u32>, node_ends: Vec<u32>, node_count: usize) -> Result<LegWords, &'static str> {
+    pub fn from_parts(words: Vec<u32>, node_ends: Vec<u32>, node_count: usize) -> Result<LegWords, CorruptReason> {
         if node_ends.len() != node_count {
-            return Err("snapshot leg ends do not match its node count");
+            return Err(CorruptReason::SnapshotLegEndsDoNotMatchNodeCount);
         }
         let ascending = node_ends.iter().zip(node_ends.iter().skip(1)).fold(true, |ok, (a, b)| ok & (a <= b));
         if !ascending || node_ends.last().map_or(0, |last| *last as usize) != words.len() {
-            return Err("snapshot leg ends out of order or not at the last word");
+            return Err(CorruptReason::SnapshotLegEndsOutOfOrder);
         }
         let parents_known = words.iter().fold(true, |ok, word| ok & ((parent_of(*word) as usize) < node_count));
         if !parents_known {
-            return Err("snapshot names a parent that is not a node");
+            return Err(CorruptReason::SnapshotNamesParentNotNode);
         }
         Ok(LegWords { words, node_ends })
     }

@@ -17,6 +17,7 @@ use alloc::vec::Vec;
 use children::{for_each_distinct_parent, Children};
 use legs::{parent_of, split_legs, LegWords, PARENT_INDEX_MAX};
 
+use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::id::Id;
 
@@ -265,13 +266,13 @@ impl Graph {
         leg_node_ends: Vec<u32>,
         child_row_starts: Vec<u32>,
         child_row: Vec<u32>,
-    ) -> Result<Graph, &'static str> {
+    ) -> Result<Graph, CorruptReason> {
         if slots.len() as u64 > NODES_MAX {
-            return Err("snapshot holds too many nodes");
+            return Err(CorruptReason::SnapshotHoldsTooManyNodes);
         }
         let known = FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK | FLAG_PARENT_DEAD;
         if slots.iter().any(|slot| unpack_flags(*slot) & !known != 0 || slot >> (FLAGS_SHIFT + 8) != 0) {
-            return Err("snapshot node has unknown flags");
+            return Err(CorruptReason::SnapshotNodeHasUnknownFlags);
         }
         let legs = LegWords::from_parts(leg_words, leg_node_ends, slots.len())?;
         let children = Children::from_row(slots.len(), child_row_starts, child_row)?;
@@ -444,7 +445,7 @@ mod tests {
         }
     }
 
-    fn from_parts(parts: GraphParts<'_>) -> Result<Graph, &'static str> {
+    fn from_parts(parts: GraphParts<'_>) -> Result<Graph, CorruptReason> {
         Graph::from_parts(
             parts.slots.to_vec(),
             parts.leg_words.to_vec(),

@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use crate::checksum::crc32c;
 use crate::codec::record::{self, Body, Record, COMMIT_BYTES};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::corrupt_reason::CorruptReason;
 use crate::digest::{chain_next, Hash};
 
 /// What the segment must be, from its name and the segments before it.
@@ -28,7 +29,7 @@ pub struct Damage {
     /// Offset in the file.
     pub offset: u64,
     /// Which check.
-    pub reason: &'static str,
+    pub reason: CorruptReason,
 }
 
 /// How the scan of a segment ended.
@@ -70,7 +71,7 @@ pub fn check_header(bytes: &[u8], expected: &Expected) -> Result<(), Damage> {
         chain_before: expected.chain_before,
     };
     if header != wanted {
-        return Err(Damage { offset: 0, reason: "segment header belongs elsewhere in the log" });
+        return Err(Damage { offset: 0, reason: CorruptReason::SegmentHeaderBelongsElsewhere });
     }
     Ok(())
 }
@@ -122,16 +123,16 @@ pub fn scan_records_after<'a, E>(
         let (record, length) = match record::decode(rest) {
             Ok(decoded) => decoded,
             Err(error) => {
-                end.damage = damage(error.reason());
+                end.damage = damage(error);
                 break;
             }
         };
         if record.identity.agent != expected.agent || record.identity.segment != expected.segment {
-            end.damage = damage("record belongs to another agent or segment");
+            end.damage = damage(CorruptReason::RecordBelongsElsewhere);
             break;
         }
         if end.sealed_into.is_some() {
-            end.damage = damage("record after the seal");
+            end.damage = damage(CorruptReason::RecordAfterSeal);
             break;
         }
         match record.body {
@@ -144,7 +145,7 @@ pub fn scan_records_after<'a, E>(
                     && committed_chain == chain
                     && record.identity.sequence == sequence;
                 if !matches {
-                    end.damage = damage("commit marker does not match its batch");
+                    end.damage = damage(CorruptReason::CommitMarkerDoesNotMatchBatch);
                     break;
                 }
                 for (committed, offset) in pending.drain(..) {
@@ -162,14 +163,14 @@ pub fn scan_records_after<'a, E>(
             Body::Seal { next_segment } => {
                 let alone = pending.is_empty() && next_segment == expected.segment + 1;
                 if !alone || record.identity.sequence != sequence {
-                    end.damage = damage("seal is not alone in its batch or names the wrong segment");
+                    end.damage = damage(CorruptReason::SealNotAloneOrWrongSegment);
                     break;
                 }
                 pending.push((record, position as u64));
             }
             Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } => {
                 if record.identity.sequence != sequence + 1 {
-                    end.damage = damage("record sequence out of order");
+                    end.damage = damage(CorruptReason::RecordSequenceOutOfOrder);
                     break;
                 }
                 sequence += 1;

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use cheesedb_core::{StorageError, StorageErrorKind};
+
 use super::faults::FaultKind;
 
 /// Why an operation of the simulated disk failed.
@@ -41,3 +43,19 @@ impl fmt::Display for SimError {
 }
 
 impl std::error::Error for SimError {}
+
+impl StorageError for SimError {
+    fn kind(&self) -> StorageErrorKind {
+        match self {
+            SimError::NotFound => StorageErrorKind::NotFound,
+            SimError::Injected(FaultKind::NoSpace) => StorageErrorKind::NoSpace,
+            SimError::PowerLost
+            | SimError::StaleHandle
+            | SimError::NotEmpty
+            | SimError::WrongKind
+            | SimError::CrossFolderRename
+            | SimError::ReadPastEnd
+            | SimError::Injected(_) => StorageErrorKind::Other,
+        }
+    }
+}

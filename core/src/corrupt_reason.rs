@@ -1,0 +1,356 @@
+//! Why stored bytes failed a check: one reason per check, for every file the engine reads.
+//!
+//! The codecs, the log scan and the engine all report damage with a [`CorruptReason`], so a
+//! caller (or a test) can tell which check failed without reading a message.
+
+use core::fmt;
+
+/// Which check of stored bytes failed. New reasons may be added; match with a wildcard arm.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CorruptReason {
+    /// Catalog cut short.
+    CatalogCutShort,
+    /// Catalog checksum mismatch.
+    CatalogChecksumMismatch,
+    /// Not a cheesedb file (bad magic).
+    BadMagic,
+    /// Unsupported format version.
+    UnsupportedFormatVersion,
+    /// Not a catalog file.
+    NotACatalogFile,
+    /// Catalog lists too many agents.
+    CatalogListsTooManyAgents,
+    /// Agent name is not UTF-8.
+    AgentNameNotUtf8,
+    /// Agent number out of range.
+    AgentNumberOutOfRange,
+    /// Bytes left over after the catalog.
+    BytesLeftOverAfterCatalog,
+    /// Erase journal cut short.
+    EraseJournalCutShort,
+    /// Erase journal checksum mismatch.
+    EraseJournalChecksumMismatch,
+    /// Not an erase journal of this format version.
+    EraseJournalOfAnotherFormatVersion,
+    /// Reserved erase journal bytes set.
+    ReservedEraseJournalBytesSet,
+    /// Bytes left over after the erase journal's overwrites.
+    BytesLeftOverAfterEraseJournal,
+    /// Erase journal overwrite cut short.
+    EraseJournalOverwriteCutShort,
+    /// Erase journal overwrite larger than a record.
+    EraseJournalOverwriteLargerThanRecord,
+    /// Erase journal overwrite past the largest offset.
+    EraseJournalOverwritePastLargestOffset,
+    /// Record cut short.
+    RecordCutShort,
+    /// Impossible record length.
+    ImpossibleRecordLength,
+    /// Record checksum mismatch.
+    RecordChecksumMismatch,
+    /// Bytes left over after the record body.
+    BytesLeftOverAfterRecordBody,
+    /// Record body cut short.
+    RecordBodyCutShort,
+    /// Reserved bits set.
+    ReservedBitsSet,
+    /// Erased flag on a record without content.
+    ErasedFlagOnRecordWithoutContent,
+    /// Label is not UTF-8.
+    LabelNotUtf8,
+    /// Unknown recall mode.
+    UnknownRecallMode,
+    /// Unknown removal.
+    UnknownRemoval,
+    /// Unknown record kind.
+    UnknownRecordKind,
+    /// Legs cut short.
+    LegsCutShort,
+    /// Content cut short.
+    ContentCutShort,
+    /// Erased content padded with bytes other than zeros.
+    ErasedContentPaddingNotZero,
+    /// Segment header cut short.
+    SegmentHeaderCutShort,
+    /// Segment header checksum mismatch.
+    SegmentHeaderChecksumMismatch,
+    /// Not a segment file.
+    NotASegmentFile,
+    /// Unexpected segment header layout.
+    UnexpectedSegmentHeaderLayout,
+    /// Snapshot cut short.
+    SnapshotCutShort,
+    /// Snapshot body shorter than its counts.
+    SnapshotBodyShorterThanCounts,
+    /// Snapshot body longer than its counts.
+    SnapshotBodyLongerThanCounts,
+    /// Snapshot unreadable.
+    SnapshotUnreadable,
+    /// Snapshot header checksum mismatch.
+    SnapshotHeaderChecksumMismatch,
+    /// Not a snapshot of this format version.
+    SnapshotOfAnotherFormatVersion,
+    /// Snapshot of another layout.
+    SnapshotOfAnotherLayout,
+    /// Reserved snapshot bytes set.
+    ReservedSnapshotBytesSet,
+    /// Snapshot counts impossibly large.
+    SnapshotCountsImpossiblyLarge,
+    /// Snapshot too large for this machine.
+    SnapshotTooLargeForThisMachine,
+    /// Snapshot body checksum mismatch.
+    SnapshotBodyChecksumMismatch,
+    /// Segment file missing.
+    SegmentFileMissing,
+    /// Segment header belongs elsewhere in the log.
+    SegmentHeaderBelongsElsewhere,
+    /// Segment file missing after a seal.
+    SegmentFileMissingAfterSeal,
+    /// Log ends before the snapshot's point: committed records are missing.
+    LogEndsBeforeSnapshotPoint,
+    /// Active segment ends within the space its writes keep free: the file was cut.
+    ActiveSegmentCutInsideWriteMargin,
+    /// Sealed segment does not end with its seal.
+    SealedSegmentDoesNotEndWithSeal,
+    /// Damaged record before a commit marker.
+    DamagedRecordBeforeCommitMarker,
+    /// Lot id out of order.
+    LotIdOutOfOrder,
+    /// Memory id out of order.
+    MemoryIdOutOfOrder,
+    /// Memory without a leg.
+    MemoryWithoutLeg,
+    /// Memory built on a dead or unknown parent.
+    MemoryOnDeadOrUnknownParent,
+    /// Memory with an empty leg.
+    MemoryWithEmptyLeg,
+    /// Recall of an unknown id.
+    RecallOfUnknownId,
+    /// Record belongs to another agent or segment.
+    RecordBelongsElsewhere,
+    /// Record is not a lot or memory.
+    RecordNotLotOrMemory,
+    /// Record holds another id.
+    RecordHoldsAnotherId,
+    /// Erased content is back on disk.
+    ErasedContentBackOnDisk,
+    /// Content does not match its digest.
+    ContentDoesNotMatchDigest,
+    /// Record outside its write.
+    RecordOutsideWrite,
+    /// A redaction in place would change more than the frame and the text.
+    RedactionChangesMoreThanFrameAndText,
+    /// No commit marker after the record.
+    NoCommitMarkerAfterRecord,
+    /// Erase journal overwrite past the end of its segment.
+    EraseJournalOverwritePastSegmentEnd,
+    /// Record is not inside a committed write.
+    RecordNotInsideCommittedWrite,
+    /// Write too large.
+    WriteTooLarge,
+    /// Commit marker does not match its batch.
+    CommitMarkerDoesNotMatchBatch,
+    /// Erase journal of another agent.
+    EraseJournalOfAnotherAgent,
+    /// Erase journal names a segment that does not exist.
+    EraseJournalNamesMissingSegment,
+    /// Uncommitted bytes in a segment being rewritten.
+    UncommittedBytesInRewrittenSegment,
+    /// Snapshot belongs to another agent or segment.
+    SnapshotBelongsElsewhere,
+    /// Snapshot asks to erase text the log does not show erased.
+    SnapshotErasesTextLogDoesNotErase,
+    /// Snapshot segment cannot be opened.
+    SnapshotSegmentCannotBeOpened,
+    /// Snapshot segment cannot be measured.
+    SnapshotSegmentCannotBeMeasured,
+    /// Snapshot point lies outside its segment.
+    SnapshotPointLiesOutsideSegment,
+    /// Snapshot segment header unreadable.
+    SnapshotSegmentHeaderUnreadable,
+    /// Snapshot does not match the segment it starts.
+    SnapshotDoesNotMatchSegmentItStarts,
+    /// Snapshot point inside the header.
+    SnapshotPointInsideHeader,
+    /// Snapshot commit marker unreadable.
+    SnapshotCommitMarkerUnreadable,
+    /// No commit marker at the snapshot point.
+    NoCommitMarkerAtSnapshotPoint,
+    /// Snapshot does not match the hash chain at its point.
+    SnapshotDiffersFromHashChain,
+    /// Uncommitted bytes after the last commit marker.
+    UncommittedBytesAfterLastCommit,
+    /// Segment seal out of place.
+    SegmentSealOutOfPlace,
+    /// Log differs from the state it was opened with.
+    LogDiffersFromOpenedState,
+    /// The graph in memory differs from the log.
+    GraphDiffersFromLog,
+    /// Snapshot child rows do not match its node count.
+    SnapshotChildRowsDoNotMatchNodeCount,
+    /// Snapshot child rows do not match its edge count.
+    SnapshotChildRowsDoNotMatchEdgeCount,
+    /// Snapshot child rows out of order.
+    SnapshotChildRowsOutOfOrder,
+    /// Snapshot names a child that is not a node.
+    SnapshotNamesChildNotNode,
+    /// Snapshot leg ends do not match its node count.
+    SnapshotLegEndsDoNotMatchNodeCount,
+    /// Snapshot leg ends out of order or not at the last word.
+    SnapshotLegEndsOutOfOrder,
+    /// Snapshot names a parent that is not a node.
+    SnapshotNamesParentNotNode,
+    /// Snapshot holds too many nodes.
+    SnapshotHoldsTooManyNodes,
+    /// Snapshot node has unknown flags.
+    SnapshotNodeHasUnknownFlags,
+    /// Record after the seal.
+    RecordAfterSeal,
+    /// Seal is not alone in its batch or names the wrong segment.
+    SealNotAloneOrWrongSegment,
+    /// Record sequence out of order.
+    RecordSequenceOutOfOrder,
+    /// Catalog missing while agent folders exist.
+    CatalogMissingWhileAgentFoldersExist,
+}
+
+impl CorruptReason {
+    /// The reason in words, as messages print it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CorruptReason::CatalogCutShort => "catalog cut short",
+            CorruptReason::CatalogChecksumMismatch => "catalog checksum mismatch",
+            CorruptReason::BadMagic => "not a cheesedb file (bad magic)",
+            CorruptReason::UnsupportedFormatVersion => "unsupported format version",
+            CorruptReason::NotACatalogFile => "not a catalog file",
+            CorruptReason::CatalogListsTooManyAgents => "catalog lists too many agents",
+            CorruptReason::AgentNameNotUtf8 => "agent name is not UTF-8",
+            CorruptReason::AgentNumberOutOfRange => "agent number out of range",
+            CorruptReason::BytesLeftOverAfterCatalog => "bytes left over after the catalog",
+            CorruptReason::EraseJournalCutShort => "erase journal cut short",
+            CorruptReason::EraseJournalChecksumMismatch => "erase journal checksum mismatch",
+            CorruptReason::EraseJournalOfAnotherFormatVersion => "not an erase journal of this format version",
+            CorruptReason::ReservedEraseJournalBytesSet => "reserved erase journal bytes set",
+            CorruptReason::BytesLeftOverAfterEraseJournal => "bytes left over after the erase journal's overwrites",
+            CorruptReason::EraseJournalOverwriteCutShort => "erase journal overwrite cut short",
+            CorruptReason::EraseJournalOverwriteLargerThanRecord => "erase journal overwrite larger than a record",
+            CorruptReason::EraseJournalOverwritePastLargestOffset => "erase journal overwrite past the largest offset",
+            CorruptReason::RecordCutShort => "record cut short",
+            CorruptReason::ImpossibleRecordLength => "impossible record length",
+            CorruptReason::RecordChecksumMismatch => "record checksum mismatch",
+            CorruptReason::BytesLeftOverAfterRecordBody => "bytes left over after the record body",
+            CorruptReason::RecordBodyCutShort => "record body cut short",
+            CorruptReason::ReservedBitsSet => "reserved bits set",
+            CorruptReason::ErasedFlagOnRecordWithoutContent => "erased flag on a record without content",
+            CorruptReason::LabelNotUtf8 => "label is not UTF-8",
+            CorruptReason::UnknownRecallMode => "unknown recall mode",
+            CorruptReason::UnknownRemoval => "unknown removal",
+            CorruptReason::UnknownRecordKind => "unknown record kind",
+            CorruptReason::LegsCutShort => "legs cut short",
+            CorruptReason::ContentCutShort => "content cut short",
+            CorruptReason::ErasedContentPaddingNotZero => "erased content padded with bytes other than zeros",
+            CorruptReason::SegmentHeaderCutShort => "segment header cut short",
+            CorruptReason::SegmentHeaderChecksumMismatch => "segment header checksum mismatch",
+            CorruptReason::NotASegmentFile => "not a segment file",
+            CorruptReason::UnexpectedSegmentHeaderLayout => "unexpected segment header layout",
+            CorruptReason::SnapshotCutShort => "snapshot cut short",
+            CorruptReason::SnapshotBodyShorterThanCounts => "snapshot body shorter than its counts",
+            CorruptReason::SnapshotBodyLongerThanCounts => "snapshot body longer than its counts",
+            CorruptReason::SnapshotUnreadable => "snapshot unreadable",
+            CorruptReason::SnapshotHeaderChecksumMismatch => "snapshot header checksum mismatch",
+            CorruptReason::SnapshotOfAnotherFormatVersion => "not a snapshot of this format version",
+            CorruptReason::SnapshotOfAnotherLayout => "snapshot of another layout",
+            CorruptReason::ReservedSnapshotBytesSet => "reserved snapshot bytes set",
+            CorruptReason::SnapshotCountsImpossiblyLarge => "snapshot counts impossibly large",
+            CorruptReason::SnapshotTooLargeForThisMachine => "snapshot too large for this machine",
+            CorruptReason::SnapshotBodyChecksumMismatch => "snapshot body checksum mismatch",
+            CorruptReason::SegmentFileMissing => "segment file missing",
+            CorruptReason::SegmentHeaderBelongsElsewhere => "segment header belongs elsewhere in the log",
+            CorruptReason::SegmentFileMissingAfterSeal => "segment file missing after a seal",
+            CorruptReason::LogEndsBeforeSnapshotPoint => {
+                "log ends before the snapshot's point: committed records are missing"
+            }
+            CorruptReason::ActiveSegmentCutInsideWriteMargin => {
+                "active segment ends within the space its writes keep free: the file was cut"
+            }
+            CorruptReason::SealedSegmentDoesNotEndWithSeal => "sealed segment does not end with its seal",
+            CorruptReason::DamagedRecordBeforeCommitMarker => "damaged record before a commit marker",
+            CorruptReason::LotIdOutOfOrder => "lot id out of order",
+            CorruptReason::MemoryIdOutOfOrder => "memory id out of order",
+            CorruptReason::MemoryWithoutLeg => "memory without a leg",
+            CorruptReason::MemoryOnDeadOrUnknownParent => "memory built on a dead or unknown parent",
+            CorruptReason::MemoryWithEmptyLeg => "memory with an empty leg",
+            CorruptReason::RecallOfUnknownId => "recall of an unknown id",
+            CorruptReason::RecordBelongsElsewhere => "record belongs to another agent or segment",
+            CorruptReason::RecordNotLotOrMemory => "record is not a lot or memory",
+            CorruptReason::RecordHoldsAnotherId => "record holds another id",
+            CorruptReason::ErasedContentBackOnDisk => "erased content is back on disk",
+            CorruptReason::ContentDoesNotMatchDigest => "content does not match its digest",
+            CorruptReason::RecordOutsideWrite => "record outside its write",
+            CorruptReason::RedactionChangesMoreThanFrameAndText => {
+                "a redaction in place would change more than the frame and the text"
+            }
+            CorruptReason::NoCommitMarkerAfterRecord => "no commit marker after the record",
+            CorruptReason::EraseJournalOverwritePastSegmentEnd => "erase journal overwrite past the end of its segment",
+            CorruptReason::RecordNotInsideCommittedWrite => "record is not inside a committed write",
+            CorruptReason::WriteTooLarge => "write too large",
+            CorruptReason::CommitMarkerDoesNotMatchBatch => "commit marker does not match its batch",
+            CorruptReason::EraseJournalOfAnotherAgent => "erase journal of another agent",
+            CorruptReason::EraseJournalNamesMissingSegment => "erase journal names a segment that does not exist",
+            CorruptReason::UncommittedBytesInRewrittenSegment => "uncommitted bytes in a segment being rewritten",
+            CorruptReason::SnapshotBelongsElsewhere => "snapshot belongs to another agent or segment",
+            CorruptReason::SnapshotErasesTextLogDoesNotErase => {
+                "snapshot asks to erase text the log does not show erased"
+            }
+            CorruptReason::SnapshotSegmentCannotBeOpened => "snapshot segment cannot be opened",
+            CorruptReason::SnapshotSegmentCannotBeMeasured => "snapshot segment cannot be measured",
+            CorruptReason::SnapshotPointLiesOutsideSegment => "snapshot point lies outside its segment",
+            CorruptReason::SnapshotSegmentHeaderUnreadable => "snapshot segment header unreadable",
+            CorruptReason::SnapshotDoesNotMatchSegmentItStarts => "snapshot does not match the segment it starts",
+            CorruptReason::SnapshotPointInsideHeader => "snapshot point inside the header",
+            CorruptReason::SnapshotCommitMarkerUnreadable => "snapshot commit marker unreadable",
+            CorruptReason::NoCommitMarkerAtSnapshotPoint => "no commit marker at the snapshot point",
+            CorruptReason::SnapshotDiffersFromHashChain => "snapshot does not match the hash chain at its point",
+            CorruptReason::UncommittedBytesAfterLastCommit => "uncommitted bytes after the last commit marker",
+            CorruptReason::SegmentSealOutOfPlace => "segment seal out of place",
+            CorruptReason::LogDiffersFromOpenedState => "log differs from the state it was opened with",
+            CorruptReason::GraphDiffersFromLog => "the graph in memory differs from the log",
+            CorruptReason::SnapshotChildRowsDoNotMatchNodeCount => "snapshot child rows do not match its node count",
+            CorruptReason::SnapshotChildRowsDoNotMatchEdgeCount => "snapshot child rows do not match its edge count",
+            CorruptReason::SnapshotChildRowsOutOfOrder => "snapshot child rows out of order",
+            CorruptReason::SnapshotNamesChildNotNode => "snapshot names a child that is not a node",
+            CorruptReason::SnapshotLegEndsDoNotMatchNodeCount => "snapshot leg ends do not match its node count",
+            CorruptReason::SnapshotLegEndsOutOfOrder => "snapshot leg ends out of order or not at the last word",
+            CorruptReason::SnapshotNamesParentNotNode => "snapshot names a parent that is not a node",
+            CorruptReason::SnapshotHoldsTooManyNodes => "snapshot holds too many nodes",
+            CorruptReason::SnapshotNodeHasUnknownFlags => "snapshot node has unknown flags",
+            CorruptReason::RecordAfterSeal => "record after the seal",
+            CorruptReason::SealNotAloneOrWrongSegment => "seal is not alone in its batch or names the wrong segment",
+            CorruptReason::RecordSequenceOutOfOrder => "record sequence out of order",
+            CorruptReason::CatalogMissingWhileAgentFoldersExist => "catalog missing while agent folders exist",
+        }
+    }
+}
+
+impl fmt::Display for CorruptReason {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.describe())
+    }
+}
+
+impl core::error::Error for CorruptReason {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn a_corrupt_error_names_its_reason_in_the_words_of_the_check() {
+        let error =
+            Error::Corrupt { file: "catalog".into(), offset: 12, reason: CorruptReason::CatalogChecksumMismatch };
+        assert_eq!(alloc::format!("{error}"), "corrupt data in catalog at offset 12: catalog checksum mismatch");
+        assert_eq!(CorruptReason::BadMagic.describe(), "not a cheesedb file (bad magic)");
+    }
+}
