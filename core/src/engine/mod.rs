@@ -5,10 +5,12 @@
 
 mod append;
 mod batch;
+mod files;
 mod open;
 mod read;
 mod recall;
 mod redact;
+mod replay;
 mod rewrite;
 mod segment_files;
 mod snapshot;
@@ -18,7 +20,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 pub use batch::{Batch, Write};
-pub(crate) use rewrite::read_all;
+pub(crate) use files::read_all;
 
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::digest::{chain_genesis, Hash};

@@ -5,14 +5,14 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::rewrite::{read_all, read_from};
+use super::files::{read_all, read_from};
+use super::replay::apply_record;
 use super::{io_error, AgentEngine};
-use crate::codec::record::{Body, Record};
 use crate::codec::segment_header::{write_margin_bytes, SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::SnapshotPoint;
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
-use crate::graph::{Graph, Location};
+use crate::graph::Graph;
 use crate::limits::Options;
 use crate::log::names::{parse_segment_name, segment_path, TEMPORARY_SUFFIX};
 use crate::log::scan::{
@@ -326,45 +326,4 @@ struct Place {
 enum Replayed {
     Continue,
     RollUndone,
-}
-
-/// Applies one committed record to the graph, checking that the history is possible: ids in
-/// order, parents alive, recalls of known nodes.
-pub(super) fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, path: &str) -> Result<(), Error> {
-    let corrupt = |reason| Error::Corrupt { file: String::from(path), offset, reason };
-    let location = Location { segment: record.identity.segment as u16, offset: offset as u32 };
-    match record.body {
-        Body::Lot { id, content, .. } => {
-            if id != graph.next_id() {
-                return Err(corrupt(CorruptReason::LotIdOutOfOrder));
-            }
-            graph.add_lot(location, content.present.is_some())?;
-        }
-        Body::Memory { id, legs, content } => {
-            if id != graph.next_id() {
-                return Err(corrupt(CorruptReason::MemoryIdOutOfOrder));
-            }
-            if legs.count() == 0 {
-                return Err(corrupt(CorruptReason::MemoryWithoutLeg));
-            }
-            for leg in legs.iter() {
-                let mut empty = true;
-                for parent in leg {
-                    empty = false;
-                    graph.check_parent(parent).map_err(|_| corrupt(CorruptReason::MemoryOnDeadOrUnknownParent))?;
-                }
-                if empty {
-                    return Err(corrupt(CorruptReason::MemoryWithEmptyLeg));
-                }
-            }
-            graph.add_memory(legs.iter(), location, content.present.is_some())?;
-        }
-        Body::Recall { id, mode, removal } => {
-            // The same plan the live call made: a repeated recall applies its own mode and removal.
-            let plan = graph.plan_recall(id, mode, removal).map_err(|_| corrupt(CorruptReason::RecallOfUnknownId))?;
-            graph.apply_recall(&plan);
-        }
-        Body::Commit { .. } | Body::Seal { .. } => {}
-    }
-    Ok(())
 }

@@ -12,6 +12,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::files::read_all;
 use super::{io_error, too_large_to_read, AgentEngine, StorageMisbehaved};
 use crate::checksum::crc32c;
 use crate::codec::erase_journal::{EraseJournal, Overwrite};
@@ -365,7 +366,7 @@ impl<S: Storage> AgentEngine<S> {
             return self.remove_erase_journal();
         }
         let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
-        let bytes = super::read_all(&file, &path)?;
+        let bytes = read_all(&file, &path)?;
         drop(file);
         match EraseJournal::decode(&bytes) {
             Ok(journal) => {

@@ -15,8 +15,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::open::apply_record;
-use super::rewrite::read_all_into;
+use super::files::read_all_into;
+use super::replay::apply_record;
 use super::AgentEngine;
 use crate::codec::record::{self, Body, Record};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
