@@ -116,9 +116,12 @@ impl<S: SharedStorage> Agent<S> {
         self.with(|engine| engine.compact())
     }
 
-    /// What opening this agent found and did.
+    /// What opening this agent found and did. Still answered after a panic poisoned the
+    /// handle: the report only describes the past open, and an empty one would hide a repair.
+    #[must_use]
     pub fn report(&self) -> Report {
-        self.with(|engine| Ok(engine.report())).unwrap_or_default()
+        let engine = self.engine.engine.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        engine.report()
     }
 
     /// All writes made through the batch commit together with one sync, or none do.
@@ -130,5 +133,27 @@ impl<S: SharedStorage> Agent<S> {
     /// Bytes of RAM held by this agent's recall graph.
     pub fn graph_heap_bytes(&self) -> Result<usize, Error> {
         self.with(|engine| Ok(engine.graph_heap_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Store;
+
+    #[test]
+    fn report_survives_a_poisoned_lock() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::open(folder.path()).unwrap();
+        let token = store.create_agent("alice").unwrap();
+        let alice = store.open_agent(&token).unwrap();
+        let before = alice.report();
+        assert_ne!(before, Report::default(), "an open agent has at least one segment");
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = alice.with(|_| -> Result<(), Error> { panic!("a panic while holding the engine") });
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(alice.lots(), Err(Error::Poisoned));
+        assert_eq!(alice.report(), before);
     }
 }
