@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
     let storage = SimStorage::without_faults(1);
-    let options = Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, ..Options::default() };
+    let options = Options::default().segment_size_max_bytes(4096).preallocate_bytes(0);
     let Ok(mut store) = StoreEngine::open(storage.clone(), options.clone()) else { return };
     let Ok(token) = store.create_agent("fuzzed") else { return };
     let Ok(number) = store.authenticate(&token) else { return };

@@ -59,7 +59,7 @@ pub struct Exploration {
 /// The agent's options for explorations: small segments so a roll is cheap to reach, no
 /// snapshots, little preallocation.
 pub fn exploration_options() -> Options {
-    Options { segment_size_max_bytes: 4096, snapshot_after_bytes: u64::MAX, preallocate_bytes: 1024 }
+    Options::default().segment_size_max_bytes(4096).snapshot_after_bytes(u64::MAX).preallocate_bytes(1024)
 }
 
 /// A store with one agent, its model, and the action to explore.
@@ -349,7 +349,7 @@ pub struct Sweep {
 /// A store whose agent has a sealed first segment holding every kind of record (lots,
 /// memories, a recall, an erased record, commit markers, the seal), closed durably.
 fn sealed_fixture() -> Result<(SimStorage, u64, Options), String> {
-    let options = Options { segment_size_max_bytes: 4096, ..Options::default() };
+    let options = Options::default().segment_size_max_bytes(4096);
     let storage = SimStorage::without_faults(EXPLORATION_SEED);
     let mut random = Random::seeded(EXPLORATION_SEED);
     let mut store =

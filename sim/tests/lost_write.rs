@@ -29,7 +29,8 @@ enum Verdict {
 /// place loses one sector (seeded by `seed`), crashes, reopens, and asks the engine.
 fn erase_with_a_lost_write(seed: u64, snapshot_after_bytes: u64) -> (Verdict, SimStorage) {
     let storage = SimStorage::new(FaultPlan::none(), Random::seeded(seed));
-    let options = Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, snapshot_after_bytes };
+    let options =
+        Options::default().segment_size_max_bytes(4096).preallocate_bytes(0).snapshot_after_bytes(snapshot_after_bytes);
     let mut store = StoreEngine::open(storage.clone(), options.clone()).unwrap();
     let token = store.create_agent("agent").unwrap();
     let number = store.authenticate(&token).unwrap();

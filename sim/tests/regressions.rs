@@ -5,7 +5,7 @@ use cheesedb_core::{AgentEngine, Error, Id, Options, Storage, StorageFile, Store
 use cheesedb_sim::storage::{CrashOdds, Fate, FaultPlan, SimStorage};
 
 fn small_segments() -> Options {
-    Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, ..Options::default() }
+    Options::default().segment_size_max_bytes(4096).preallocate_bytes(0)
 }
 
 fn store_with_agent(storage: &SimStorage, options: Options) -> (StoreEngine<SimStorage>, u64) {
@@ -143,7 +143,7 @@ fn opening_a_store_makes_the_removal_of_a_leftover_catalog_durable() {
 #[test]
 fn an_open_that_fails_leaves_no_snapshot_of_a_half_replayed_graph() {
     let storage = SimStorage::without_faults(5);
-    let options = Options { snapshot_after_bytes: 1024, preallocate_bytes: 0, ..Options::default() };
+    let options = Options::default().snapshot_after_bytes(1024).preallocate_bytes(0);
     let (store, number) = store_with_agent(&storage, options.clone());
     let mut agent = store.open_agent(number).unwrap();
     for index in 0..8u64 {

@@ -22,7 +22,7 @@ const LOTS_PER_WRITE: usize = 28;
 
 /// Options that seal a segment every few kilobytes, and write no zeros ahead.
 fn tiny_segments() -> Options {
-    Options { segment_size_max_bytes: 4 * 1024, preallocate_bytes: 0, ..Options::default() }
+    Options::default().segment_size_max_bytes(4 * 1024).preallocate_bytes(0)
 }
 
 fn lower_open_files_limit() {
@@ -51,6 +51,7 @@ fn assert_bounded(io: Io, count: usize, baseline: usize, after: &str) -> usize {
     let bound = match io {
         Io::Std => baseline + files,
         Io::Uring => baseline + 2 * files + 8,
+        other => panic!("no descriptor bound is known for {other}"),
     };
     assert!(count <= bound, "{io}: {count} descriptors open after {after}, more than the bound {bound}");
     count
