@@ -45,6 +45,11 @@ pub(crate) struct Shared<S: Storage> {
 }
 
 impl<S: Storage> Shared<S> {
+    /// The engine, once no handle shares it any more.
+    pub(crate) fn into_engine(self) -> Result<AgentEngine<S>, Error> {
+        self.engine.into_inner().map_err(|_| Error::Poisoned)
+    }
+
     pub(crate) fn new(engine: AgentEngine<S>) -> Shared<S> {
         Shared { engine: Mutex::new(engine), queue: Mutex::default(), group_done: Condvar::new() }
     }
