@@ -55,6 +55,19 @@ impl StoreBuilder {
     /// How the files are reached (default: [`Io::Std`]). With [`Io::Uring`] the kernel is
     /// probed first: where io_uring cannot be used the open fails saying why, and nothing is
     /// created.
+    ///
+    /// ```
+    /// use cheesedb::{Io, Options, Store};
+    ///
+    /// # fn main() -> Result<(), cheesedb::Error> {
+    /// # let folder = tempfile::tempdir().map_err(|_| cheesedb::Error::Locked)?;
+    /// let io: Io = std::env::var("CHEESEDB_IO").ok().and_then(|name| name.parse().ok()).unwrap_or_default();
+    /// let options = Options::default().segment_size_max_bytes(4096);
+    /// let store = Store::builder(folder.path()).options(options).io(io).open()?;
+    /// # let _ = store;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn io(mut self, io: Io) -> StoreBuilder {
         self.io = io;
         self

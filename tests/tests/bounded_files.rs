@@ -58,7 +58,7 @@ fn assert_bounded(io: Io, count: usize, baseline: usize, after: &str) -> usize {
 }
 
 fn open_store(folder: &Path, io: Io) -> Store {
-    Store::open_with_io(folder, tiny_segments(), io).unwrap()
+    Store::builder(folder).options(tiny_segments()).io(io).open().unwrap()
 }
 
 /// The whole life of a many-segment agent under the lowered limit, on one backend.
