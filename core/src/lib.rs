@@ -74,5 +74,5 @@ pub use limits::Options;
 pub use node::{Node, NodeKind};
 pub use report::Report;
 pub use storage::{NameKind, Storage, StorageFile};
-pub use store::StoreEngine;
+pub use store::{AgentKey, StoreEngine};
 pub use token::{conceal_token_digits, Token};

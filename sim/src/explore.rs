@@ -77,7 +77,7 @@ fn failed(context: &str, error: impl core::fmt::Display) -> String {
 
 fn open_agent(storage: &SimStorage, number: u64, options: &Options) -> Result<AgentEngine<SimStorage>, Error> {
     let store = StoreEngine::open(storage.clone(), options.clone())?;
-    store.open_agent(number)
+    store.open_agent_by_number(number)
 }
 
 fn content(serial: u64, random: &mut Random) -> Vec<u8> {
@@ -92,8 +92,9 @@ fn prepare(protocol: Protocol) -> Result<Scenario, String> {
     let mut store =
         StoreEngine::open(storage.clone(), options.clone()).map_err(|error| failed("opening the store", error))?;
     let token = store.create_agent("explored").map_err(|error| failed("creating the agent", error))?;
-    let number = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
-    let mut agent = store.open_agent(number).map_err(|error| failed("opening the agent", error))?;
+    let key = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
+    let number = key.number();
+    let mut agent = store.open_agent(key).map_err(|error| failed("opening the agent", error))?;
     let mut model = AgentModel::default();
     let mut serial = 0;
     let mut add_lot =
@@ -355,8 +356,9 @@ fn sealed_fixture() -> Result<(SimStorage, u64, Options), String> {
     let mut store =
         StoreEngine::open(storage.clone(), options.clone()).map_err(|error| failed("opening the store", error))?;
     let token = store.create_agent("swept").map_err(|error| failed("creating the agent", error))?;
-    let number = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
-    let mut agent = store.open_agent(number).map_err(|error| failed("opening the agent", error))?;
+    let key = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
+    let number = key.number();
+    let mut agent = store.open_agent(key).map_err(|error| failed("opening the agent", error))?;
     let lot = agent.add_lot("source", &content(1, &mut random)).map_err(|error| failed("adding a lot", error))?;
     let other = agent.add_lot("other", &content(2, &mut random)).map_err(|error| failed("adding a lot", error))?;
     agent
