@@ -29,6 +29,7 @@
 //! # }
 //! ```
 #![no_std]
+#![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic))]
 
 extern crate alloc;
@@ -45,25 +46,44 @@ macro_rules! mutant {
     }};
 }
 
+// The modules below marked `doc(hidden)` serve the simulator, the tests and the fuzz targets;
+// they are not part of the documented API, and a release may change them without notice. New
+// code should reach them through `internal`.
+#[doc(hidden)]
 pub mod checksum;
+#[doc(hidden)]
 pub mod codec;
+#[doc(hidden)]
 pub mod digest;
 mod engine;
 mod error;
 mod fingerprint;
+#[doc(hidden)]
 pub mod graph;
 mod id;
 mod left_behind;
 pub mod limits;
+#[doc(hidden)]
 pub mod log;
+#[doc(hidden)]
 pub mod memory;
 #[cfg(feature = "mutants")]
+#[doc(hidden)]
 pub mod mutants;
 mod node;
 mod report;
 mod storage;
 mod store;
 mod token;
+
+/// The engine's internals, for the simulator, the tests and the fuzz targets: outside the
+/// documented API and its compatibility promise.
+#[doc(hidden)]
+pub mod internal {
+    #[cfg(feature = "mutants")]
+    pub use crate::mutants;
+    pub use crate::{checksum, codec, digest, graph, log, memory};
+}
 
 pub use engine::{verify, AgentEngine, Batch, Write};
 pub use error::Error;
