@@ -59,8 +59,8 @@ fn every_file_is_searched_not_only_the_store() {
 fn every_text_the_store_serves_is_found() {
     let cli = Cli::new();
     let token = {
-        let small = cheesedb::Options { segment_size_max_bytes: 4096, snapshot_after_bytes: 512, ..Default::default() };
-        let store = cheesedb::Store::open_with_options(cli.folder(), small).unwrap();
+        let small = cheesedb::Options::default().segment_size_max_bytes(4096).snapshot_after_bytes(512);
+        let store = cheesedb::Store::builder(cli.folder()).options(small).open().unwrap();
         let token = store.create_agent("alice").unwrap();
         let agent = store.open_agent(&token).unwrap();
         for round in 0..60u64 {

@@ -29,6 +29,7 @@
 //! # }
 //! ```
 #![no_std]
+#![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic))]
 
 extern crate alloc;
@@ -47,21 +48,31 @@ macro_rules! mutant {
     }};
 }
 
+// The modules below marked `doc(hidden)` serve the simulator, the tests and the fuzz targets;
+// they are not part of the documented API, and a release may change them without notice. New
+// code should reach them through `internal`.
+#[doc(hidden)]
 pub mod checksum;
+#[doc(hidden)]
 pub mod codec;
 mod conceal;
 mod corrupt_reason;
+#[doc(hidden)]
 pub mod digest;
 mod engine;
 mod error;
 mod fingerprint;
+#[doc(hidden)]
 pub mod graph;
 mod id;
 mod left_behind;
 pub mod limits;
+#[doc(hidden)]
 pub mod log;
+#[doc(hidden)]
 pub mod memory;
 #[cfg(feature = "mutants")]
+#[doc(hidden)]
 pub mod mutants;
 mod node;
 mod report;
@@ -71,6 +82,16 @@ mod store;
 mod token;
 
 pub use corrupt_reason::CorruptReason;
+
+/// The engine's internals, for the simulator, the tests and the fuzz targets: outside the
+/// documented API and its compatibility promise.
+#[doc(hidden)]
+pub mod internal {
+    #[cfg(feature = "mutants")]
+    pub use crate::mutants;
+    pub use crate::{checksum, codec, digest, graph, log, memory};
+}
+
 pub use engine::{verify, AgentEngine, Batch, Write};
 pub use error::{Error, ErrorSource};
 pub use fingerprint::Fingerprint;
@@ -81,5 +102,5 @@ pub use node::{Node, NodeKind};
 pub use report::Report;
 pub use storage::{NameKind, Storage, StorageFile};
 pub use storage_error::{StorageError, StorageErrorKind};
-pub use store::StoreEngine;
+pub use store::{AgentKey, StoreEngine};
 pub use token::{conceal_token_digits, Token};

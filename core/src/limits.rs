@@ -48,8 +48,16 @@ pub(crate) fn check(what: &'static str, size: usize, limit: usize) -> Result<(),
 /// The largest stretch of zeros written ahead of the active segment's writes.
 pub const PREALLOCATE_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Tunable settings of a store; the defaults suit most uses.
+/// Tunable settings of a store; the defaults suit most uses. Build one from
+/// `Options::default()` with the chainable setters, so that settings added later do not break
+/// code that sets the ones it knows:
+///
+/// ```
+/// let options = cheesedb_core::Options::default().segment_size_max_bytes(4096).preallocate_bytes(0);
+/// assert_eq!(options.segment_size_max_bytes, 4096);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Options {
     /// A segment is sealed and a new one started once it grows past this size.
     pub segment_size_max_bytes: u64,
@@ -74,7 +82,34 @@ impl Default for Options {
 }
 
 impl Options {
+    /// Sets the size past which a segment is sealed and a new one started.
+    #[must_use]
+    pub fn segment_size_max_bytes(mut self, bytes: u64) -> Options {
+        self.segment_size_max_bytes = bytes;
+        self
+    }
+
+    /// Sets how much the log grows between snapshots of the recall graph; `u64::MAX` turns
+    /// snapshots off.
+    #[must_use]
+    pub fn snapshot_after_bytes(mut self, bytes: u64) -> Options {
+        self.snapshot_after_bytes = bytes;
+        self
+    }
+
+    /// Sets the stretch of zeros written ahead of the active segment's writes; zero turns it
+    /// off.
+    #[must_use]
+    pub fn preallocate_bytes(mut self, bytes: u64) -> Options {
+        self.preallocate_bytes = bytes;
+        self
+    }
+
     /// Checks the settings, clamping nothing silently.
+    ///
+    /// # Errors
+    ///
+    /// `LimitExceeded` when the preallocation or the segment size is out of its range.
     pub fn validate(&self) -> Result<(), Error> {
         if self.preallocate_bytes > PREALLOCATE_MAX_BYTES {
             return Err(Error::LimitExceeded {
@@ -106,8 +141,19 @@ mod tests {
 
     #[test]
     fn options_refuse_tiny_segments() {
-        let options = Options { segment_size_max_bytes: 10, ..Options::default() };
+        let options = Options::default().segment_size_max_bytes(10);
         assert!(options.validate().is_err());
         assert!(Options::default().validate().is_ok());
+    }
+
+    #[test]
+    fn setters_change_only_their_own_setting() {
+        let options = Options::default().segment_size_max_bytes(4096).snapshot_after_bytes(7).preallocate_bytes(3);
+        assert_eq!(
+            (options.segment_size_max_bytes, options.snapshot_after_bytes, options.preallocate_bytes),
+            (4096, 7, 3)
+        );
+        let default = Options::default();
+        assert_eq!(Options::default().preallocate_bytes(0).segment_size_max_bytes, default.segment_size_max_bytes);
     }
 }

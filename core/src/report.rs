@@ -2,6 +2,7 @@
 
 /// What opening an agent found and did; read it after open to learn of any repair.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     /// Segment files of the agent.
     pub segments: u64,

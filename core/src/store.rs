@@ -24,6 +24,34 @@ use crate::log::names::{agent_folder, is_agent_file_name, parse_agent_folder, CA
 use crate::storage::{NameKind, Storage, StorageFile};
 use crate::token::{Token, PREFIX as TOKEN_PREFIX};
 
+/// Proof that a token was checked: the agent it opens, made only by
+/// [`StoreEngine::authenticate`] and taken by [`StoreEngine::open_agent`]. A bare agent number
+/// opens nothing:
+///
+/// ```compile_fail
+/// # use cheesedb_core::{memory::MemoryStorage, Options, StoreEngine};
+/// let store = StoreEngine::open(MemoryStorage::default(), Options::default()).unwrap();
+/// let _ = store.open_agent(1);
+/// ```
+///
+/// and no key can be made by hand:
+///
+/// ```compile_fail
+/// let _ = cheesedb_core::AgentKey { number: 1 };
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AgentKey {
+    number: u64,
+}
+
+impl AgentKey {
+    /// The number of the agent, as its folder and the catalog name it.
+    #[must_use]
+    pub fn number(self) -> u64 {
+        self.number
+    }
+}
+
 /// The agents of one store folder.
 #[derive(Debug)]
 pub struct StoreEngine<S: Storage + Clone> {
@@ -148,9 +176,13 @@ impl<S: Storage + Clone> StoreEngine<S> {
         Ok(token)
     }
 
-    /// The number of the agent `token` opens. Every entry is compared, in constant time, so
-    /// the time taken says nothing about which one matched.
-    pub fn authenticate(&self, token: &Token) -> Result<u64, Error> {
+    /// The key of the agent `token` opens. Every entry is compared, in constant time, so the
+    /// time taken says nothing about which one matched.
+    ///
+    /// # Errors
+    ///
+    /// `UnknownToken` when no agent of this store has that token.
+    pub fn authenticate(&self, token: &Token) -> Result<AgentKey, Error> {
         let presented = token_hash(token.as_bytes());
         let mut found = None;
         for entry in &self.catalog.entries {
@@ -158,11 +190,28 @@ impl<S: Storage + Clone> StoreEngine<S> {
                 found = Some(entry.number);
             }
         }
-        found.ok_or(Error::UnknownToken)
+        found.map(|number| AgentKey { number }).ok_or(Error::UnknownToken)
     }
 
-    /// Opens the engine of agent `number` (see [`StoreEngine::authenticate`]).
-    pub fn open_agent(&self, number: u64) -> Result<AgentEngine<S>, Error> {
+    /// Opens the engine of the agent `key` names; only [`StoreEngine::authenticate`] makes a
+    /// key, so a token is the only way in.
+    ///
+    /// # Errors
+    ///
+    /// A storage failure, or `Corrupt` when the agent's files do not hold a valid log.
+    pub fn open_agent(&self, key: AgentKey) -> Result<AgentEngine<S>, Error> {
+        AgentEngine::open(self.storage.clone(), key.number, self.options.clone())
+    }
+
+    /// Opens the engine of agent `number` without a token: for the simulator and the fuzz
+    /// targets, which reopen agents after a crash by the numbers the catalog lists. Not part of
+    /// the documented API; users go through [`StoreEngine::open_agent`].
+    ///
+    /// # Errors
+    ///
+    /// As [`StoreEngine::open_agent`].
+    #[doc(hidden)]
+    pub fn open_agent_by_number(&self, number: u64) -> Result<AgentEngine<S>, Error> {
         AgentEngine::open(self.storage.clone(), number, self.options.clone())
     }
 

@@ -163,7 +163,7 @@ mod linux {
 
     /// Replay without snapshots, so that open reads and checks the whole log.
     fn replay_options() -> Options {
-        Options { snapshot_after_bytes: u64::MAX, ..Options::default() }
+        Options::default().snapshot_after_bytes(u64::MAX)
     }
 
     /// Writes an agent of `memories` memories (with std) for [`open_agent`] to replay.
@@ -273,6 +273,7 @@ mod linux {
                         uring_times.push(elapsed);
                         submissions = made;
                     }
+                    other => panic!("the benchmark compares only std and uring, not {other}"),
                 }
             }
         }

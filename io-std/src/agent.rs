@@ -11,6 +11,10 @@ use crate::verify::verify_on_threads;
 
 /// A handle to one agent, reached only through its token. Clones share one engine; every
 /// method takes `&self`, so threads can share a handle. Nothing in it names another agent.
+///
+/// Dropping the last handle takes the snapshot that is due, if any, and ignores a failure to
+/// write it: the log is complete without it, and the next open only replays more. Use
+/// [`Agent::close`] to learn of that failure.
 pub struct Agent<S: SharedStorage = FileStorage> {
     engine: SharedEngine<S>,
     store: Arc<StoreShared<S>>,
@@ -117,9 +121,12 @@ impl<S: SharedStorage> Agent<S> {
         self.with(|engine| engine.compact())
     }
 
-    /// What opening this agent found and did.
+    /// What opening this agent found and did. Still answered after a panic poisoned the
+    /// handle: the report only describes the past open, and an empty one would hide a repair.
+    #[must_use]
     pub fn report(&self) -> Report {
-        self.with(|engine| Ok(engine.report())).unwrap_or_default()
+        let engine = self.engine.engine.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        engine.report()
     }
 
     /// All writes made through the batch commit together with one sync, or none do.
@@ -128,8 +135,85 @@ impl<S: SharedStorage> Agent<S> {
         self.with(|engine| engine.batch(collect))
     }
 
+    /// Closes this handle. When it is the last handle of its agent, the snapshot that is due
+    /// is taken now and a failure to write it is returned (dropping the handle instead does
+    /// the same but ignores that failure). A read-only store writes nothing.
+    ///
+    /// # Errors
+    ///
+    /// The error of writing the snapshot, or `Poisoned` after a panic while the agent was in use.
+    pub fn close(self) -> Result<(), Error> {
+        if self.store.check_writable().is_err() {
+            return Ok(());
+        }
+        let Agent { engine, store } = self;
+        let outcome = match Arc::try_unwrap(engine) {
+            Ok(shared) => shared.into_engine()?.close(),
+            // Another handle of this agent is still open: the snapshot waits for the last one.
+            Err(_other_handles) => Ok(()),
+        };
+        drop(store);
+        outcome
+    }
+
     /// Bytes of RAM held by this agent's recall graph.
     pub fn graph_heap_bytes(&self) -> Result<usize, Error> {
         self.with(|engine| Ok(engine.graph_heap_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Store;
+
+    #[test]
+    fn report_survives_a_poisoned_lock() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::open(folder.path()).unwrap();
+        let token = store.create_agent("alice").unwrap();
+        let alice = store.open_agent(&token).unwrap();
+        let before = alice.report();
+        assert_ne!(before, Report::default(), "an open agent has at least one segment");
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = alice.with(|_| -> Result<(), Error> { panic!("a panic while holding the engine") });
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(alice.lots(), Err(crate::mutex::LOCK_POISONED));
+        assert_eq!(alice.report(), before);
+    }
+
+    /// Opens a store whose agents snapshot at every close, with one agent that wrote a lot,
+    /// and puts a folder where the snapshot's temporary file goes, so that writing it fails.
+    fn agent_whose_snapshot_fails(folder: &std::path::Path) -> (Store, Agent) {
+        let options = cheesedb_core::Options::default().snapshot_after_bytes(1);
+        let store = Store::builder(folder).options(options).open().unwrap();
+        let token = store.create_agent("alice").unwrap();
+        let alice = store.open_agent(&token).unwrap();
+        alice.add_lot("note", b"hello").unwrap();
+        let agent_folder = std::fs::read_dir(folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .find(|path| path.file_name().is_some_and(|name| name.to_string_lossy().starts_with("agent-")))
+            .unwrap();
+        std::fs::create_dir(agent_folder.join("snapshot.tmp")).unwrap();
+        (store, alice)
+    }
+
+    #[test]
+    fn close_returns_the_failure_to_write_the_snapshot() {
+        let folder = tempfile::tempdir().unwrap();
+        let (_store, alice) = agent_whose_snapshot_fails(folder.path());
+        let result = alice.close();
+        assert!(matches!(result, Err(Error::Io { .. })), "close gave {result:?}");
+    }
+
+    #[test]
+    fn close_waits_for_the_last_handle() {
+        let folder = tempfile::tempdir().unwrap();
+        let (_store, alice) = agent_whose_snapshot_fails(folder.path());
+        let other = alice.clone();
+        assert_eq!(alice.close(), Ok(()));
+        assert!(other.close().is_err());
     }
 }

@@ -53,8 +53,21 @@ impl StoreBuilder {
     }
 
     /// How the files are reached (default: [`Io::Std`]). With [`Io::Uring`] the kernel is
-    /// probed first: where io_uring cannot be used the open fails saying why, and nothing is
-    /// created.
+    /// probed first: where io_uring cannot be used the open fails with
+    /// `Error::BackendUnavailable` saying why, and nothing is created.
+    ///
+    /// ```
+    /// use cheesedb::{Io, Options, Store};
+    ///
+    /// # fn main() -> Result<(), cheesedb::Error> {
+    /// # let folder = tempfile::tempdir().map_err(|_| cheesedb::Error::Locked)?;
+    /// let io: Io = std::env::var("CHEESEDB_IO").ok().and_then(|name| name.parse().ok()).unwrap_or_default();
+    /// let options = Options::default().segment_size_max_bytes(4096);
+    /// let store = Store::builder(folder.path()).options(options).io(io).open()?;
+    /// # let _ = store;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn io(mut self, io: Io) -> StoreBuilder {
         self.io = io;
         self
@@ -114,29 +127,5 @@ impl Store<FileStorage> {
     /// Opens the store in `path` for reading only; see [`StoreBuilder::read_only`].
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
         Store::builder(path).read_only(true).open()
-    }
-
-    /// Like [`Store::open`], with settings.
-    pub fn open_with_options(path: impl AsRef<Path>, options: Options) -> Result<Store<FileStorage>, Error> {
-        Store::builder(path).options(options).open()
-    }
-
-    /// Like [`Store::open_with_options`], with the files reached through `io`. With
-    /// [`Io::Uring`] the kernel is probed first: where io_uring cannot be used the open fails
-    /// with `Error::BackendUnavailable` saying why, and nothing is created.
-    ///
-    /// ```
-    /// use cheesedb::{Io, Options, Store};
-    ///
-    /// # fn main() -> Result<(), cheesedb::Error> {
-    /// # let folder = tempfile::tempdir().map_err(|_| cheesedb::Error::Locked)?;
-    /// let io: Io = std::env::var("CHEESEDB_IO").ok().and_then(|name| name.parse().ok()).unwrap_or_default();
-    /// let store = Store::open_with_io(folder.path(), Options::default(), io)?;
-    /// # let _ = store;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn open_with_io(path: impl AsRef<Path>, options: Options, io: Io) -> Result<Store<FileStorage>, Error> {
-        Store::builder(path).options(options).io(io).open()
     }
 }

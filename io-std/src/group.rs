@@ -45,6 +45,11 @@ pub(crate) struct Shared<S: Storage> {
 }
 
 impl<S: Storage> Shared<S> {
+    /// The engine, once no handle shares it any more.
+    pub(crate) fn into_engine(self) -> Result<AgentEngine<S>, Error> {
+        self.engine.into_inner().map_err(|_| Error::Poisoned)
+    }
+
     pub(crate) fn new(engine: AgentEngine<S>) -> Shared<S> {
         Shared { engine: Mutex::new(engine), queue: Mutex::default(), group_done: Condvar::new() }
     }
@@ -269,7 +274,7 @@ mod tests {
         let storage = GatedStorage { inner: FileStorage::new(folder.path()), gate: gate.clone() };
         // No zeros written ahead: each durable write is then exactly one sync at the gate (a
         // stretch of zeros that keeps the write margin would be synced on its own).
-        let options = Options { preallocate_bytes: 0, ..Options::default() };
+        let options = Options::default().preallocate_bytes(0);
         let mut store = StoreEngine::open(storage, options).unwrap();
         let token = store.create_agent("alice").unwrap();
         let engine = store.open_agent(store.authenticate(&token).unwrap()).unwrap();

@@ -14,6 +14,7 @@ use std::str::FromStr;
 /// assert!("mmap".parse::<Io>().is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum Io {
     /// Ordinary system calls: `pwrite`, `fdatasync` (`F_FULLFSYNC` on macOS). Works everywhere.
     #[default]

@@ -31,6 +31,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![deny(missing_docs)]
 
 mod agent;
 mod builder;

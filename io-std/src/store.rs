@@ -99,12 +99,13 @@ impl<S: SharedStorage> Store<S> {
     /// Opens the agent that `token` belongs to. Handles of one agent share one engine.
     pub fn open_agent(&self, token: &Token) -> Result<Agent<S>, Error> {
         let catalog = lock(&self.shared.catalog)?;
-        let number = catalog.authenticate(token)?;
+        let key = catalog.authenticate(token)?;
+        let number = key.number();
         let mut open_agents = lock(&self.shared.open_agents)?;
         if let Some(engine) = open_agents.get(&number).and_then(Weak::upgrade) {
             return Ok(Agent::new(engine, self.shared.clone()));
         }
-        let opened = catalog.open_agent(number).map_err(|error| explain_refusal(&self.shared.read_only, error))?;
+        let opened = catalog.open_agent(key).map_err(|error| explain_refusal(&self.shared.read_only, error))?;
         let engine: SharedEngine<S> = Arc::new(Shared::new(opened));
         open_agents.retain(|_, engine| engine.strong_count() > 0);
         open_agents.insert(number, Arc::downgrade(&engine));

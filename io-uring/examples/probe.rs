@@ -1,5 +1,5 @@
 //! Says whether this process can use io_uring and, when it cannot, why: the same probe that
-//! `UringStorage::new` (and so `Store::open_with_io(.., Io::Uring)`) runs before anything else.
+//! `UringStorage::new` (and so `Store::builder(..).io(Io::Uring).open()`) runs before anything else.
 //!
 //! ```text
 //! cargo run -p cheesedb-io-uring --example probe

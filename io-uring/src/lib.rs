@@ -17,7 +17,7 @@
 //! [`submissions`](UringStorage::submissions) counter shows the rings at work.
 //!
 //! On other operating systems this crate is empty. Users reach this backend through the
-//! `cheesedb` crate (`Store::open_with_io(path, options, Io::Uring)`):
+//! `cheesedb` crate (`Store::builder(path).options(options).io(Io::Uring).open()`):
 //!
 //! ```
 //! # #[cfg(target_os = "linux")]

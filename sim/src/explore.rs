@@ -60,7 +60,7 @@ pub struct Exploration {
 /// The agent's options for explorations: small segments so a roll is cheap to reach, no
 /// snapshots, little preallocation.
 pub fn exploration_options() -> Options {
-    Options { segment_size_max_bytes: 4096, snapshot_after_bytes: u64::MAX, preallocate_bytes: 1024 }
+    Options::default().segment_size_max_bytes(4096).snapshot_after_bytes(u64::MAX).preallocate_bytes(1024)
 }
 
 /// A store with one agent, its model, and the action to explore.
@@ -78,7 +78,7 @@ fn failed(context: &str, error: impl core::fmt::Display) -> String {
 
 fn open_agent(storage: &SimStorage, number: u64, options: &Options) -> Result<AgentEngine<SimStorage>, Error> {
     let store = StoreEngine::open(storage.clone(), options.clone())?;
-    store.open_agent(number)
+    store.open_agent_by_number(number)
 }
 
 fn content(serial: u64, random: &mut Random) -> Vec<u8> {
@@ -93,8 +93,9 @@ fn prepare(protocol: Protocol) -> Result<Scenario, String> {
     let mut store =
         StoreEngine::open(storage.clone(), options.clone()).map_err(|error| failed("opening the store", error))?;
     let token = store.create_agent("explored").map_err(|error| failed("creating the agent", error))?;
-    let number = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
-    let mut agent = store.open_agent(number).map_err(|error| failed("opening the agent", error))?;
+    let key = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
+    let number = key.number();
+    let mut agent = store.open_agent(key).map_err(|error| failed("opening the agent", error))?;
     let mut model = AgentModel::default();
     let mut serial = 0;
     let mut add_lot =
@@ -350,14 +351,15 @@ pub struct Sweep {
 /// A store whose agent has a sealed first segment holding every kind of record (lots,
 /// memories, a recall, an erased record, commit markers, the seal), closed durably.
 fn sealed_fixture() -> Result<(SimStorage, u64, Options), String> {
-    let options = Options { segment_size_max_bytes: 4096, ..Options::default() };
+    let options = Options::default().segment_size_max_bytes(4096);
     let storage = SimStorage::without_faults(EXPLORATION_SEED);
     let mut random = Random::seeded(EXPLORATION_SEED);
     let mut store =
         StoreEngine::open(storage.clone(), options.clone()).map_err(|error| failed("opening the store", error))?;
     let token = store.create_agent("swept").map_err(|error| failed("creating the agent", error))?;
-    let number = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
-    let mut agent = store.open_agent(number).map_err(|error| failed("opening the agent", error))?;
+    let key = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
+    let number = key.number();
+    let mut agent = store.open_agent(key).map_err(|error| failed("opening the agent", error))?;
     let lot = agent.add_lot("source", &content(1, &mut random)).map_err(|error| failed("adding a lot", error))?;
     let other = agent.add_lot("other", &content(2, &mut random)).map_err(|error| failed("adding a lot", error))?;
     agent

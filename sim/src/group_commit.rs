@@ -79,11 +79,10 @@ pub fn run_group_commit_seed(seed: u64, config: GroupCommitConfig) -> Result<Gro
     let storage = SimStorage::new(plan, random.fork());
     storage.echo_trace(crate::harness::trace_echo_requested());
     storage.set_sync_pause(SYNC_PAUSE);
-    let options = Options {
-        segment_size_max_bytes: *random.pick(&[4096, 16 * 1024]).unwrap_or(&4096),
-        preallocate_bytes: *random.pick(&[0, 512, 4096]).unwrap_or(&0),
-        snapshot_after_bytes: *random.pick(&[u64::MAX, 4096]).unwrap_or(&u64::MAX),
-    };
+    let options = Options::default()
+        .segment_size_max_bytes(*random.pick(&[4096, 16 * 1024]).unwrap_or(&4096))
+        .preallocate_bytes(*random.pick(&[0, 512, 4096]).unwrap_or(&0))
+        .snapshot_after_bytes(*random.pick(&[u64::MAX, 4096]).unwrap_or(&u64::MAX));
     let mut stats = GroupCommitStats::default();
     storage.suspend_faults(true);
     let store = Store::open_with(storage.clone(), options.clone()).map_err(|error| format!("open: {error}"))?;

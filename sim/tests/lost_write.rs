@@ -29,11 +29,12 @@ enum Verdict {
 /// place loses one sector (seeded by `seed`), crashes, reopens, and asks the engine.
 fn erase_with_a_lost_write(seed: u64, snapshot_after_bytes: u64) -> (Verdict, SimStorage) {
     let storage = SimStorage::new(FaultPlan::none(), Random::seeded(seed));
-    let options = Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, snapshot_after_bytes };
+    let options =
+        Options::default().segment_size_max_bytes(4096).preallocate_bytes(0).snapshot_after_bytes(snapshot_after_bytes);
     let mut store = StoreEngine::open(storage.clone(), options.clone()).unwrap();
     let token = store.create_agent("agent").unwrap();
-    let number = store.authenticate(&token).unwrap();
-    let mut agent = store.open_agent(number).unwrap();
+    let number = store.authenticate(&token).unwrap().number();
+    let mut agent = store.open_agent_by_number(number).unwrap();
     // A filler of a length the seed chooses moves the erased record and its commit marker
     // around the sectors: within one, or across a boundary.
     agent.add_lot("filler", &vec![b'.'; 1 + (seed as usize * 37) % 600]).unwrap();
@@ -58,7 +59,7 @@ fn erase_with_a_lost_write(seed: u64, snapshot_after_bytes: u64) -> (Verdict, Si
     drop((agent, store));
     storage.crash_with(&vec![Fate::Drop; storage.pending_changes().len()]);
     let store = StoreEngine::open(storage.clone(), options).unwrap();
-    let agent = match store.open_agent(number) {
+    let agent = match store.open_agent_by_number(number) {
         Err(error) if error.is_corruption() => return (Verdict::OpenCorrupt, storage),
         opened => opened.unwrap(),
     };

@@ -5,13 +5,13 @@ use cheesedb_core::{AgentEngine, Error, Id, Options, Storage, StorageFile, Store
 use cheesedb_sim::storage::{CrashOdds, Fate, FaultPlan, SimStorage};
 
 fn small_segments() -> Options {
-    Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, ..Options::default() }
+    Options::default().segment_size_max_bytes(4096).preallocate_bytes(0)
 }
 
 fn store_with_agent(storage: &SimStorage, options: Options) -> (StoreEngine<SimStorage>, u64) {
     let mut store = StoreEngine::open(storage.clone(), options).unwrap();
     let token = store.create_agent("agent").unwrap();
-    let number = store.authenticate(&token).unwrap();
+    let number = store.authenticate(&token).unwrap().number();
     (store, number)
 }
 
@@ -28,7 +28,7 @@ fn crash_and_open(storage: &SimStorage, number: u64, options: Options) -> AgentE
     let drops = vec![Fate::Drop; storage.pending_changes().len()];
     storage.crash_with(&drops);
     let store = StoreEngine::open(storage.clone(), options).unwrap();
-    store.open_agent(number).unwrap()
+    store.open_agent_by_number(number).unwrap()
 }
 
 fn segment_length(storage: &SimStorage, number: u64, segment: u64) -> u64 {
@@ -41,14 +41,14 @@ fn segment_length(storage: &SimStorage, number: u64, segment: u64) -> u64 {
 fn a_write_served_by_a_reopen_after_its_sync_failed_survives_a_crash() {
     let storage = SimStorage::without_faults(1);
     let (store, number) = store_with_agent(&storage, Options::default());
-    let mut agent = store.open_agent(number).unwrap();
+    let mut agent = store.open_agent_by_number(number).unwrap();
     agent.add_lot("kept", b"first").unwrap();
     storage.set_plan(failing(|plan| plan.sync_failed = 1.0));
     assert!(matches!(agent.add_lot("doubt", b"second"), Err(Error::OutcomeUnknown { .. })));
     storage.set_plan(FaultPlan::none());
     drop(agent);
     // A clean reopen serves the write, complete in the cache: id 2 is handed out...
-    let reopened = store.open_agent(number).unwrap();
+    let reopened = store.open_agent_by_number(number).unwrap();
     assert_eq!(reopened.node_count(), 2);
     drop((reopened, store));
     // ...so a crash must not take it back.
@@ -61,7 +61,7 @@ fn a_write_served_by_a_reopen_after_its_sync_failed_survives_a_crash() {
 fn a_seal_whose_sync_failed_does_not_corrupt_the_log_after_a_reopen_and_a_crash() {
     let storage = SimStorage::without_faults(2);
     let (store, number) = store_with_agent(&storage, small_segments());
-    let mut agent = store.open_agent(number).unwrap();
+    let mut agent = store.open_agent_by_number(number).unwrap();
     while segment_length(&storage, number, 1) < small_segments().segment_size_max_bytes {
         agent.add_lot("fill", &[b'x'; 300]).unwrap();
     }
@@ -71,7 +71,7 @@ fn a_seal_whose_sync_failed_does_not_corrupt_the_log_after_a_reopen_and_a_crash(
     assert!(agent.add_lot("next", b"x").is_err());
     storage.set_plan(FaultPlan::none());
     drop(agent);
-    let reopened = store.open_agent(number).unwrap();
+    let reopened = store.open_agent_by_number(number).unwrap();
     drop((reopened, store));
     let after_crash = crash_and_open(&storage, number, small_segments());
     assert_eq!(after_crash.node_count(), count);
@@ -88,7 +88,7 @@ fn a_seal_served_from_the_cache_after_its_sync_failed_is_made_durable_by_open() 
     for seed in 0..24 {
         let storage = SimStorage::without_faults(seed);
         let (store, number) = store_with_agent(&storage, small_segments());
-        let mut agent = store.open_agent(number).unwrap();
+        let mut agent = store.open_agent_by_number(number).unwrap();
         while segment_length(&storage, number, 1) < small_segments().segment_size_max_bytes {
             agent.add_lot("fill", &[b'x'; 300]).unwrap();
         }
@@ -96,7 +96,7 @@ fn a_seal_served_from_the_cache_after_its_sync_failed_is_made_durable_by_open() 
         let rolled = agent.add_lot("next", b"x").is_ok();
         storage.set_plan(FaultPlan::none());
         drop(agent);
-        let mut reopened = store.open_agent(number).unwrap();
+        let mut reopened = store.open_agent_by_number(number).unwrap();
         reopened.add_lot("after the reopen", b"y").unwrap();
         let count = reopened.node_count();
         drop((reopened, store));
@@ -110,7 +110,7 @@ fn a_seal_served_from_the_cache_after_its_sync_failed_is_made_durable_by_open() 
 fn writes_to_a_segment_whose_creation_was_not_synced_survive_a_crash() {
     let storage = SimStorage::without_faults(3);
     let (store, number) = store_with_agent(&storage, small_segments());
-    let mut agent = store.open_agent(number).unwrap();
+    let mut agent = store.open_agent_by_number(number).unwrap();
     while segment_length(&storage, number, 1) < small_segments().segment_size_max_bytes {
         agent.add_lot("fill", &[b'x'; 300]).unwrap();
     }
@@ -119,7 +119,7 @@ fn writes_to_a_segment_whose_creation_was_not_synced_survive_a_crash() {
     assert!(agent.add_lot("next", b"x").is_err());
     storage.set_plan(FaultPlan::none());
     drop(agent);
-    let mut reopened = store.open_agent(number).unwrap();
+    let mut reopened = store.open_agent_by_number(number).unwrap();
     let id = reopened.add_lot("acknowledged", b"must survive").unwrap();
     drop((reopened, store));
     let after_crash = crash_and_open(&storage, number, small_segments());
@@ -143,9 +143,9 @@ fn opening_a_store_makes_the_removal_of_a_leftover_catalog_durable() {
 #[test]
 fn an_open_that_fails_leaves_no_snapshot_of_a_half_replayed_graph() {
     let storage = SimStorage::without_faults(5);
-    let options = Options { snapshot_after_bytes: 1024, preallocate_bytes: 0, ..Options::default() };
+    let options = Options::default().snapshot_after_bytes(1024).preallocate_bytes(0);
     let (store, number) = store_with_agent(&storage, options.clone());
-    let mut agent = store.open_agent(number).unwrap();
+    let mut agent = store.open_agent_by_number(number).unwrap();
     for index in 0..8u64 {
         storage.set_plan(if index < 7 { FaultPlan::none() } else { failing(|plan| plan.write_failed = 1.0) });
         let _ = agent.add_lot("fill", &[b'x'; 300]);
@@ -157,11 +157,11 @@ fn an_open_that_fails_leaves_no_snapshot_of_a_half_replayed_graph() {
     assert_eq!(storage.file_bytes(&snapshot), None);
     // Open replays the log, then its folder sync fails: open fails...
     storage.set_plan(failing(|plan| plan.folder_sync_failed = 1.0));
-    assert!(store.open_agent(number).is_err());
+    assert!(store.open_agent_by_number(number).is_err());
     storage.set_plan(FaultPlan::none());
     // ...and the half-opened engine it dropped must not have saved its graph.
     assert_eq!(storage.file_bytes(&snapshot), None);
-    let reopened = store.open_agent(number).unwrap();
+    let reopened = store.open_agent_by_number(number).unwrap();
     assert_eq!(reopened.node_count(), 7);
     assert!(reopened.verify().is_ok());
 }
@@ -173,7 +173,7 @@ fn an_open_that_fails_leaves_no_snapshot_of_a_half_replayed_graph() {
 fn an_erase_whose_overwrites_land_in_another_file_is_not_acknowledged() {
     let storage = SimStorage::without_faults(3);
     let (store, number) = store_with_agent(&storage, Options::default());
-    let mut agent = store.open_agent(number).unwrap();
+    let mut agent = store.open_agent_by_number(number).unwrap();
     let lot = agent.add_lot("tool", b"canary-5c1e-misdirected-erase").unwrap();
     storage.set_plan(failing(|plan| plan.misdirected_write = 1.0));
     let erased = agent.recall(lot, cheesedb_core::Mode::Strict, cheesedb_core::Removal::Erase);
@@ -190,7 +190,7 @@ fn an_erase_whose_overwrites_land_in_another_file_is_not_acknowledged() {
 fn a_journal_found_by_a_name_not_yet_durable_is_made_durable_before_its_overwrites() {
     let storage = SimStorage::without_faults(4);
     let (store, number) = store_with_agent(&storage, small_segments());
-    let mut agent = store.open_agent(number).unwrap();
+    let mut agent = store.open_agent_by_number(number).unwrap();
     let lot = agent.add_lot("tool", b"canary-2088-journal-name").unwrap();
     let memory = agent.remember(b"built on it", &[cheesedb_core::Leg::from([lot])]).unwrap();
     storage.set_plan(failing(|plan| plan.folder_sync_failed = 1.0));
@@ -199,7 +199,7 @@ fn a_journal_found_by_a_name_not_yet_durable_is_made_durable_before_its_overwrit
     drop(agent);
     // The open applies the journal, then its sync of the segment fails: nothing is durable yet.
     storage.set_plan(failing(|plan| plan.sync_failed = 1.0));
-    assert!(store.open_agent(number).is_err());
+    assert!(store.open_agent_by_number(number).is_err());
     storage.set_plan(FaultPlan::none());
     drop(store);
     // The crash keeps the first overwrite (the lot's record), loses the rest (its commit marker's
@@ -218,7 +218,7 @@ fn a_journal_found_by_a_name_not_yet_durable_is_made_durable_before_its_overwrit
         .collect();
     storage.crash_with(&fates);
     let store = StoreEngine::open(storage.clone(), small_segments()).unwrap();
-    let agent = store.open_agent(number).unwrap();
+    let agent = store.open_agent_by_number(number).unwrap();
     assert!(!agent.get(memory).unwrap().is_alive());
     assert_eq!(agent.get(lot).unwrap().content(), None);
     agent.verify().unwrap();
@@ -250,12 +250,12 @@ fn campaign_seeds_that_found_harness_bugs_run_clean() {
 #[test]
 fn an_erase_of_an_unknown_id_is_refused_before_the_graph_is_checked_against_the_log() {
     let storage = SimStorage::without_faults(5);
-    let options = Options { snapshot_after_bytes: 1, ..Options::default() };
+    let options = Options::default().snapshot_after_bytes(1);
     let (store, number) = store_with_agent(&storage, options.clone());
-    let mut agent = store.open_agent(number).unwrap();
+    let mut agent = store.open_agent_by_number(number).unwrap();
     let lot = agent.add_lot("tool", b"a source").unwrap();
     drop(agent);
-    let mut agent = store.open_agent(number).unwrap();
+    let mut agent = store.open_agent_by_number(number).unwrap();
     assert!(agent.report().records_from_snapshot > 0, "the open used the snapshot");
     storage.set_plan(failing(|plan| plan.read_error = 1.0));
     let unknown = Id::from(lot.get() + 100);

@@ -115,7 +115,7 @@ impl<const IO_URING: bool> Backend for Files<IO_URING> {
     }
 
     fn open(&self, options: Options) -> Result<Store<FileStorage>, Error> {
-        Store::open_with_io(self.path(), options, Self::IO)
+        Store::builder(self.path()).options(options).io(Self::IO).open()
     }
 
     fn storage(&self) -> FileStorage {

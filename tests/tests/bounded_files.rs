@@ -22,7 +22,7 @@ const LOTS_PER_WRITE: usize = 28;
 
 /// Options that seal a segment every few kilobytes, and write no zeros ahead.
 fn tiny_segments() -> Options {
-    Options { segment_size_max_bytes: 4 * 1024, preallocate_bytes: 0, ..Options::default() }
+    Options::default().segment_size_max_bytes(4 * 1024).preallocate_bytes(0)
 }
 
 fn lower_open_files_limit() {
@@ -51,13 +51,14 @@ fn assert_bounded(io: Io, count: usize, baseline: usize, after: &str) -> usize {
     let bound = match io {
         Io::Std => baseline + files,
         Io::Uring => baseline + 2 * files + 8,
+        other => panic!("no descriptor bound is known for {other}"),
     };
     assert!(count <= bound, "{io}: {count} descriptors open after {after}, more than the bound {bound}");
     count
 }
 
 fn open_store(folder: &Path, io: Io) -> Store {
-    Store::open_with_io(folder, tiny_segments(), io).unwrap()
+    Store::builder(folder).options(tiny_segments()).io(io).open().unwrap()
 }
 
 /// The whole life of a many-segment agent under the lowered limit, on one backend.

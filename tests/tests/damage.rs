@@ -6,7 +6,7 @@ use cheesedb_tests::backend::Backend;
 
 /// Small segments, and no zeros written ahead, so that the file ends where each write ends.
 fn small_segments() -> Options {
-    Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, ..Options::default() }
+    Options::default().segment_size_max_bytes(4096).preallocate_bytes(0)
 }
 
 /// An agent with one sealed segment and a short active one; returns the file length after

@@ -19,7 +19,7 @@ const SLOT_ERASE_FLAG: u64 = 4 << 48;
 /// snapshot unless `snapshots`.
 fn options(snapshots: bool) -> Options {
     let snapshot_after_bytes = if snapshots { 1 } else { u64::MAX };
-    Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, snapshot_after_bytes }
+    Options::default().segment_size_max_bytes(4096).preallocate_bytes(0).snapshot_after_bytes(snapshot_after_bytes)
 }
 
 /// One agent with a sealed segment and an active one holding four writes after its header.

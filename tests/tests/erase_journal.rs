@@ -15,7 +15,7 @@ const JOURNAL_NAME: &str = "erase-journal";
 
 /// Small segments, so the erased records lie in a sealed segment and in the active one.
 fn options() -> Options {
-    Options { segment_size_max_bytes: 4096, ..Options::default() }
+    Options::default().segment_size_max_bytes(4096)
 }
 
 /// What an erase that stopped before removing its journal left.

@@ -95,7 +95,7 @@ fn erase_leaves_no_temporary_file_behind<B: Backend>() {
 
 fn erase_across_sealed_segments_and_writes_after_it_still_work<B: Backend>() {
     let place = B::new();
-    let options = Options { segment_size_max_bytes: 4096, ..Options::default() };
+    let options = Options::default().segment_size_max_bytes(4096);
     let store = place.open(options.clone()).unwrap();
     let token = store.create_agent("alice").unwrap();
     let alice = store.open_agent(&token).unwrap();

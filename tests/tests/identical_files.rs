@@ -8,7 +8,7 @@ use cheesedb_tests::seeded::SeededRandom;
 const SEED: u64 = 0x1de7_1ca1;
 
 fn options() -> Options {
-    Options { segment_size_max_bytes: 4096, ..Options::default() }
+    Options::default().segment_size_max_bytes(4096)
 }
 
 /// A workload that touches every kind of write: lots, memories, batches, both recalls and

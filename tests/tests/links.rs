@@ -6,7 +6,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use cheesedb::{Error, FileStorage, Id, Io, Options, Store, Token};
+use cheesedb::{Error, FileStorage, Id, Io, Store, Token};
 
 /// The `Io` choices this machine offers; io_uring is skipped, saying why, where it is refused.
 fn io_choices() -> Vec<Io> {
@@ -31,7 +31,7 @@ struct Place {
 impl Place {
     fn new(io: Io) -> Place {
         let folder = tempfile::tempdir().unwrap();
-        let store = Store::open_with_io(folder.path().join("store"), Options::default(), io).unwrap();
+        let store = Store::builder(folder.path().join("store")).io(io).open().unwrap();
         let (alice, bob) = (store.create_agent("alice").unwrap(), store.create_agent("bob").unwrap());
         let agent = store.open_agent(&alice).unwrap();
         agent.add_lot("note", b"alice one").unwrap();
@@ -45,7 +45,7 @@ impl Place {
     }
 
     fn open(&self) -> Result<Store, Error> {
-        Store::open_with_io(self.store_path(), Options::default(), self.io)
+        Store::builder(self.store_path()).io(self.io).open()
     }
 
     /// The folder of the agent that `token` opens: the only agent folder that changes when it
@@ -146,7 +146,7 @@ fn the_store_folder_itself_may_be_a_link() {
         let place = Place::new(io);
         let link = place.folder.path().join("link");
         symlink(place.store_path(), &link).unwrap();
-        let store = Store::open_with_io(&link, Options::default(), io).unwrap();
+        let store = Store::builder(&link).io(io).open().unwrap();
         let alice = store.open_agent(&place.alice).unwrap();
         assert_eq!(alice.get(Id::from(2)).unwrap().content(), Some(&b"alice two"[..]));
         alice.add_lot("note", b"alice three").unwrap();

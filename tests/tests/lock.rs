@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
-use cheesedb::{Error, Io, Options, Store};
+use cheesedb::{Error, Io, Store};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -38,7 +38,7 @@ fn a_second_open_in_this_process_is_locked() {
 fn the_lock_holds_across_io_choices() {
     let _serial = serial();
     let folder = tempfile::tempdir().unwrap();
-    let store = match Store::open_with_io(folder.path(), Options::default(), Io::Uring) {
+    let store = match Store::builder(folder.path()).io(Io::Uring).open() {
         Ok(store) => store,
         Err(error) => {
             println!("skipping io_uring: {error}");
@@ -48,7 +48,7 @@ fn the_lock_holds_across_io_choices() {
     assert_eq!(Store::open(folder.path()).unwrap_err(), Error::Locked);
     drop(store);
     let store = Store::open(folder.path()).unwrap();
-    assert_eq!(Store::open_with_io(folder.path(), Options::default(), Io::Uring).unwrap_err(), Error::Locked);
+    assert_eq!(Store::builder(folder.path()).io(Io::Uring).open().unwrap_err(), Error::Locked);
     drop(store);
 }
 

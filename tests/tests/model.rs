@@ -250,11 +250,10 @@ impl Harness {
 
 fn open_store(folder: &Path) -> Store {
     // Small segments and frequent snapshots, so that rolls and snapshot loads happen often.
-    Store::open_with_options(
-        folder,
-        Options { segment_size_max_bytes: 4096, snapshot_after_bytes: 512, ..Options::default() },
-    )
-    .unwrap()
+    Store::builder(folder)
+        .options(Options::default().segment_size_max_bytes(4096).snapshot_after_bytes(512))
+        .open()
+        .unwrap()
 }
 
 proptest! {

@@ -11,7 +11,7 @@ use cheesedb_tests::faulty::FaultyStorage;
 
 /// Small segments and no zeros written ahead, so a segment's length tells when it is full.
 fn small_segments() -> Options {
-    Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, ..Options::default() }
+    Options::default().segment_size_max_bytes(4096).preallocate_bytes(0)
 }
 
 fn a_roll_that_fails_refuses_the_write_and_it_never_shows<B: Backend>() {

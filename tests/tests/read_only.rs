@@ -87,7 +87,7 @@ fn a_read_only_store_saves_no_snapshot_at_close() {
     let token = fill(&root);
     let before = everything_below(&root);
     // With snapshots due after every byte, a read-write close would write one.
-    let options = Options { snapshot_after_bytes: 1, ..Options::default() };
+    let options = Options::default().snapshot_after_bytes(1);
     let store = Store::builder(&root).options(options).read_only(true).open().unwrap();
     let alice = store.open_agent(&token).unwrap();
     assert_eq!(alice.lots().unwrap(), vec![Id::from(1), Id::from(2)]);

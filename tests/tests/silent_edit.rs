@@ -13,7 +13,7 @@ use cheesedb_tests::conformance;
 /// Small segments and no snapshots: a forger who rewrites the chain would also have to rewrite
 /// a snapshot's point, which is beside the point here.
 fn options() -> Options {
-    Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, snapshot_after_bytes: u64::MAX }
+    Options::default().segment_size_max_bytes(4096).preallocate_bytes(0).snapshot_after_bytes(u64::MAX)
 }
 
 /// The number the store gives its first agent.

@@ -7,7 +7,7 @@ use cheesedb_core::codec::snapshot_file::SnapshotFile;
 use cheesedb_tests::backend::{contains, Backend};
 
 fn eager_snapshots() -> Options {
-    Options { segment_size_max_bytes: 8192, snapshot_after_bytes: 1, ..Options::default() }
+    Options::default().segment_size_max_bytes(8192).snapshot_after_bytes(1)
 }
 
 fn snapshot_file<B: Backend>(place: &B) -> Option<String> {
@@ -182,7 +182,7 @@ fn erase_keeps_the_snapshot_and_open_finds_its_records_already_erased<B: Backend
     let snapshot = snapshot_file(&place).unwrap();
     let saved = place.read_file(&snapshot);
     // No snapshot after the erase: the one from before, with its stale flags, must do.
-    let lazy = Options { snapshot_after_bytes: u64::MAX, ..eager_snapshots() };
+    let lazy = eager_snapshots().snapshot_after_bytes(u64::MAX);
     let reopen_lazily = || place.open(lazy.clone()).unwrap().open_agent(&token).unwrap();
     {
         let alice = reopen_lazily();
@@ -207,7 +207,7 @@ fn erase_keeps_the_snapshot_and_open_finds_its_records_already_erased<B: Backend
 fn the_close_after_an_erase_saves_a_fresh_snapshot<B: Backend>() {
     let place = B::new();
     let (token, memories) = agent_with_snapshot(&place);
-    let rarely = Options { snapshot_after_bytes: 1 << 30, ..eager_snapshots() };
+    let rarely = eager_snapshots().snapshot_after_bytes(1 << 30);
     let reopen_rarely = || place.open(rarely.clone()).unwrap().open_agent(&token).unwrap();
     {
         let alice = reopen_rarely();

@@ -11,7 +11,7 @@ use cheesedb_tests::backend::Backend;
 /// Small segments, no zeros written ahead and no snapshots (so that an engine opened beside the
 /// store to compare with writes nothing when it is dropped).
 fn small_segments() -> Options {
-    Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, snapshot_after_bytes: u64::MAX }
+    Options::default().segment_size_max_bytes(4096).preallocate_bytes(0).snapshot_after_bytes(u64::MAX)
 }
 
 /// The number the store gives its first agent, the one every test here makes.

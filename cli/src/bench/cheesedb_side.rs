@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cheesedb::{Agent, Id, Io, Leg, Mode, Options, Removal, Store, Token};
+use cheesedb::{Agent, Id, Io, Leg, Mode, Removal, Store, Token};
 
 use crate::bench::engine::{ConcurrentWriter, Engine, OpenFigures};
 use crate::bench::folder::{files_size_bytes, is_segment_file};
@@ -37,7 +37,7 @@ pub struct CheesedbSide {
 impl CheesedbSide {
     /// Creates a store in `folder` (which must not hold one yet) with one agent.
     pub fn create(folder: &Path, io: Io, open_measurement: OpenMeasurement) -> Result<CheesedbSide, Failure> {
-        let store = Store::open_with_io(folder, Options::default(), io)?;
+        let store = Store::builder(folder).io(io).open()?;
         let token = store.create_agent(AGENT_NAME)?;
         let agent = store.open_agent(&token)?;
         Ok(CheesedbSide {

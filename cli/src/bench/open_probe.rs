@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cheesedb::{Agent, Io, Options, Report, Store, Token};
+use cheesedb::{Agent, Io, Report, Store, Token};
 use serde_json::{json, Value};
 
 use crate::bench::engine::OpenFigures;
@@ -20,7 +20,7 @@ use crate::failure::Failure;
 pub fn open_measured(folder: &Path, io: Io, token: &Token) -> Result<(Store, Agent, OpenFigures), Failure> {
     let resident_before = resident_bytes();
     let started = Instant::now();
-    let store = Store::open_with_io(folder, Options::default(), io)?;
+    let store = Store::builder(folder).io(io).open()?;
     let store_opened = Instant::now();
     let agent = store.open_agent(token)?;
     let agent_opened = Instant::now();

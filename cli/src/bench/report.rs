@@ -186,6 +186,7 @@ pub fn to_text(outcome: &Outcome) -> String {
     let io = match outcome.io {
         Io::Std => "ordinary system calls",
         Io::Uring => "io_uring",
+        other => other.name(),
     };
     match &outcome.sqlite_version {
         Some(version) => lines.push(format!(

@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn an_agent_holds_few_files_however_many_segments_it_reads_and_writes() {
-        let options = Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, ..Options::default() };
+        let options = Options::default().segment_size_max_bytes(4096).preallocate_bytes(0);
         let mut store = StoreEngine::open(MemoryStorage::default(), options).unwrap();
         let token = store.create_agent("alice").unwrap();
         let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();

@@ -44,11 +44,43 @@ impl<S: Storage> AgentEngine<S> {
     /// the last one holds (unless snapshots are off). A failure here costs only
     /// a longer open later, so it is not an error of the write that triggered it.
     pub(crate) fn snapshot_if_due(&mut self) {
-        let threshold = self.options.snapshot_after_bytes;
-        let due = self.bytes_since_snapshot >= threshold || (self.snapshot_stale && threshold != u64::MAX);
-        if due && !self.poisoned && !self.deleted {
+        if self.snapshot_due() {
             let _ = self.snapshot();
         }
+    }
+
+    /// Whether a snapshot would be taken now: the log grew enough, or an Erase changed flags
+    /// the last one holds, and the engine is fit to write.
+    fn snapshot_due(&self) -> bool {
+        let threshold = self.options.snapshot_after_bytes;
+        let due = self.bytes_since_snapshot >= threshold || (self.snapshot_stale && threshold != u64::MAX);
+        due && !self.poisoned && !self.deleted
+    }
+
+    /// Takes the snapshot that closing would take, if one is due, and says whether it failed.
+    ///
+    /// # Errors
+    ///
+    /// The I/O error of writing the snapshot; the log itself is untouched, so a failure costs
+    /// only a longer open later.
+    pub fn save_snapshot_if_due(&mut self) -> Result<(), Error> {
+        if self.snapshot_due() {
+            return self.snapshot();
+        }
+        Ok(())
+    }
+
+    /// Closes the engine: takes the snapshot that is due, if any, and returns its error, which
+    /// dropping the engine would have ignored.
+    ///
+    /// # Errors
+    ///
+    /// As [`AgentEngine::save_snapshot_if_due`].
+    pub fn close(mut self) -> Result<(), Error> {
+        let outcome = self.save_snapshot_if_due();
+        // The engine goes away now: marking it unfit to write stops `Drop` from trying again.
+        self.poisoned = true;
+        outcome
     }
 
     /// Checks, once, a graph loaded from a snapshot against the log, before an Erase or a
@@ -160,6 +192,9 @@ impl<S: Storage> AgentEngine<S> {
     }
 }
 
+/// Dropping an engine takes the snapshot that is due, if any, and ignores a failure to write it
+/// (the log is complete without it; open then replays more). Call [`AgentEngine::close`] to
+/// learn of that failure.
 impl<S: Storage> Drop for AgentEngine<S> {
     fn drop(&mut self) {
         self.snapshot_if_due();

@@ -393,7 +393,8 @@ mod tests {
     /// fingerprint kept in its second segment.
     fn agent_with_four_segments() -> (MemoryStorage, AgentEngine<MemoryStorage>, Fingerprint) {
         let storage = MemoryStorage::default();
-        let options = Options { segment_size_max_bytes: 4096, preallocate_bytes: 0, snapshot_after_bytes: u64::MAX };
+        let options =
+            Options::default().segment_size_max_bytes(4096).preallocate_bytes(0).snapshot_after_bytes(u64::MAX);
         let mut store = StoreEngine::open(storage.clone(), options).unwrap();
         let token = store.create_agent("alice").unwrap();
         let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();

@@ -409,6 +409,7 @@ impl World {
                 self.stats.acknowledged_writes += 1;
                 let number = store
                     .authenticate(&token)
+                    .map(|key| key.number())
                     .map_err(|error| Stop::Violation(format!("a new agent's token does not authenticate: {error}")))?;
                 self.agents.push(Slot::new(name, Some(token), number));
                 let index = self.agents.len() - 1;
@@ -474,7 +475,7 @@ impl World {
         let store = self.store.as_ref().ok_or_else(|| Stop::Violation("harness error: no store open".to_string()))?;
         for slot in &self.agents {
             if let Some(token) = &slot.token {
-                let number = store.authenticate(token);
+                let number = store.authenticate(token).map(|key| key.number());
                 if number != Ok(slot.number) {
                     return Err(Stop::Violation(format!(
                         "the token of {} authenticates as {number:?}, expected {}",

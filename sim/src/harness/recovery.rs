@@ -92,7 +92,7 @@ impl World {
             let number = store
                 .agent_number(&name)
                 .map_err(|error| Stop::Violation(format!("a listed agent has no number: {error}")))?;
-            match call(&storage, "open agent", || store.open_agent(number))? {
+            match call(&storage, "open agent", || store.open_agent_by_number(number))? {
                 Called::Done(engine) => opened.push((name, number, engine)),
                 Called::PowerLost => return Err(OpenFailure::PowerLost),
                 Called::Failed(error) => return Err(OpenFailure::Failed(error)),
@@ -262,7 +262,7 @@ impl World {
         let number = self.slot(index)?.number;
         let storage = self.storage.clone();
         let store = self.store.as_ref().ok_or_else(|| Stop::Violation("harness error: no store open".to_string()))?;
-        match call(&storage, "open agent", || store.open_agent(number))? {
+        match call(&storage, "open agent", || store.open_agent_by_number(number))? {
             Called::Done(engine) => {
                 self.slot(index)?.engine = Some(engine);
                 Ok(())

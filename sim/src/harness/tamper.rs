@@ -75,7 +75,7 @@ impl World {
         self.storage.replace_file_bytes(&target, &copy);
         let before = self.all_files();
         let opened = StoreEngine::open(self.storage.clone(), self.options.clone())
-            .and_then(|store| store.open_agent(number).map(|_| ()));
+            .and_then(|store| store.open_agent_by_number(number).map(|_| ()));
         let after = self.all_files();
         self.storage.replace_file_bytes(&target, &original);
         match opened {
@@ -99,7 +99,7 @@ impl World {
         removed.map_err(|error| Stop::Violation(format!("harness error: removing {target}: {error}")))?;
         let before = self.all_files();
         let opened = StoreEngine::open(self.storage.clone(), self.options.clone())
-            .and_then(|store| store.open_agent(number).map(|_| ()));
+            .and_then(|store| store.open_agent_by_number(number).map(|_| ()));
         let after = self.all_files();
         let restored = self.storage.open_file(&target, true).and_then(|mut file| {
             file.write_at(0, &original)?;
@@ -131,7 +131,7 @@ impl World {
         self.storage.replace_file_bytes(&target, header);
         let before = self.all_files();
         let opened = StoreEngine::open(self.storage.clone(), self.options.clone())
-            .and_then(|store| store.open_agent(number).map(|_| ()));
+            .and_then(|store| store.open_agent_by_number(number).map(|_| ()));
         let after = self.all_files();
         self.storage.replace_file_bytes(&target, &original);
         match opened {

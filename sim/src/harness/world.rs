@@ -262,7 +262,10 @@ impl World {
             seed,
             random,
             storage,
-            options: Options { segment_size_max_bytes, snapshot_after_bytes, preallocate_bytes },
+            options: Options::default()
+                .segment_size_max_bytes(segment_size_max_bytes)
+                .snapshot_after_bytes(snapshot_after_bytes)
+                .preallocate_bytes(preallocate_bytes),
             store: None,
             agents: Vec::new(),
             store_doubt: None,
