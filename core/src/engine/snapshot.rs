@@ -2,6 +2,7 @@
 //! follows. A snapshot is a cache: if it is damaged, or does not match the log at its point, open
 //! ignores it, says so in the report, and replays everything.
 
+use super::active_log::PoisonCause;
 use super::{io_error, AgentEngine};
 use crate::codec::record::{self, Body, COMMIT_BYTES};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
@@ -28,9 +29,9 @@ impl<S: Storage> AgentEngine<S> {
         let point = SnapshotPoint {
             agent: self.agent,
             segment: self.active_segment(),
-            offset: self.write_offset,
-            sequence: self.sequence,
-            chain: self.chain,
+            offset: self.log.write_offset(),
+            sequence: self.log.sequence(),
+            chain: self.log.chain(),
         };
         self.graph.fold_children();
         let bytes = SnapshotFile::encode(&point, self.graph.parts());
@@ -46,7 +47,7 @@ impl<S: Storage> AgentEngine<S> {
     pub(crate) fn snapshot_if_due(&mut self) {
         let threshold = self.options.snapshot_after_bytes;
         let due = self.bytes_since_snapshot >= threshold || (self.snapshot_stale && threshold != u64::MAX);
-        if due && !self.poisoned && !self.deleted {
+        if due && !self.log.is_poisoned() && !self.deleted {
             let _ = self.snapshot();
         }
     }
@@ -60,7 +61,7 @@ impl<S: Storage> AgentEngine<S> {
             if let Err(error) = self.verify() {
                 // Nothing was written, but the engine cannot go on from a graph it could not
                 // confirm: later writes are refused until a reopen.
-                self.poisoned = true;
+                self.log.poison(PoisonCause::GraphNotConfirmed);
                 return Err(error);
             }
             self.graph_unconfirmed = false;
@@ -77,7 +78,7 @@ impl<S: Storage> AgentEngine<S> {
         }
         // Without a snapshot, open replays the whole log: count all of it as due.
         let sealed_bytes = (self.active_segment() - 1).saturating_mul(self.options.segment_size_max_bytes);
-        self.bytes_since_snapshot = sealed_bytes.saturating_add(self.write_offset);
+        self.bytes_since_snapshot = sealed_bytes.saturating_add(self.log.write_offset());
         Ok(())
     }
 
