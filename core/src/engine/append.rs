@@ -3,7 +3,8 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{io_error, outcome_unknown, AgentEngine};
+use super::active_log::PoisonCause;
+use super::{io_error, AgentEngine};
 use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView, Record, SALT_BYTES};
 use crate::digest::{chain_next, content_digest};
 use crate::error::Error;
@@ -14,7 +15,7 @@ use crate::limits::{
     PARENTS_PER_LEG_MAX, SEGMENTS_PER_AGENT_MAX,
 };
 use crate::log::names::segment_path;
-use crate::storage::{Storage, StorageFile};
+use crate::storage::Storage;
 
 /// One record to write, borrowed from the caller.
 #[derive(Debug, Clone, Copy)]
@@ -114,7 +115,7 @@ impl<S: Storage> AgentEngine<S> {
     /// each record went. A failed write or sync poisons the engine.
     pub(crate) fn append(&mut self, entries: &[Entry<'_>]) -> Result<Vec<Location>, Error> {
         self.check_writable()?;
-        if self.write_offset >= self.options.segment_size_max_bytes {
+        if self.log.write_offset() >= self.options.segment_size_max_bytes {
             self.roll()?;
         }
         let segment = self.active_segment();
@@ -124,8 +125,8 @@ impl<S: Storage> AgentEngine<S> {
             .map_err(|error| io_error("drawing random bytes for", &self.folder, error))?;
         let mut bytes = Vec::new();
         let mut locations = Vec::with_capacity(entries.len());
-        let mut sequence = self.sequence;
-        let mut chain = self.chain;
+        let mut sequence = self.log.sequence();
+        let mut chain = self.log.chain();
         let mut next_id = self.graph.next_id();
         let mut fields = Vec::new();
         let mut legs_raw = Vec::new();
@@ -155,7 +156,7 @@ impl<S: Storage> AgentEngine<S> {
                 Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
             };
             let record = Record { identity, body };
-            let offset = self.write_offset + bytes.len() as u64;
+            let offset = self.log.write_offset() + bytes.len() as u64;
             locations.push(Location { segment: segment as u16, offset: offset as u32 });
             record.encode(&mut bytes);
             record.encode_chained_fields(&mut fields);
@@ -163,90 +164,30 @@ impl<S: Storage> AgentEngine<S> {
         }
         limits::check("batch size in bytes", bytes.len(), BATCH_MAX_BYTES)?;
         let identity = Identity { agent: self.agent, segment, sequence };
-        commit_marker(identity, self.write_offset, &bytes, entries.len() as u32, chain).encode(&mut bytes);
+        commit_marker(identity, self.log.write_offset(), &bytes, entries.len() as u32, chain).encode(&mut bytes);
         self.write_durably(&bytes)?;
-        self.sequence = sequence;
-        self.chain = chain;
+        self.log.commit(sequence, chain);
         Ok(locations)
     }
 
-    /// Writes `bytes` at the end of the active segment and syncs; poisons the engine on failure.
-    /// In a segment with a write margin, the file grows first, in a synced step of its own (see
-    /// `keep_write_margin`); in one without, a write that would pass the zeros written ahead
-    /// carries a new stretch of zeros with it. Either way the file grows (and a sync flushes its
-    /// size) only once per stretch.
+    /// Writes `bytes` at the end of the active segment and syncs, through the active log's one
+    /// durable append, which poisons the engine on failure.
     fn write_durably(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        let offset = self.write_offset;
-        let end = offset + bytes.len() as u64;
-        if self.write_margin_bytes > 0 {
-            self.keep_write_margin(end)?;
-        }
-        let ahead = if self.write_margin_bytes > 0 { 0 } else { self.options.preallocate_bytes as usize };
-        let extended;
-        let written = if end > self.allocated_end && ahead > 0 {
-            let mut with_zeros = Vec::with_capacity(bytes.len() + ahead);
-            with_zeros.extend_from_slice(bytes);
-            with_zeros.resize(bytes.len() + ahead, 0);
-            extended = with_zeros;
-            &extended[..]
-        } else {
-            bytes
-        };
+        let active = self.active_segment();
+        let folder = &self.folder;
         let Some(file) = self.segments.active_mut() else {
             return Err(Error::Internal { what: "the active segment is open while the agent is in use" });
         };
-        // The mutant acknowledges what only the page cache holds.
-        let sync = |file: &mut S::File| if mutant!(SkipSyncBeforeAcknowledge) { Ok(()) } else { file.sync() };
-        if let Err(error) = file.write_at(offset, written).and_then(|()| sync(file)) {
-            self.poisoned = true;
-            let path = segment_path(&self.folder, self.active_segment());
-            // Some of the bytes may be on the disk already: the caller cannot know whether the
-            // write was stored, and must not take this for a refusal.
-            return Err(outcome_unknown(io_error("writing", &path, error)));
-        }
-        self.write_offset = end;
-        self.allocated_end = self.allocated_end.max(offset + written.len() as u64);
+        self.log.append_durably(file, bytes, self.options.preallocate_bytes, || segment_path(folder, active))?;
         self.bytes_since_snapshot += bytes.len() as u64;
         Ok(())
     }
 
-    /// Keeps the active segment's promise before a write that ends at `end`: if the zeros after
-    /// it would be fewer than the margin, the file first grows by a stretch of zeros, synced, so
-    /// that its durable end never comes within the margin of a write, torn or not. A failure
-    /// here is a refusal: the records were not written yet.
-    fn keep_write_margin(&mut self, end: u64) -> Result<(), Error> {
-        let margin = self.write_margin_bytes;
-        if end.saturating_add(margin) <= self.allocated_end {
-            return Ok(());
-        }
-        let grown_end = end.saturating_add(margin).saturating_add(self.options.preallocate_bytes);
-        let zeros = vec![0u8; usize::try_from(grown_end - self.allocated_end).unwrap_or(0)];
-        let allocated_end = self.allocated_end;
-        let active = self.active_segment();
-        let Some(file) = self.segments.active_mut() else {
-            return Err(Error::Internal { what: "the active segment is open while the agent is in use" });
-        };
-        if let Err(error) = file.write_at(allocated_end, &zeros).and_then(|()| file.sync()) {
-            self.poisoned = true;
-            let path = segment_path(&self.folder, active);
-            return Err(io_error("growing", &path, error));
-        }
-        self.allocated_end = grown_end;
-        Ok(())
-    }
-
-    /// Cuts the zeros written ahead off a segment that was just sealed: it is never written
-    /// again, so they would only waste space.
+    /// Cuts the zeros written ahead off a segment that was just sealed.
     fn trim_sealed_segment(&mut self) -> Result<(), Error> {
-        let length = self.write_offset;
+        let path = segment_path(&self.folder, self.active_segment());
         let Some(file) = self.segments.active_mut() else { return Ok(()) };
-        if let Err(error) = file.set_len(length).and_then(|()| file.sync()) {
-            self.poisoned = true;
-            let path = segment_path(&self.folder, self.active_segment());
-            return Err(io_error("trimming", &path, error));
-        }
-        self.allocated_end = length;
-        Ok(())
+        self.log.trim_sealed(file, &path)
     }
 
     /// Starts the next segment, then seals the active one (a seal record and its commit,
@@ -267,10 +208,10 @@ impl<S: Storage> AgentEngine<S> {
             });
         }
         let rolled = self.create_segment_file(segment + 1).and_then(|next| {
-            let identity = Identity { agent: self.agent, segment, sequence: self.sequence };
+            let identity = Identity { agent: self.agent, segment, sequence: self.log.sequence() };
             let mut bytes = Vec::new();
             Record { identity, body: Body::Seal { next_segment: segment + 1 } }.encode(&mut bytes);
-            commit_marker(identity, self.write_offset, &bytes, 1, self.chain).encode(&mut bytes);
+            commit_marker(identity, self.log.write_offset(), &bytes, 1, self.log.chain()).encode(&mut bytes);
             self.write_durably(&bytes).map_err(refusal_of_caller_write)?;
             self.trim_sealed_segment()?;
             Ok(next)
@@ -278,7 +219,7 @@ impl<S: Storage> AgentEngine<S> {
         match rolled {
             Ok(started) => self.make_active(started),
             Err(error) => {
-                self.poisoned = true;
+                self.log.poison(PoisonCause::FailedRoll);
                 return Err(error);
             }
         }

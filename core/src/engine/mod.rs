@@ -3,6 +3,7 @@
 //! Every method that changes anything first writes it durably (records, then a commit marker,
 //! then a sync), and only then changes the graph, so RAM never runs ahead of the disk.
 
+mod active_log;
 mod append;
 mod batch;
 mod files;
@@ -23,7 +24,7 @@ pub use batch::{Batch, Write};
 pub(crate) use files::read_all;
 
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
-use crate::digest::{chain_genesis, Hash};
+use crate::digest::chain_genesis;
 use crate::error::Error;
 use crate::graph::{Graph, Kind};
 use crate::id::Id;
@@ -32,6 +33,7 @@ use crate::log::names::{agent_folder, segment_path};
 use crate::report::Report;
 use crate::storage::{Storage, StorageFile};
 use crate::storage_error::{StorageError, StorageErrorKind};
+use active_log::ActiveLog;
 use segment_files::SegmentFiles;
 
 /// One agent's memory: the recall graph and the durable log behind it.
@@ -43,28 +45,17 @@ pub struct AgentEngine<S: Storage> {
     graph: Graph,
     /// The segment files held open: the active one, and a few sealed ones read recently.
     segments: SegmentFiles<S::File>,
-    /// Where the next write goes in the active segment.
-    write_offset: u64,
-    /// The sequence of the last committed record.
-    sequence: u64,
-    /// The chain hash after the last committed record.
-    chain: Hash,
-    poisoned: bool,
+    /// The tail of the active log and whether it may still be written: its one owner.
+    log: ActiveLog,
     deleted: bool,
     report: Report,
     /// Log bytes written or replayed since the snapshot point.
     bytes_since_snapshot: u64,
     /// An Erase changed flags the snapshot holds: the next close or seal saves a fresh one.
     snapshot_stale: bool,
-    /// The active segment's write margin (its header's promise): every durable write ends at
-    /// least this many bytes before the file's durable end; 0 when it promises none.
-    write_margin_bytes: u64,
     /// The graph came from a snapshot and was not yet checked against the log: it must be before
     /// anything destructive is computed from it.
     graph_unconfirmed: bool,
-    /// The length of the active segment file: zeros past `write_offset` were written ahead so
-    /// that a durable write inside them changes no file size and needs no metadata flush.
-    allocated_end: u64,
 }
 
 impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
@@ -74,7 +65,7 @@ impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
             .field("agent", &self.agent)
             .field("nodes", &self.graph.len())
             .field("segments", &self.segments.count())
-            .field("poisoned", &self.poisoned)
+            .field("poisoned", &self.log.is_poisoned())
             .finish_non_exhaustive()
     }
 }
@@ -141,17 +132,12 @@ impl<S: Storage> AgentEngine<S> {
             options,
             graph: Graph::default(),
             segments: SegmentFiles::default(),
-            write_offset: 0,
-            sequence: 0,
-            chain: chain_genesis(agent),
-            poisoned: true,
+            log: ActiveLog::new(chain_genesis(agent)),
             deleted: false,
             report: Report::default(),
             bytes_since_snapshot: 0,
             snapshot_stale: false,
             graph_unconfirmed: false,
-            write_margin_bytes: 0,
-            allocated_end: 0,
         })
     }
 
@@ -162,7 +148,7 @@ impl<S: Storage> AgentEngine<S> {
         engine.storage.create_folder(&folder).map_err(|error| io_error("creating", &folder, error))?;
         engine.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
         engine.start_segment(1)?;
-        engine.poisoned = false;
+        engine.log.open_for_writes();
         engine.report.segments = 1;
         Ok(engine)
     }
@@ -176,9 +162,7 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Makes a segment just created the active one.
     fn make_active(&mut self, started: StartedSegment<S::File>) {
-        self.write_offset = SEGMENT_HEADER_BYTES as u64;
-        self.write_margin_bytes = started.write_margin_bytes;
-        self.allocated_end = self.write_offset + started.write_margin_bytes;
+        self.log.start_segment(started.write_margin_bytes);
         self.segments.start(started.number, started.file);
     }
 
@@ -191,8 +175,8 @@ impl<S: Storage> AgentEngine<S> {
         let mut bytes = SegmentHeader {
             agent: self.agent,
             segment: number,
-            sequence_before: self.sequence,
-            chain_before: self.chain,
+            sequence_before: self.log.sequence(),
+            chain_before: self.log.chain(),
         }
         .encode_with_write_margin(write_margin_bytes);
         bytes.resize(SEGMENT_HEADER_BYTES + write_margin_bytes as usize, 0);
@@ -240,14 +224,14 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Whether a failed write or sync stopped this engine.
     pub fn is_poisoned(&self) -> bool {
-        self.poisoned
+        self.log.is_poisoned()
     }
 
     fn check_writable(&self) -> Result<(), Error> {
         if self.deleted {
             return Err(Error::AgentDeleted);
         }
-        if self.poisoned {
+        if self.log.is_poisoned() {
             return Err(Error::Poisoned);
         }
         Ok(())

@@ -48,8 +48,8 @@ impl<S: Storage> AgentEngine<S> {
         engine.storage.sync_folder(&engine.folder).map_err(|error| io_error("syncing", &engine.folder, error))?;
         let unfinished = engine.finish_erasures()?;
         engine.report.erasures_completed_on_open = unfinished;
-        engine.report.records = engine.sequence;
-        engine.poisoned = false;
+        engine.report.records = engine.log.sequence();
+        engine.log.open_for_writes();
         Ok(engine)
     }
 
@@ -91,9 +91,7 @@ impl<S: Storage> AgentEngine<S> {
         self.report.records_from_snapshot = point.sequence;
         self.graph = graph;
         self.graph_unconfirmed = true;
-        self.sequence = point.sequence;
-        self.chain = point.chain;
-        self.write_offset = point.offset;
+        self.log.found_committed_end(point.sequence, point.chain, point.offset);
         Ok(point.segment)
     }
 
@@ -110,8 +108,12 @@ impl<S: Storage> AgentEngine<S> {
             Some(offset) => (read_from(&file, &path, offset)?, offset as usize),
             None => (read_all(&file, &path)?, 0),
         };
-        let expected =
-            Expected { agent: self.agent, segment, sequence_before: self.sequence, chain_before: self.chain };
+        let expected = Expected {
+            agent: self.agent,
+            segment,
+            sequence_before: self.log.sequence(),
+            chain_before: self.log.chain(),
+        };
         let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
         let start = resume.map_or(SEGMENT_HEADER_BYTES, |offset| offset as usize);
         let mut header = [0u8; SEGMENT_HEADER_BYTES];
@@ -189,10 +191,10 @@ impl<S: Storage> AgentEngine<S> {
             return Err(corrupt(file_length, reason));
         }
         if active {
-            self.write_margin_bytes = write_margin;
+            self.log.found_write_margin(write_margin);
         }
         if active && end.is_clean() {
-            self.allocated_end = file_length;
+            self.log.found_file_length(file_length);
             // Nothing to cut, but the cache may still hold a write whose sync failed before the
             // last close: make what open is about to serve durable, or a crash could take back
             // ids that were already handed out.
@@ -213,9 +215,7 @@ impl<S: Storage> AgentEngine<S> {
             // durable before writes go to the next segment, or a crash would take it back.
             file.sync().map_err(|error| io_error("syncing", &path, error))?;
         }
-        self.sequence = end.sequence;
-        self.chain = end.chain;
-        self.write_offset = end.committed_end;
+        self.log.found_committed_end(end.sequence, end.chain, end.committed_end);
         // Only the active file stays open; sealed ones are opened again when read.
         if active {
             self.segments.start(segment, file);
@@ -293,14 +293,14 @@ impl<S: Storage> AgentEngine<S> {
         // write, which the scan stopped before.
         let whole = count_whole_records(bytes, end.committed_end, end.data_end, expected);
         self.report.dropped_records += whole.max(end.uncommitted_records);
-        let cut = if self.write_margin_bytes > 0 {
+        let cut = if self.log.write_margin_bytes() > 0 {
             // The file keeps its length, and with it the margin after the committed end: the
             // torn bytes are turned to zeros where they lie.
             let zeros = alloc::vec![0u8; usize::try_from(end.data_end - end.committed_end).unwrap_or(0)];
-            self.allocated_end = bytes.len() as u64;
+            self.log.found_file_length(bytes.len() as u64);
             file.write_at(end.committed_end, &zeros)
         } else {
-            self.allocated_end = end.committed_end;
+            self.log.found_file_length(end.committed_end);
             file.set_len(end.committed_end)
         };
         cut.and_then(|()| file.sync()).map_err(|error| io_error("cutting the torn end of", path, error))

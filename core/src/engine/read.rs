@@ -95,7 +95,7 @@ impl<S: Storage> AgentEngine<S> {
 
     /// The head fingerprint as of the last committed write, without re-reading anything.
     pub fn head(&self) -> Fingerprint {
-        Fingerprint { records: self.sequence, chain: self.chain }
+        Fingerprint { records: self.log.sequence(), chain: self.log.chain() }
     }
 
     /// The legs of `id` as the graph holds them (empty for a lot).

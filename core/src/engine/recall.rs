@@ -2,6 +2,7 @@
 
 use alloc::vec::Vec;
 
+use super::active_log::PoisonCause;
 use super::append::Entry;
 use super::AgentEngine;
 use crate::error::Error;
@@ -57,7 +58,7 @@ impl<S: Storage> AgentEngine<S> {
         if result.is_err() {
             // The recall is durable but its erasure is not finished: refuse further writes so
             // the caller reopens, and the open completes the erasure.
-            self.poisoned = true;
+            self.log.poison(PoisonCause::EraseCutShort);
         }
         result.map(|_| ()).map_err(|error| match error {
             // The recall record is on disk and some overwrites may be too: the caller must know

@@ -7,6 +7,7 @@
 
 use alloc::vec::Vec;
 
+use super::active_log::PoisonCause;
 use super::files::read_all;
 use super::{io_error, outcome_unknown, AgentEngine};
 use crate::codec::record::{commit_marker, Body};
@@ -26,7 +27,7 @@ impl<S: Storage> AgentEngine<S> {
         self.confirm_graph_before_destroying()?;
         let result = self.rewrite_without_dead_content();
         if result.is_err() {
-            self.poisoned = true;
+            self.log.poison(PoisonCause::CompactionFailed);
         }
         result.map(|_| ())
     }
@@ -98,7 +99,7 @@ impl<S: Storage> AgentEngine<S> {
         let data_length = out.len() as u64;
         if segment == self.active_segment() {
             // The active segment keeps its header's promise: the margin of zeros after its end.
-            out.resize(out.len() + self.write_margin_bytes as usize, 0);
+            out.resize(out.len() + self.log.write_margin_bytes() as usize, 0);
         }
         self.replace_file(&path, &out)?;
         // A handle held open still reaches the file the rename replaced.
@@ -115,8 +116,7 @@ impl<S: Storage> AgentEngine<S> {
             self.graph.set_location(id, location, present);
         }
         if segment == self.active_segment() {
-            self.write_offset = data_length;
-            self.allocated_end = out.len() as u64;
+            self.log.rewritten(data_length, out.len() as u64);
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! follows. A snapshot is a cache: if it is damaged, or does not match the log at its point, open
 //! ignores it, says so in the report, and replays everything.
 
+use super::active_log::PoisonCause;
 use super::{io_error, AgentEngine};
 use crate::codec::record::{self, Body, COMMIT_BYTES};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
@@ -28,9 +29,9 @@ impl<S: Storage> AgentEngine<S> {
         let point = SnapshotPoint {
             agent: self.agent,
             segment: self.active_segment(),
-            offset: self.write_offset,
-            sequence: self.sequence,
-            chain: self.chain,
+            offset: self.log.write_offset(),
+            sequence: self.log.sequence(),
+            chain: self.log.chain(),
         };
         self.graph.fold_children();
         let bytes = SnapshotFile::encode(&point, self.graph.parts());
@@ -54,7 +55,7 @@ impl<S: Storage> AgentEngine<S> {
     fn snapshot_due(&self) -> bool {
         let threshold = self.options.snapshot_after_bytes;
         let due = self.bytes_since_snapshot >= threshold || (self.snapshot_stale && threshold != u64::MAX);
-        due && !self.poisoned && !self.deleted
+        due && !self.log.is_poisoned() && !self.deleted
     }
 
     /// Takes the snapshot that closing would take, if one is due, and says whether it failed.
@@ -79,7 +80,7 @@ impl<S: Storage> AgentEngine<S> {
     pub fn close(mut self) -> Result<(), Error> {
         let outcome = self.save_snapshot_if_due();
         // The engine goes away now: marking it unfit to write stops `Drop` from trying again.
-        self.poisoned = true;
+        self.log.poison(PoisonCause::Closed);
         outcome
     }
 
@@ -92,7 +93,7 @@ impl<S: Storage> AgentEngine<S> {
             if let Err(error) = self.verify() {
                 // Nothing was written, but the engine cannot go on from a graph it could not
                 // confirm: later writes are refused until a reopen.
-                self.poisoned = true;
+                self.log.poison(PoisonCause::GraphNotConfirmed);
                 return Err(error);
             }
             self.graph_unconfirmed = false;
@@ -109,7 +110,7 @@ impl<S: Storage> AgentEngine<S> {
         }
         // Without a snapshot, open replays the whole log: count all of it as due.
         let sealed_bytes = (self.active_segment() - 1).saturating_mul(self.options.segment_size_max_bytes);
-        self.bytes_since_snapshot = sealed_bytes.saturating_add(self.write_offset);
+        self.bytes_since_snapshot = sealed_bytes.saturating_add(self.log.write_offset());
         Ok(())
     }
 

@@ -271,7 +271,7 @@ impl<S: Storage> AgentEngine<S> {
     /// Whether the verified log ends where the engine stands and rebuilds the graph it holds.
     fn check_verified_end(&self, sequence: u64, chain: Hash, replay: &mut GraphReplay) -> Result<(), Error> {
         let last = segment_path(&self.folder, self.segments.count());
-        if sequence != self.sequence || chain != self.chain {
+        if sequence != self.log.sequence() || chain != self.log.chain() {
             return Err(Error::Corrupt { file: last, offset: 0, reason: CorruptReason::LogDiffersFromOpenedState });
         }
         replay.graph.fold_children(); // the replay is compared, then dropped: no need to shrink it
