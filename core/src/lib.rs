@@ -50,6 +50,7 @@ macro_rules! mutant {
 pub mod checksum;
 pub mod codec;
 mod conceal;
+mod convert;
 mod corrupt_reason;
 pub mod digest;
 mod engine;

@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 
 use super::{io_error, outcome_unknown, AgentEngine};
 use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView, Record, SALT_BYTES};
+use crate::convert::{bounded_bytes_usize, bounded_count_u32, field_length_u16};
 use crate::digest::{chain_next, content_digest};
 use crate::error::Error;
 use crate::graph::Location;
@@ -145,25 +146,26 @@ impl<S: Storage> AgentEngine<S> {
                     let parents: Vec<Vec<u64>> =
                         legs.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect();
                     LegsView::encode(&parents, &mut legs_raw);
-                    let view = LegsView::parse(legs.len() as u16, &legs_raw).ok_or(Error::LimitExceeded {
-                        what: "legs of one memory",
-                        size: legs.len() as u64,
-                        limit: LEGS_PER_MEMORY_MAX as u64,
-                    })?;
+                    let view =
+                        LegsView::parse(field_length_u16(legs.len()), &legs_raw).ok_or(Error::LimitExceeded {
+                            what: "legs of one memory",
+                            size: legs.len() as u64,
+                            limit: LEGS_PER_MEMORY_MAX as u64,
+                        })?;
                     Body::Memory { id: next_id - 1, legs: view, content: content_block(salt, content) }
                 }
                 Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
             };
             let record = Record { identity, body };
             let offset = self.write_offset + bytes.len() as u64;
-            locations.push(Location { segment: segment as u16, offset: offset as u32 });
+            locations.push(Location::in_segment(segment, offset)?);
             record.encode(&mut bytes);
             record.encode_chained_fields(&mut fields);
             chain = chain_next(&chain, &fields);
         }
         limits::check("batch size in bytes", bytes.len(), BATCH_MAX_BYTES)?;
         let identity = Identity { agent: self.agent, segment, sequence };
-        commit_marker(identity, self.write_offset, &bytes, entries.len() as u32, chain).encode(&mut bytes);
+        commit_marker(identity, self.write_offset, &bytes, bounded_count_u32(entries.len())?, chain).encode(&mut bytes);
         self.write_durably(&bytes)?;
         self.sequence = sequence;
         self.chain = chain;
@@ -181,7 +183,7 @@ impl<S: Storage> AgentEngine<S> {
         if self.write_margin_bytes > 0 {
             self.keep_write_margin(end)?;
         }
-        let ahead = if self.write_margin_bytes > 0 { 0 } else { self.options.preallocate_bytes as usize };
+        let ahead = if self.write_margin_bytes > 0 { 0 } else { bounded_bytes_usize(self.options.preallocate_bytes)? };
         let extended;
         let written = if end > self.allocated_end && ahead > 0 {
             let mut with_zeros = Vec::with_capacity(bytes.len() + ahead);
