@@ -96,7 +96,8 @@ mod tests {
         // The instruction path works in 8-byte words and interleaved streams, with head and
         // tail bytes handled apart: every length and start offset up to a few words covers
         // each of those joins.
-        let bytes: Vec<u8> = (0..4096u32).map(|index| (index.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let bytes: Vec<u8> =
+            (0..4096u32).map(|index| u8::try_from((index.wrapping_mul(2_654_435_761) >> 13) & 0xFF).unwrap()).collect();
         for start in 0..16 {
             for length in 0..600 {
                 let slice = &bytes[start..start + length];

@@ -56,6 +56,7 @@ pub mod checksum;
 #[doc(hidden)]
 pub mod codec;
 mod conceal;
+mod convert;
 mod corrupt_reason;
 #[doc(hidden)]
 pub mod digest;

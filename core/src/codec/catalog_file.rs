@@ -54,13 +54,13 @@ impl CatalogFile {
         out.put_u8(FORMAT_VERSION);
         out.put_u8(FILE_KIND_CATALOG);
         out.put_u16(0);
-        out.put_u32(self.entries.len() as u32);
+        out.put_u32(crate::convert::field_length_u32(self.entries.len()));
         out.put_u64(self.next_number);
         for entry in &self.entries {
             debug_assert!(entry.name.len() <= AGENT_NAME_MAX_BYTES);
             out.put_u64(entry.number);
             out.put_bytes(&entry.token_hash);
-            out.put_u16(entry.name.len() as u16);
+            out.put_u16(crate::convert::field_length_u16(entry.name.len()));
             out.put_bytes(entry.name.as_bytes());
         }
         let checksum = crc32c(&out);

@@ -87,13 +87,13 @@ impl EraseJournal {
         out.put_u8(FORMAT_VERSION);
         out.put_u8(FILE_KIND_ERASE_JOURNAL);
         out.put_u16(0);
-        out.put_u32(self.overwrites.len() as u32);
+        out.put_u32(crate::convert::field_length_u32(self.overwrites.len()));
         out.put_u64(self.agent);
         for overwrite in &self.overwrites {
             debug_assert!(overwrite.literal.len() <= RECORD_MAX_BYTES && overwrite.zeros as usize <= RECORD_MAX_BYTES);
             out.put_u64(overwrite.segment);
             out.put_u64(overwrite.offset);
-            out.put_u32(overwrite.literal.len() as u32);
+            out.put_u32(crate::convert::field_length_u32(overwrite.literal.len()));
             out.put_u32(overwrite.zeros);
             out.put_bytes(&overwrite.literal);
         }

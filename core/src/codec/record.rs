@@ -98,7 +98,7 @@ impl<'a> LegsView<'a> {
         for leg in legs {
             let parents = leg.as_ref();
             debug_assert!(parents.len() <= usize::from(u16::MAX));
-            out.put_u16(parents.len() as u16);
+            out.put_u16(crate::convert::field_length_u16(parents.len()));
             for parent in parents {
                 out.put_u64(*parent);
             }
@@ -217,7 +217,7 @@ impl<'a> Record<'a> {
             Some(_) => ContentBlock {
                 digest: content.digest,
                 present: None,
-                erased_padding_bytes: content.present_bytes() as u32,
+                erased_padding_bytes: crate::convert::field_length_u32(content.present_bytes()),
             },
             None => content,
         })
@@ -255,7 +255,7 @@ impl<'a> Record<'a> {
         self.encode_body(out);
         let length = out.len() - start;
         debug_assert!(length <= RECORD_MAX_BYTES);
-        let length_field = (length as u32).to_le_bytes();
+        let length_field = crate::convert::field_length_u32(length).to_le_bytes();
         let tail = out.split_at_mut(start).1;
         tail.get_mut(OFFSET_LENGTH..OFFSET_LENGTH + 4)
             .into_iter()
@@ -285,7 +285,7 @@ impl<'a> Record<'a> {
         match &self.body {
             Body::Lot { id, label, content } => {
                 out.put_u64(*id);
-                out.put_u16(label.len() as u16);
+                out.put_u16(crate::convert::field_length_u16(label.len()));
                 out.put_bytes(label.as_bytes());
                 encode_content(content, out);
             }
@@ -327,7 +327,7 @@ impl<'a> Record<'a> {
         match &self.body {
             Body::Lot { id, label, content } => {
                 out.put_u64(*id);
-                out.put_u16(label.len() as u16);
+                out.put_u16(crate::convert::field_length_u16(label.len()));
                 out.put_bytes(label.as_bytes());
                 out.put_bytes(&content.digest);
             }
@@ -350,7 +350,7 @@ fn encode_content(content: &ContentBlock<'_>, out: &mut Vec<u8>) {
         Some((salt, bytes)) => {
             debug_assert_eq!(content.erased_padding_bytes, 0, "padding only follows an erased content");
             out.put_bytes(salt);
-            out.put_u32(bytes.len() as u32);
+            out.put_u32(crate::convert::field_length_u32(bytes.len()));
             out.put_bytes(bytes);
         }
         None => out.resize(out.len() + content.erased_padding_bytes as usize, 0),
@@ -365,7 +365,8 @@ pub fn claimed_length(bytes: &[u8]) -> Option<u32> {
 /// Whether `bytes` starts with something shaped like a commit marker (its kind and length),
 /// to find candidates quickly before checking them in full.
 pub fn looks_like_commit(bytes: &[u8]) -> bool {
-    claimed_length(bytes) == Some(COMMIT_BYTES as u32) && bytes.get(OFFSET_KIND) == Some(&KIND_COMMIT)
+    claimed_length(bytes).and_then(|length| usize::try_from(length).ok()) == Some(COMMIT_BYTES)
+        && bytes.get(OFFSET_KIND) == Some(&KIND_COMMIT)
 }
 
 /// Decodes the record at the start of `bytes`; returns it and its length in bytes.
@@ -690,7 +691,7 @@ mod tests {
                 Owned::Lot(id, label, digest, content) => Body::Lot { id: *id, label, content: block(*digest, content) },
                 Owned::Memory(id, legs, digest, content) => {
                     LegsView::encode(legs, &mut legs_raw);
-                    let view = LegsView::parse(legs.len() as u16, &legs_raw).ok_or_else(|| TestCaseError::fail("legs"))?;
+                    let view = LegsView::parse(u16::try_from(legs.len()).unwrap(), &legs_raw).ok_or_else(|| TestCaseError::fail("legs"))?;
                     let decoded: Vec<Vec<u64>> = view.iter().map(|leg| leg.collect()).collect();
                     prop_assert_eq!(&decoded, legs);
                     Body::Memory { id: *id, legs: view, content: block(*digest, content) }
@@ -755,7 +756,7 @@ mod tests {
             // accept it without panicking, and never read past its length.
             let mut bytes = vec![0u8; 8];
             bytes.extend_from_slice(&body);
-            let length = (bytes.len() as u32).to_le_bytes();
+            let length = u32::try_from(bytes.len()).unwrap().to_le_bytes();
             bytes.get_mut(4..8).into_iter().for_each(|field| field.copy_from_slice(&length));
             let checksum = crc32c(bytes.get(4..).unwrap_or_default()).to_le_bytes();
             bytes.get_mut(0..4).into_iter().for_each(|field| field.copy_from_slice(&checksum));

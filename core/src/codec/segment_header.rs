@@ -64,7 +64,7 @@ impl SegmentHeader {
         out.put_bytes(&MAGIC);
         out.put_u8(FORMAT_VERSION);
         out.put_u8(FILE_KIND_SEGMENT);
-        out.put_u16(SEGMENT_HEADER_BYTES as u16);
+        out.put_u16(crate::convert::field_length_u16(SEGMENT_HEADER_BYTES));
         out.put_u32(0);
         out.put_u64(self.agent);
         out.put_u64(self.segment);
@@ -96,7 +96,7 @@ impl SegmentHeader {
         if reader.u8() != Some(FILE_KIND_SEGMENT) {
             return Err(CorruptReason::NotASegmentFile);
         }
-        if reader.u16() != Some(SEGMENT_HEADER_BYTES as u16) || reader.u32() != Some(0) {
+        if reader.u16().map(usize::from) != Some(SEGMENT_HEADER_BYTES) || reader.u32() != Some(0) {
             return Err(CorruptReason::UnexpectedSegmentHeaderLayout);
         }
         let missing = CorruptReason::SegmentHeaderCutShort;

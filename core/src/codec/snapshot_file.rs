@@ -281,7 +281,7 @@ mod tests {
     }
 
     fn node_ends(node_count: usize) -> Vec<u32> {
-        (0..node_count as u32).collect()
+        (0..u32::try_from(node_count).unwrap()).collect()
     }
 
     #[test]
@@ -347,7 +347,7 @@ mod tests {
             words in prop::collection::vec(any::<u32>(), 0..20),
             row in prop::collection::vec(any::<u32>(), 0..20),
         ) {
-            let starts: Vec<u32> = (0..=slots.len() as u32).collect();
+            let starts: Vec<u32> = (0..=u32::try_from(slots.len()).unwrap()).collect();
             let bytes = encode(&slots, &words, &starts, &row);
             let leg_node_ends = node_ends(slots.len());
             let expected = SnapshotFile { point: point(), slots, leg_words: words, leg_node_ends, child_row_starts: starts, child_row: row };

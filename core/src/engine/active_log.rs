@@ -11,6 +11,7 @@ use alloc::vec::Vec;
 
 use super::{io_error, outcome_unknown};
 use crate::codec::segment_header::SEGMENT_HEADER_BYTES;
+use crate::convert::bounded_bytes_usize;
 use crate::digest::Hash;
 use crate::error::Error;
 use crate::storage::StorageFile;
@@ -157,7 +158,7 @@ impl ActiveLog {
         if self.write_margin_bytes > 0 {
             self.keep_write_margin(file, end, preallocate_bytes, &path)?;
         }
-        let ahead = if self.write_margin_bytes > 0 { 0 } else { preallocate_bytes as usize };
+        let ahead = if self.write_margin_bytes > 0 { 0 } else { bounded_bytes_usize(preallocate_bytes)? };
         let extended;
         let written = if end > self.allocated_end && ahead > 0 {
             let mut with_zeros = Vec::with_capacity(bytes.len() + ahead);
@@ -254,7 +255,7 @@ mod tests {
             if self.fail_write {
                 return Err(StorageMisbehaved("write refused"));
             }
-            let start = offset as usize;
+            let start = usize::try_from(offset).unwrap();
             if self.bytes.len() < start + bytes.len() {
                 self.bytes.resize(start + bytes.len(), 0);
             }
@@ -273,7 +274,7 @@ mod tests {
             if self.fail_set_len {
                 return Err(StorageMisbehaved("length change refused"));
             }
-            self.bytes.resize(length as usize, 0);
+            self.bytes.resize(usize::try_from(length).unwrap(), 0);
             Ok(())
         }
     }

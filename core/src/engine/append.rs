@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use super::active_log::PoisonCause;
 use super::{io_error, AgentEngine};
 use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView, Record, SALT_BYTES};
+use crate::convert::{bounded_count_u32, field_length_u16};
 use crate::digest::{chain_next, content_digest};
 use crate::error::Error;
 use crate::graph::Location;
@@ -146,25 +147,27 @@ impl<S: Storage> AgentEngine<S> {
                     let parents: Vec<Vec<u64>> =
                         legs.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect();
                     LegsView::encode(&parents, &mut legs_raw);
-                    let view = LegsView::parse(legs.len() as u16, &legs_raw).ok_or(Error::LimitExceeded {
-                        what: "legs of one memory",
-                        size: legs.len() as u64,
-                        limit: LEGS_PER_MEMORY_MAX as u64,
-                    })?;
+                    let view =
+                        LegsView::parse(field_length_u16(legs.len()), &legs_raw).ok_or(Error::LimitExceeded {
+                            what: "legs of one memory",
+                            size: legs.len() as u64,
+                            limit: LEGS_PER_MEMORY_MAX as u64,
+                        })?;
                     Body::Memory { id: next_id - 1, legs: view, content: content_block(salt, content) }
                 }
                 Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
             };
             let record = Record { identity, body };
             let offset = self.log.write_offset() + bytes.len() as u64;
-            locations.push(Location { segment: segment as u16, offset: offset as u32 });
+            locations.push(Location::in_segment(segment, offset)?);
             record.encode(&mut bytes);
             record.encode_chained_fields(&mut fields);
             chain = chain_next(&chain, &fields);
         }
         limits::check("batch size in bytes", bytes.len(), BATCH_MAX_BYTES)?;
         let identity = Identity { agent: self.agent, segment, sequence };
-        commit_marker(identity, self.log.write_offset(), &bytes, entries.len() as u32, chain).encode(&mut bytes);
+        commit_marker(identity, self.log.write_offset(), &bytes, bounded_count_u32(entries.len())?, chain)
+            .encode(&mut bytes);
         self.write_durably(&bytes)?;
         self.log.commit(sequence, chain);
         Ok(locations)

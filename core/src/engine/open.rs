@@ -10,6 +10,7 @@ use super::replay::apply_record;
 use super::{io_error, AgentEngine};
 use crate::codec::segment_header::{write_margin_bytes, SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::SnapshotPoint;
+use crate::convert::segment_offset_usize;
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::graph::Graph;
@@ -105,7 +106,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
         // Resuming at a snapshot's point, only what follows the point is read.
         let (bytes, base) = match resume {
-            Some(offset) => (read_from(&file, &path, offset)?, offset as usize),
+            Some(offset) => (read_from(&file, &path, offset)?, segment_offset_usize(offset)?),
             None => (read_all(&file, &path)?, 0),
         };
         let expected = Expected {
@@ -115,7 +116,7 @@ impl<S: Storage> AgentEngine<S> {
             chain_before: self.log.chain(),
         };
         let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
-        let start = resume.map_or(SEGMENT_HEADER_BYTES, |offset| offset as usize);
+        let start = resume.map_or(Ok(SEGMENT_HEADER_BYTES), segment_offset_usize)?;
         let mut header = [0u8; SEGMENT_HEADER_BYTES];
         let header_checked = match resume {
             Some(_) => {

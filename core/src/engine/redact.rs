@@ -18,6 +18,7 @@ use crate::checksum::crc32c;
 use crate::codec::erase_journal::{EraseJournal, Overwrite};
 use crate::codec::record::{self, commit_marker, Body, Identity, COMMIT_BYTES, HEADER_BYTES, RECORD_MAX_BYTES};
 use crate::codec::segment_header::SEGMENT_HEADER_BYTES;
+use crate::convert::bounded_count_u32;
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 use crate::error::Error;
@@ -86,7 +87,7 @@ impl CommittedWrite {
         // One overwrite per record, one write call: the record up to its text (its new frame,
         // and the fields that stay, written again as they are), then the zeros.
         let literal = redacted.get(..text_start).unwrap_or_default().to_vec();
-        let zeros = content.present_bytes() as u32;
+        let zeros = bounded_count_u32(content.present_bytes())?;
         overwrites.push(Overwrite { segment: self.segment, offset, literal, zeros });
         if let Some(target) = slot.get_mut(..length) {
             target.copy_from_slice(&redacted);

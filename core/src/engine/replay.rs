@@ -11,7 +11,7 @@ use crate::graph::{Graph, Location};
 /// order, parents alive, recalls of known nodes.
 pub(super) fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, path: &str) -> Result<(), Error> {
     let corrupt = |reason| Error::Corrupt { file: String::from(path), offset, reason };
-    let location = Location { segment: record.identity.segment as u16, offset: offset as u32 };
+    let location = Location::in_segment(record.identity.segment, offset)?;
     match record.body {
         Body::Lot { id, content, .. } => {
             if id != graph.next_id() {

@@ -12,6 +12,7 @@ use super::files::read_all;
 use super::{io_error, outcome_unknown, AgentEngine};
 use crate::codec::record::{commit_marker, Body};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
+use crate::convert::segment_offset_usize;
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::graph::Location;
@@ -83,7 +84,7 @@ impl<S: Storage> AgentEngine<S> {
                     let doomed = graph.is_erase_requested(id) || !graph.is_alive(id);
                     let kept = if doomed { record.redacted() } else { *record };
                     let present = kept.content().is_some_and(|content| content.present.is_some());
-                    moves.push((id, Location { segment: segment as u16, offset: out.len() as u32 }, present));
+                    moves.push((id, Location::in_segment(segment, out.len() as u64)?, present));
                     kept.encode(&mut out);
                 }
                 Body::Recall { .. } | Body::Seal { .. } => record.encode(&mut out),
@@ -99,7 +100,7 @@ impl<S: Storage> AgentEngine<S> {
         let data_length = out.len() as u64;
         if segment == self.active_segment() {
             // The active segment keeps its header's promise: the margin of zeros after its end.
-            out.resize(out.len() + self.log.write_margin_bytes() as usize, 0);
+            out.resize(out.len() + segment_offset_usize(self.log.write_margin_bytes())?, 0);
         }
         self.replace_file(&path, &out)?;
         // A handle held open still reaches the file the rename replaced.

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use super::legs::parent_of;
 
+use crate::convert::graph_position_u32;
 use crate::corrupt_reason::CorruptReason;
 
 const NO_EDGE: u32 = u32::MAX;
@@ -28,7 +29,7 @@ pub struct Children {
 impl Children {
     /// Records that `child` has `parent` in one of its legs (once per pair).
     pub fn link(&mut self, parent: u32, child: u32) {
-        let edge = self.overflow.len() as u32;
+        let edge = graph_position_u32(self.overflow.len());
         if self.overflow_heads.len() <= parent as usize {
             self.overflow_heads.resize(parent as usize + 1, NO_EDGE);
         }
@@ -55,12 +56,12 @@ impl Children {
         let mut row = Vec::with_capacity(self.row.len() + self.overflow.len());
         let mut newer = Vec::new();
         row_offsets.push(0);
-        for parent in 0..node_count as u32 {
+        for parent in 0..graph_position_u32(node_count) {
             row.extend_from_slice(self.row_of(parent));
             newer.clear();
             self.for_each_newer(parent, |child| newer.push(child));
             row.extend(newer.iter().rev());
-            row_offsets.push(row.len() as u32);
+            row_offsets.push(graph_position_u32(row.len()));
         }
         self.row_offsets = row_offsets;
         self.row = row;
@@ -98,7 +99,7 @@ impl Children {
     pub fn same_edges(&self, other: &Children, node_count: usize) -> bool {
         let mut mine = Vec::new();
         let mut theirs = Vec::new();
-        (0..node_count as u32).all(|parent| {
+        (0..graph_position_u32(node_count)).all(|parent| {
             mine.clear();
             theirs.clear();
             self.for_each_ascending(parent, |child| mine.push(child));

@@ -7,6 +7,7 @@
 
 use alloc::vec::Vec;
 
+use crate::convert::graph_position_u32;
 use crate::corrupt_reason::CorruptReason;
 
 const INDEX_MASK: u32 = (1 << 30) - 1;
@@ -27,7 +28,7 @@ pub struct LegWords {
 impl LegWords {
     /// Records a node without legs (a lot).
     pub fn push_lot(&mut self) {
-        self.node_ends.push(self.words.len() as u32);
+        self.node_ends.push(graph_position_u32(self.words.len()));
     }
 
     /// Appends the legs of a memory and returns its words. Every leg must be non-empty and every
@@ -52,7 +53,7 @@ impl LegWords {
                 *last |= END_OF_MEMORY;
             }
         }
-        self.node_ends.push(self.words.len() as u32);
+        self.node_ends.push(graph_position_u32(self.words.len()));
         self.words.get(start..).unwrap_or_default()
     }
 

@@ -17,6 +17,10 @@ use alloc::vec::Vec;
 use children::{for_each_distinct_parent, Children};
 use legs::{parent_of, split_legs, LegWords, PARENT_INDEX_MAX};
 
+use crate::convert::{
+    graph_position_u32, low_u16, low_u32, low_u8, node_index_or_none_u32, node_index_u32, segment_number_u16,
+    segment_offset_u32,
+};
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::id::Id;
@@ -48,16 +52,28 @@ pub struct Location {
     pub offset: u32,
 }
 
+impl Location {
+    /// The location of a record at byte `offset` of segment `segment`.
+    ///
+    /// # Errors
+    ///
+    /// `Internal` if either number is past the limit that makes it fit its field (see the
+    /// segment and offset conversions), which the limits on segments rule out.
+    pub fn in_segment(segment: u64, offset: u64) -> Result<Location, Error> {
+        Ok(Location { segment: segment_number_u16(segment)?, offset: segment_offset_u32(offset)? })
+    }
+}
+
 fn pack(location: Location, flags: u8) -> u64 {
     u64::from(location.offset) | (u64::from(location.segment) << SEGMENT_SHIFT) | (u64::from(flags) << FLAGS_SHIFT)
 }
 
 fn unpack_location(slot: u64) -> Location {
-    Location { offset: slot as u32, segment: (slot >> SEGMENT_SHIFT) as u16 }
+    Location { offset: low_u32(slot), segment: low_u16(slot >> SEGMENT_SHIFT) }
 }
 
 fn unpack_flags(slot: u64) -> u8 {
-    (slot >> FLAGS_SHIFT) as u8
+    low_u8(slot >> FLAGS_SHIFT)
 }
 
 /// Whether a node is a lot or a memory.
@@ -214,8 +230,8 @@ impl Graph {
     {
         let disk = if content_on_disk { FLAG_CONTENT_ON_DISK } else { 0 };
         let id = self.push_slot(FLAG_MEMORY | FLAG_ALIVE | disk, location)?;
-        let child = (id - 1) as u32;
-        let words = self.legs.push_legs(legs.into_iter().map(|leg| leg.into_iter().map(|parent| (parent - 1) as u32)));
+        let child = node_index_u32(id)?;
+        let words = self.legs.push_legs(legs.into_iter().map(|leg| leg.into_iter().map(node_index_or_none_u32)));
         let children = &mut self.children;
         for_each_distinct_parent(words, |parent| children.link(parent, child));
         if !self.deferring_folds && self.children.wants_fold() {
@@ -290,7 +306,7 @@ impl Graph {
     /// The legs of a memory (none for a lot), as ids.
     pub fn legs(&self, id: u64) -> Result<Vec<Vec<u64>>, Error> {
         self.slot(id)?;
-        let index = (id - 1) as u32;
+        let index = node_index_u32(id)?;
         Ok(split_legs(self.words_of(index))
             .map(|leg| leg.iter().map(|word| u64::from(parent_of(*word)) + 1).collect())
             .collect())
@@ -302,7 +318,7 @@ impl Graph {
             self.update_flags(*dead, |flags| flags & !FLAG_ALIVE);
             let Some(index) = self.index(*dead) else { continue };
             let slots = &mut self.slots;
-            self.children.for_each(index as u32, |child| {
+            self.children.for_each(graph_position_u32(index), |child| {
                 if let Some(slot) = slots.get_mut(child as usize) {
                     *slot |= u64::from(FLAG_PARENT_DEAD) << FLAGS_SHIFT;
                 }

@@ -7,6 +7,7 @@ use hashbrown::HashMap;
 use super::legs::{parent_of, split_legs};
 use super::node_set::NodeSet;
 use super::{Graph, FLAG_ALIVE, FLAG_PARENT_DEAD};
+use crate::convert::{node_index_or_none_u32, node_index_u32};
 use crate::error::Error;
 use crate::id::{Id, Mode, Removal};
 
@@ -53,7 +54,7 @@ impl Graph {
     pub fn plan_recall(&self, id: u64, mode: Mode, removal: Removal) -> Result<RecallPlan, Error> {
         let flags = super::unpack_flags(self.slot(id)?);
         let repeated = flags & FLAG_ALIVE == 0;
-        let target = (id - 1) as u32;
+        let target = node_index_u32(id)?;
         let mut removed = match mode {
             Mode::Fair => self.fair_closure(target),
             Mode::Strict if mutant!(StrictLikeFair) => self.fair_closure(target),
@@ -69,7 +70,7 @@ impl Graph {
                 // The text of the id, of every recalled memory with it in its history (whatever
                 // recall killed it), and of what dies now.
                 let mut erase = self.descendants(target, |flags| flags & FLAG_ALIVE == 0);
-                erase.extend(removed.iter().map(|id| (id - 1) as u32));
+                erase.extend(removed.iter().copied().map(node_index_or_none_u32));
                 erase.push(target);
                 erase.sort_unstable();
                 erase.dedup();
@@ -173,7 +174,7 @@ const _: () = assert!(crate::limits::LEGS_PER_MEMORY_MAX <= 64);
 /// Bit `leg_index` when `set`. Legs past the 64th, which no checked memory has, get no bit.
 fn leg_bit(leg_index: usize, set: bool) -> u64 {
     if set {
-        1u64.checked_shl(leg_index as u32).unwrap_or(0)
+        u32::try_from(leg_index).ok().and_then(|shift| 1u64.checked_shl(shift)).unwrap_or(0)
     } else {
         0
     }

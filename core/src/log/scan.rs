@@ -137,7 +137,10 @@ pub fn scan_records_after<'a, E>(
         }
         match record.body {
             Body::Commit { batch_start, batch_crc, record_count, chain: committed_chain } => {
-                let batch = window(end.committed_end as usize, position).unwrap_or_default();
+                let batch = usize::try_from(end.committed_end)
+                    .ok()
+                    .and_then(|start| window(start, position))
+                    .unwrap_or_default();
                 let matches = batch_start == end.committed_end
                     && !pending.is_empty()
                     && record_count as usize == pending.len()
@@ -184,7 +187,8 @@ pub fn scan_records_after<'a, E>(
     end.uncommitted_records = pending.iter().filter(|(record, _)| record.is_chained()).count() as u64;
     // Only the bytes after the committed part can be data past it; the search stops there, so a
     // scan that starts late never reads what lies before its start.
-    let after_commit = window(end.committed_end as usize, file_end).unwrap_or_default();
+    let after_commit =
+        usize::try_from(end.committed_end).ok().and_then(|start| window(start, file_end)).unwrap_or_default();
     let data_after = after_commit.iter().rposition(|byte| *byte != 0).map_or(0, |last| last as u64 + 1);
     end.data_end = end.committed_end + data_after;
     if end.is_clean() {
