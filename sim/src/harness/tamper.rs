@@ -73,18 +73,9 @@ impl World {
         };
         self.storage.note("tamper", &target, count);
         self.storage.replace_file_bytes(&target, &copy);
-        let before = self.all_files();
-        let opened = StoreEngine::open(self.storage.clone(), self.options.clone())
-            .and_then(|store| store.open_agent_by_number(number).map(|_| ()));
-        let after = self.all_files();
+        let opened = self.open_noting_changes(number);
         self.storage.replace_file_bytes(&target, &original);
-        match opened {
-            Err(Error::Corrupt { .. }) if before == after => Ok(()),
-            Err(Error::Corrupt { .. }) => {
-                Err(Stop::Violation(format!("open refused {target}, a copy of {source}, but modified the files")))
-            }
-            other => Err(Stop::Violation(format!("open of {target}, a copy of {source}, answered {other:?}"))),
-        }
+        refused_unchanged(opened, &format!("{target}, a copy of {source}"))
     }
 
     /// Deletes the newest segment of agent `number` (of `count`): a seal before it, or the
@@ -97,10 +88,7 @@ impl World {
         self.storage.note("delete-segment", &target, count);
         let removed = self.storage.remove_file(&target).and_then(|()| self.storage.sync_folder(&folder));
         removed.map_err(|error| Stop::Violation(format!("harness error: removing {target}: {error}")))?;
-        let before = self.all_files();
-        let opened = StoreEngine::open(self.storage.clone(), self.options.clone())
-            .and_then(|store| store.open_agent_by_number(number).map(|_| ()));
-        let after = self.all_files();
+        let opened = self.open_noting_changes(number);
         let restored = self.storage.open_file(&target, true).and_then(|mut file| {
             file.write_at(0, &original)?;
             file.sync()
@@ -108,13 +96,7 @@ impl World {
         restored
             .and_then(|()| self.storage.sync_folder(&folder))
             .map_err(|error| Stop::Violation(format!("harness error: restoring {target}: {error}")))?;
-        match opened {
-            Err(Error::Corrupt { .. }) if before == after => Ok(()),
-            Err(Error::Corrupt { .. }) => {
-                Err(Stop::Violation(format!("open refused without {target}, but modified the files")))
-            }
-            other => Err(Stop::Violation(format!("open without {target} answered {other:?}"))),
-        }
+        refused_unchanged(opened, &format!("the store without {target}"))
     }
 
     /// Cuts the newest segment of agent `number` (of `count`) down to its header, when the
@@ -129,18 +111,18 @@ impl World {
         }
         self.storage.note("cut-segment", &target, count);
         self.storage.replace_file_bytes(&target, header);
+        let opened = self.open_noting_changes(number);
+        self.storage.replace_file_bytes(&target, &original);
+        refused_unchanged(opened, &format!("{target} cut to its header"))
+    }
+
+    /// Opens agent `number` again; returns what the open answered and whether it changed any
+    /// file.
+    fn open_noting_changes(&self, number: u64) -> (Result<(), Error>, bool) {
         let before = self.all_files();
         let opened = StoreEngine::open(self.storage.clone(), self.options.clone())
             .and_then(|store| store.open_agent_by_number(number).map(|_| ()));
-        let after = self.all_files();
-        self.storage.replace_file_bytes(&target, &original);
-        match opened {
-            Err(Error::Corrupt { .. }) if before == after => Ok(()),
-            Err(Error::Corrupt { .. }) => {
-                Err(Stop::Violation(format!("open refused {target} cut to its header, but modified the files")))
-            }
-            other => Err(Stop::Violation(format!("open of {target} cut to its header answered {other:?}"))),
-        }
+        (opened, self.all_files() != before)
     }
 
     /// Every file and its bytes, sorted by path (the lock aside, which any open takes).
@@ -202,5 +184,15 @@ impl World {
         self.storage.note("forge-snapshot", &path, chosen);
         self.storage.replace_file_bytes(&path, &SnapshotFile::encode(&snapshot.point, parts));
         Ok(())
+    }
+}
+
+/// The verdict on an open of a tampered store (`tampered` says how): it must answer `Corrupt` and
+/// change no file.
+fn refused_unchanged((opened, changed): (Result<(), Error>, bool), tampered: &str) -> Step {
+    match opened {
+        Err(Error::Corrupt { .. }) if !changed => Ok(()),
+        Err(Error::Corrupt { .. }) => Err(Stop::Violation(format!("open refused {tampered}, but modified the files"))),
+        other => Err(Stop::Violation(format!("open of {tampered} answered {other:?}"))),
     }
 }
