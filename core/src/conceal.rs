@@ -7,7 +7,7 @@ use alloc::string::String;
 /// token's 64, and more than any file name of a store holds (16).
 pub const CONCEALED_HEX_RUN_MIN: usize = 24;
 
-/// `text` with every run of [`CONCEALED_HEX_RUN_MIN`] or more hex digits replaced by `…`, so
+/// `text` with every run of `CONCEALED_HEX_RUN_MIN` (24) or more hex digits replaced by `…`, so
 /// that a message quoting what a user typed never repeats a token, or most of one, even one
 /// mistyped or cut short.
 pub fn conceal_token_digits(text: &str) -> String {

@@ -17,10 +17,10 @@
 //! - lot: id u64, label length u16, label, content block
 //! - memory: id u64, leg count u16, legs (each: parent count u16, parents u64…), content block
 //! - recall: id u64, mode u8 (0 fair, 1 strict), removal u8 (0 untrusted, 1 erase)
-//! - commit: batch start u64, batch crc32c u32, record count u32, chain hash [32]
+//! - commit: batch start u64, batch crc32c u32, record count u32, chain hash \[32\]
 //! - seal: next segment number u64
 //!
-//! The content block is the salted digest [32], then, unless erased: salt [16], content length
+//! The content block is the salted digest \[32\], then, unless erased: salt \[16\], content length
 //! u32, content. An erased content block is the digest followed by zeros up to the record's
 //! length: none after a rewrite, or as many as the salt, length and content took when the record
 //! was redacted in place (so its length, and every offset after it, stayed the same).
