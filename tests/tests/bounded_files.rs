@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use cheesedb::limits::SEALED_FILES_OPEN_MAX;
-use cheesedb::{FileStorage, Id, Io, Mode, Options, Removal, Store};
+use cheesedb::{Agent, FileStorage, Id, Io, Mode, Options, Removal, Store};
 use cheesedb_tests::files_containing;
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
@@ -57,6 +57,23 @@ fn assert_bounded(io: Io, count: usize, baseline: usize, after: &str) -> usize {
     count
 }
 
+/// Writes lots, `LOTS_PER_WRITE` to a batch, until the agent has `segments` segments, calling
+/// `after_each_write` after every batch; returns the ids in order (lot `i` holds `content_of(i)`).
+fn grow(alice: &Agent, segments: u64, mut after_each_write: impl FnMut()) -> Vec<Id> {
+    let mut ids: Vec<Id> = Vec::new();
+    while alice.report().segments < segments {
+        let first = ids.len();
+        let written = alice
+            .batch(|batch| {
+                (first..first + LOTS_PER_WRITE).map(|index| batch.add_lot("tool", &content_of(index))).collect()
+            })
+            .unwrap();
+        ids.extend::<Vec<Id>>(written);
+        after_each_write();
+    }
+    ids
+}
+
 fn open_store(folder: &Path, io: Io) -> Store {
     Store::builder(folder).options(tiny_segments()).io(io).open().unwrap()
 }
@@ -68,18 +85,10 @@ fn many_segments_within_few_descriptors(io: Io) {
     let token = store.create_agent("alice").unwrap();
     let baseline = open_descriptors();
     let alice = store.open_agent(&token).unwrap();
-    let mut ids: Vec<Id> = Vec::new();
     let mut peak = 0;
-    while alice.report().segments < SEGMENTS_WANTED {
-        let first = ids.len();
-        let written = alice
-            .batch(|batch| {
-                (first..first + LOTS_PER_WRITE).map(|index| batch.add_lot("tool", &content_of(index))).collect()
-            })
-            .unwrap();
-        ids.extend::<Vec<Id>>(written);
+    let ids = grow(&alice, SEGMENTS_WANTED, || {
         peak = peak.max(assert_bounded(io, open_descriptors(), baseline, "a write") - baseline);
-    }
+    });
     let segments = alice.report().segments;
     let head = alice.verify().unwrap();
     drop(alice);
@@ -152,16 +161,7 @@ fn time_a_get_from_an_old_sealed_segment() {
     let folder = tempfile::tempdir().unwrap();
     let store = open_store(folder.path(), Io::Std);
     let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
-    let mut ids: Vec<Id> = Vec::new();
-    while alice.report().segments < 64 {
-        let first = ids.len();
-        let written = alice
-            .batch(|batch| {
-                (first..first + LOTS_PER_WRITE).map(|index| batch.add_lot("tool", &content_of(index))).collect()
-            })
-            .unwrap();
-        ids.extend::<Vec<Id>>(written);
-    }
+    let ids = grow(&alice, 64, || {});
     let rounds = 20_000u32;
     let spread = SEALED_FILES_OPEN_MAX * 4 * LOTS_PER_WRITE;
     let cases = [

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use cheesedb::{Error, Mode, Options, Removal, Store};
 use cheesedb_tests::backend::Backend;
-use cheesedb_tests::faulty::FaultyStorage;
+use cheesedb_tests::faulty::{Faults, FaultyStorage};
 
 /// Small segments and no zeros written ahead, so a segment's length tells when it is full.
 fn small_segments() -> Options {
@@ -40,7 +40,8 @@ fn a_roll_that_fails_refuses_the_write_and_it_never_shows<B: Backend>() {
     alice.add_lot("later", b"the roll happens again").unwrap();
 }
 
-fn a_compaction_that_fails_before_any_rename_is_a_refusal<B: Backend>() {
+/// Compacts an agent holding the text of a recalled lot, with the fault `arm` switches on.
+fn compact_with_fault<B: Backend>(arm: impl FnOnce(&Faults)) -> Result<(), Error> {
     let place = B::new();
     let storage = FaultyStorage::wrap(place.storage());
     let faults = storage.faults.clone();
@@ -48,20 +49,18 @@ fn a_compaction_that_fails_before_any_rename_is_a_refusal<B: Backend>() {
     let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
     let lot = alice.add_lot("source", b"dead text").unwrap();
     alice.recall(lot, Mode::Fair, Removal::Untrusted).unwrap();
-    faults.fail_sync.store(true, Ordering::SeqCst);
-    assert!(matches!(alice.compact(), Err(Error::Io { .. })));
+    arm(&faults);
+    alice.compact()
+}
+
+fn a_compaction_that_fails_before_any_rename_is_a_refusal<B: Backend>() {
+    let compacted = compact_with_fault::<B>(|faults| faults.fail_sync.store(true, Ordering::SeqCst));
+    assert!(matches!(compacted, Err(Error::Io { .. })));
 }
 
 fn a_compaction_that_fails_at_a_rename_has_an_unknown_outcome<B: Backend>() {
-    let place = B::new();
-    let storage = FaultyStorage::wrap(place.storage());
-    let faults = storage.faults.clone();
-    let store = Store::open_with(storage, Options::default()).unwrap();
-    let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
-    let lot = alice.add_lot("source", b"dead text").unwrap();
-    alice.recall(lot, Mode::Fair, Removal::Untrusted).unwrap();
-    faults.fail_rename.store(true, Ordering::SeqCst);
-    assert!(matches!(alice.compact(), Err(Error::OutcomeUnknown { .. })));
+    let compacted = compact_with_fault::<B>(|faults| faults.fail_rename.store(true, Ordering::SeqCst));
+    assert!(matches!(compacted, Err(Error::OutcomeUnknown { .. })));
 }
 
 cheesedb_tests::conformance!(
