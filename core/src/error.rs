@@ -146,6 +146,48 @@ pub enum Error {
         /// The record count of the kept fingerprint.
         records: u64,
     },
+    /// A vector given to attach to a node or to search with cannot be used.
+    InvalidVector {
+        /// What is wrong with it.
+        problem: VectorProblem,
+    },
+}
+
+/// Why a vector was refused.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VectorProblem {
+    /// It has no numbers.
+    Empty,
+    /// The number at `position` (from 0) is infinite or not a number.
+    NotFinite {
+        /// Where the number is.
+        position: usize,
+    },
+    /// Every number is zero: it has no direction, so no cosine.
+    AllZero,
+    /// Its dimension differs from that of the vectors the agent holds.
+    DimensionMismatch {
+        /// The dimension of the agent's vectors.
+        expected: usize,
+        /// The dimension given.
+        found: usize,
+    },
+}
+
+impl fmt::Display for VectorProblem {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VectorProblem::Empty => write!(formatter, "it has no numbers"),
+            VectorProblem::NotFinite { position } => {
+                write!(formatter, "the number at position {position} is infinite or not a number")
+            }
+            VectorProblem::AllZero => write!(formatter, "every number is zero, so it has no direction"),
+            VectorProblem::DimensionMismatch { expected, found } => {
+                write!(formatter, "it has {found} dimensions, but this agent's vectors have {expected}")
+            }
+        }
+    }
 }
 
 impl Error {
@@ -294,6 +336,7 @@ impl fmt::Display for Error {
             Error::HistoryMismatch { records } => {
                 write!(formatter, "the history differs from the kept fingerprint at record {records}")
             }
+            Error::InvalidVector { problem } => write!(formatter, "invalid vector: {problem}"),
         }
     }
 }

@@ -77,6 +77,8 @@ pub mod memory;
 pub mod mutants;
 mod node;
 mod report;
+#[doc(hidden)]
+pub mod search;
 mod storage;
 mod storage_error;
 mod store;
@@ -90,17 +92,18 @@ pub use corrupt_reason::CorruptReason;
 pub mod internal {
     #[cfg(feature = "mutants")]
     pub use crate::mutants;
-    pub use crate::{checksum, codec, digest, graph, log, memory};
+    pub use crate::{checksum, codec, digest, graph, log, memory, search};
 }
 
 pub use engine::{verify, AgentEngine, Batch, Write};
-pub use error::{Error, ErrorSource};
+pub use error::{Error, ErrorSource, VectorProblem};
 pub use fingerprint::Fingerprint;
 pub use id::{Id, Leg, Mode, Removal};
 pub use left_behind::LeftBehind;
 pub use limits::Options;
 pub use node::{Node, NodeKind};
 pub use report::Report;
+pub use search::Hit;
 pub use storage::{NameKind, Storage, StorageFile};
 pub use storage_error::{StorageError, StorageErrorKind};
 pub use store::{AgentKey, StoreEngine};

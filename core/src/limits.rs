@@ -13,6 +13,8 @@ pub const AGENT_NAME_MAX_BYTES: usize = 256;
 pub const LEGS_PER_MEMORY_MAX: usize = 64;
 /// The most parents one leg may have.
 pub const PARENTS_PER_LEG_MAX: usize = 64;
+/// The most numbers one vector may have (the largest embedding models give a few thousand).
+pub const VECTOR_DIMENSION_MAX: usize = 8192;
 /// The most lots and memories one batch may write.
 pub const BATCH_MAX_RECORDS: usize = 65_536;
 /// The most bytes one batch may write.

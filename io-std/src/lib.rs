@@ -49,8 +49,8 @@ mod verify;
 
 pub use agent::Agent;
 pub use builder::StoreBuilder;
-pub use cheesedb_core::{
-    conceal_token_digits, limits, Batch, CorruptReason, Error, ErrorSource, Fingerprint, Id, LeftBehind, Leg, Mode,
+pub use cheesedb_core::{VectorProblem, 
+    conceal_token_digits, limits, Batch, CorruptReason, Error, ErrorSource, Fingerprint, Hit, Id, LeftBehind, Leg, Mode,
     NameKind, Node, NodeKind, Options, Removal, Report, Storage, StorageError, StorageErrorKind, StorageFile, Token,
 };
 pub use files::{FileHandle, FileStorage};

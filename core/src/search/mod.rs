@@ -1,0 +1,6 @@
+//! Search over an agent's alive lots and memories: keyword (BM25) and vector (exact cosine),
+//! held in RAM and derived from the log, so recall and Erase reach it as they reach the log.
+
+mod hit;
+
+pub use hit::Hit;
