@@ -127,6 +127,12 @@ pub enum CorruptReason {
     MemoryWithEmptyLeg,
     /// Recall of an unknown id.
     RecallOfUnknownId,
+    /// Vector of a node that is unknown or was recalled before it.
+    VectorOfDeadOrUnknownNode,
+    /// Vector whose bytes are not a whole number of f32 numbers, or hold no number.
+    VectorBytesNotNumbers,
+    /// Vector of another dimension than the other alive vectors of the agent.
+    VectorDimensionDiffers,
     /// Record belongs to another agent or segment.
     RecordBelongsElsewhere,
     /// Record is not a lot or memory.
@@ -282,6 +288,9 @@ impl CorruptReason {
             CorruptReason::MemoryOnDeadOrUnknownParent => "memory built on a dead or unknown parent",
             CorruptReason::MemoryWithEmptyLeg => "memory with an empty leg",
             CorruptReason::RecallOfUnknownId => "recall of an unknown id",
+            CorruptReason::VectorOfDeadOrUnknownNode => "vector of a dead or unknown node",
+            CorruptReason::VectorBytesNotNumbers => "vector bytes are not a whole number of numbers",
+            CorruptReason::VectorDimensionDiffers => "vector dimension differs from the other alive vectors",
             CorruptReason::RecordBelongsElsewhere => "record belongs to another agent or segment",
             CorruptReason::RecordNotLotOrMemory => "record is not a lot or memory",
             CorruptReason::RecordHoldsAnotherId => "record holds another id",

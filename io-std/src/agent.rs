@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cheesedb_core::{AgentEngine, Batch, Error, Fingerprint, Id, Leg, Mode, Node, Removal, Report};
+use cheesedb_core::{AgentEngine, Batch, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Report};
 
 use crate::files::FileStorage;
 use crate::mutex::lock;
@@ -154,6 +154,81 @@ impl<S: SharedStorage> Agent<S> {
         };
         drop(store);
         outcome
+    }
+
+    /// Lots and memories whose content holds words of `query`, best first by BM25 (k1 1.2,
+    /// b 0.75), ties by ascending id, at most `limit`. Words are split on Unicode word
+    /// boundaries and lower-cased; a hit holds at least one word of the query; an empty query
+    /// or a `limit` of 0 finds nothing. Recalled lots and memories are never found, from the
+    /// moment their recall returns.
+    ///
+    /// The index lives in RAM, derived from the log: the first search after open builds it
+    /// with one read of the agent's files, later writes and recalls keep it in step.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Io` or `Error::Corrupt` if the log cannot be read to build the index;
+    /// `Error::AgentDeleted`; `Error::Poisoned` after a panic while the agent was in use.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, Error> {
+        self.with(|engine| engine.search(query, limit))
+    }
+
+    /// Attaches `vector` (an embedding the caller computed) to the alive lot or memory `id`,
+    /// replacing any vector it had. Durable when this returns. An agent's alive vectors share
+    /// one dimension: that of the first, until none is left.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownId`, `Error::AlreadyRecalled` for an id that is not alive;
+    /// `Error::InvalidVector` for an empty vector, a number that is not finite, all zeros or
+    /// another dimension; `Error::LimitExceeded` past `limits::VECTOR_DIMENSION_MAX` numbers;
+    /// the errors of any write (`Error::Io`, `Error::OutcomeUnknown`, `Error::Poisoned`,
+    /// `Error::ReadOnly`).
+    pub fn set_vector(&self, id: Id, vector: &[f32]) -> Result<(), Error> {
+        self.store.check_writable()?;
+        self.with(|engine| engine.set_vector(id, vector))
+    }
+
+    /// Alive lots and memories with a vector, best first by the cosine of their vector and
+    /// `vector`, computed exactly for every one (the score is the cosine), ties by ascending id.
+    /// An agent without vectors finds nothing.
+    ///
+    /// # Errors
+    ///
+    /// `Error::InvalidVector` or `Error::LimitExceeded` for a vector that cannot be compared
+    /// (as for [`Agent::set_vector`]); otherwise as for [`Agent::search`].
+    pub fn search_vector(&self, vector: &[f32], limit: usize) -> Result<Vec<Hit>, Error> {
+        self.with(|engine| engine.search_vector(vector, limit))
+    }
+
+    /// Keyword and vector search fused by reciprocal rank fusion (k = 60): a node scores the
+    /// sum of 1 / (60 + its rank) over the two rankings, each cut at its best
+    /// `max(limit, 100)`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Agent::search_vector`].
+    pub fn search_hybrid(&self, query: &str, vector: &[f32], limit: usize) -> Result<Vec<Hit>, Error> {
+        self.with(|engine| engine.search_hybrid(query, vector, limit))
+    }
+
+    /// Whether the alive lot or memory `id` has a vector.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownId` or `Error::AlreadyRecalled` for an id that is not alive; otherwise
+    /// as for [`Agent::search`].
+    pub fn has_vector(&self, id: Id) -> Result<bool, Error> {
+        self.with(|engine| engine.has_vector(id))
+    }
+
+    /// Bytes of RAM held by this agent's search index (0 until the first search builds it).
+    ///
+    /// # Errors
+    ///
+    /// `Error::Poisoned` after a panic while the agent was in use.
+    pub fn search_heap_bytes(&self) -> Result<usize, Error> {
+        self.with(|engine| Ok(engine.search_heap_bytes()))
     }
 
     /// Bytes of RAM held by this agent's recall graph.

@@ -1,10 +1,10 @@
-//! Log records: lots, memories, recalls, and the commit and seal markers that frame them.
+//! Log records: lots, memories, recalls, vectors, and the commit and seal markers that frame them.
 //!
 //! ```text
 //! offset  size  field
 //!      0     4  crc32c of bytes [4, length)
 //!      4     4  length of the whole record, this header included
-//!      8     1  kind: 1 lot, 2 memory, 3 recall, 4 commit, 5 seal
+//!      8     1  kind: 1 lot, 2 memory, 3 recall, 4 commit, 5 seal, 6 vector
 //!      9     1  flags: bit 0 = content erased (salt and content are absent)
 //!     10     2  reserved, zero
 //!     12     8  agent number          } the record's identity, inside the checksum, so a
@@ -19,6 +19,7 @@
 //! - recall: id u64, mode u8 (0 fair, 1 strict), removal u8 (0 untrusted, 1 erase)
 //! - commit: batch start u64, batch crc32c u32, record count u32, chain hash \[32\]
 //! - seal: next segment number u64
+//! - vector: id u64, content block whose content is the vector's numbers (f32, little-endian)
 //!
 //! The content block is the salted digest \[32\], then, unless erased: salt \[16\], content length
 //! u32, content. An erased content block is the digest followed by zeros up to the record's
@@ -51,6 +52,7 @@ const KIND_MEMORY: u8 = 2;
 const KIND_RECALL: u8 = 3;
 const KIND_COMMIT: u8 = 4;
 const KIND_SEAL: u8 = 5;
+const KIND_VECTOR: u8 = 6;
 
 const _: () = assert!(COMMIT_BYTES == 84);
 const _: () = assert!(crate::limits::CONTENT_MAX_BYTES + 64 * 1024 < RECORD_MAX_BYTES);
@@ -170,6 +172,15 @@ pub enum Body<'a> {
         /// Untrusted or Erase.
         removal: Removal,
     },
+    /// A vector was attached to a lot or memory (replacing any earlier one). Its numbers are a
+    /// content block, so an Erase removes them as it removes text, and the chain commits only to
+    /// their salted digest.
+    Vector {
+        /// The lot or memory.
+        id: u64,
+        /// The numbers, as little-endian f32.
+        content: ContentBlock<'a>,
+    },
     /// Closes a durable write: every record from `batch_start` up to this marker.
     Commit {
         /// File offset of the first record of the write.
@@ -200,7 +211,7 @@ pub struct Record<'a> {
 impl<'a> Record<'a> {
     /// Whether the record is a lot, memory or recall (the records the hash chain covers).
     pub fn is_chained(&self) -> bool {
-        matches!(self.body, Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. })
+        matches!(self.body, Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } | Body::Vector { .. })
     }
 
     /// The same record with its content's salt and bytes removed (the digest stays), and no
@@ -223,10 +234,10 @@ impl<'a> Record<'a> {
         })
     }
 
-    /// The content of a lot or memory, if the record is one.
+    /// The content of a lot or memory, or the numbers of a vector, if the record is one.
     pub fn content(&self) -> Option<ContentBlock<'a>> {
         match self.body {
-            Body::Lot { content, .. } | Body::Memory { content, .. } => Some(content),
+            Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => Some(content),
             Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } => None,
         }
     }
@@ -235,6 +246,7 @@ impl<'a> Record<'a> {
         let body = match self.body {
             Body::Lot { id, label, content } => Body::Lot { id, label, content: change(content) },
             Body::Memory { id, legs, content } => Body::Memory { id, legs, content: change(content) },
+            Body::Vector { id, content } => Body::Vector { id, content: change(content) },
             other => other,
         };
         Record { identity: self.identity, body }
@@ -275,6 +287,7 @@ impl<'a> Record<'a> {
         match &self.body {
             Body::Lot { content, .. } => (KIND_LOT, erased(content)),
             Body::Memory { content, .. } => (KIND_MEMORY, erased(content)),
+            Body::Vector { content, .. } => (KIND_VECTOR, erased(content)),
             Body::Recall { .. } => (KIND_RECALL, 0),
             Body::Commit { .. } => (KIND_COMMIT, 0),
             Body::Seal { .. } => (KIND_SEAL, 0),
@@ -313,6 +326,10 @@ impl<'a> Record<'a> {
                 out.put_bytes(chain);
             }
             Body::Seal { next_segment } => out.put_u64(*next_segment),
+            Body::Vector { id, content } => {
+                out.put_u64(*id);
+                encode_content(content, out);
+            }
         }
     }
 
@@ -335,6 +352,10 @@ impl<'a> Record<'a> {
                 out.put_u64(*id);
                 out.put_u16(legs.count);
                 out.put_bytes(legs.raw);
+                out.put_bytes(&content.digest);
+            }
+            Body::Vector { id, content } => {
+                out.put_u64(*id);
                 out.put_bytes(&content.digest);
             }
             Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } => {
@@ -413,7 +434,7 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
         sequence: reader.u64().ok_or(missing)?,
     };
     let erased = flags & FLAG_ERASED != 0;
-    if erased && !matches!(kind, KIND_LOT | KIND_MEMORY) {
+    if erased && !matches!(kind, KIND_LOT | KIND_MEMORY | KIND_VECTOR) {
         return Err(CorruptReason::ErasedFlagOnRecordWithoutContent);
     }
     let body = match kind {
@@ -451,6 +472,10 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
             chain: reader.array().ok_or(missing)?,
         },
         KIND_SEAL => Body::Seal { next_segment: reader.u64().ok_or(missing)? },
+        KIND_VECTOR => {
+            let id = reader.u64().ok_or(missing)?;
+            Body::Vector { id, content: decode_content(reader, erased)? }
+        }
         _ => return Err(CorruptReason::UnknownRecordKind),
     };
     Ok(Record { identity, body })

@@ -7,7 +7,7 @@
 //!      0     8  magic "CHEESEDB"
 //!      8     1  format version (1)
 //!      9     1  file kind (3 = snapshot)
-//!     10     2  snapshot layout (2: with child rows)
+//!     10     2  snapshot layout (3: with child rows and the vector flag)
 //!     12     4  reserved, zero
 //!     16     8  agent number
 //!     24     8  segment of the point
@@ -40,9 +40,9 @@ use crate::graph::GraphParts;
 
 /// The file kind byte of a snapshot.
 pub const FILE_KIND_SNAPSHOT: u8 = 3;
-/// The snapshot layout this build writes and reads. Layout 1 had no child rows; a snapshot of
-/// another layout is ignored like a damaged one, and open replays the log instead.
-pub const SNAPSHOT_LAYOUT: u16 = 2;
+/// The snapshot layout this build writes and reads. Layout 1 had no child rows, layout 2 no
+/// vector flag (a node flag bit that layout 3 gives a meaning); a snapshot of another layout is ignored like a damaged one, and open replays the log instead.
+pub const SNAPSHOT_LAYOUT: u16 = 3;
 /// Bytes of a snapshot header.
 pub const SNAPSHOT_HEADER_BYTES: usize = 128;
 
@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn golden_header_bytes() {
         let bytes = encode(&[7], &[5, 6], &[0, 0], &[]);
-        assert_eq!(bytes.get(..16), Some(&b"CHEESEDB\x01\x03\x02\x00\x00\x00\x00\x00"[..]));
+        assert_eq!(bytes.get(..16), Some(&b"CHEESEDB\x01\x03\x03\x00\x00\x00\x00\x00"[..]));
         assert_eq!(
             bytes.get(80..104),
             Some(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0][..])

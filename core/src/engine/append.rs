@@ -24,6 +24,8 @@ pub(crate) enum Entry<'a> {
     Lot { label: &'a str, content: &'a [u8] },
     Memory { legs: &'a [Leg], content: &'a [u8] },
     Recall { id: u64, mode: Mode, removal: Removal },
+    /// A vector of the alive node `id`: its numbers as the record stores them.
+    Vector { id: u64, numbers: &'a [u8] },
 }
 
 /// Checks a lot's label and content against the limits.
@@ -105,8 +107,14 @@ impl<S: Storage> AgentEngine<S> {
                     let parents = legs.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()));
                     self.graph.add_memory(parents, location, true)?
                 }
+                Entry::Vector { id, .. } => {
+                    self.graph.set_vector_on_disk(*id, true);
+                    self.index_written(*id, entry, location);
+                    continue;
+                }
                 Entry::Recall { .. } => continue,
             };
+            self.index_written(id, entry, location);
             ids.push(Id::from(id));
         }
         Ok(ids)
@@ -156,6 +164,7 @@ impl<S: Storage> AgentEngine<S> {
                     Body::Memory { id: next_id - 1, legs: view, content: content_block(salt, content) }
                 }
                 Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
+                Entry::Vector { id, numbers } => Body::Vector { id, content: content_block(salt, numbers) },
             };
             let record = Record { identity, body };
             let offset = self.log.write_offset() + bytes.len() as u64;

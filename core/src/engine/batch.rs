@@ -1,10 +1,14 @@
-//! Several lots and memories written together: one commit marker, one sync, all or nothing.
+//! Several lots, memories and vectors written together: one commit marker, one sync, all or
+//! nothing.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::append::{validate_lot, Entry};
+use super::search::vector_bytes;
 use super::AgentEngine;
+use crate::error::VectorProblem;
+use crate::search::VectorIndex;
 use crate::error::Error;
 use crate::id::{Id, Leg};
 use crate::limits::{self, BATCH_MAX_BYTES, BATCH_MAX_RECORDS};
@@ -27,6 +31,13 @@ pub enum Write {
         /// Its legs.
         legs: Vec<Leg>,
     },
+    /// A vector attached to a lot or memory (alive, or added earlier in the same batch).
+    Vector {
+        /// The lot or memory.
+        id: Id,
+        /// The vector's numbers, as the record stores them (little-endian f32).
+        numbers: Vec<u8>,
+    },
 }
 
 /// Collects writes that commit together. Ids handed out are final; a memory may name a lot or
@@ -39,13 +50,14 @@ pub struct Batch<'e, S: Storage> {
 
 impl<'e, S: Storage> Batch<'e, S> {
     fn next_id(&self) -> u64 {
-        self.engine.graph.next_id() + self.writes.len() as u64
+        let nodes = self.writes.iter().filter(|write| !matches!(write, Write::Vector { .. })).count();
+        self.engine.graph.next_id() + nodes as u64
     }
 
     fn admit(&mut self, write: Write, content_bytes: usize) -> Result<Id, Error> {
         limits::check("records in one batch", self.writes.len() + 1, BATCH_MAX_RECORDS)?;
         limits::check("batch size in bytes", self.size_bytes + content_bytes, BATCH_MAX_BYTES)?;
-        self.engine.validate_room(self.writes.len() as u64 + 1)?;
+        self.engine.validate_room(self.next_id() - self.engine.graph.next_id() + 1)?;
         let id = Id::from(self.next_id());
         self.size_bytes += content_bytes;
         self.writes.push(write);
@@ -66,6 +78,29 @@ impl<'e, S: Storage> Batch<'e, S> {
         let parents: usize = legs.iter().map(|leg| leg.parents().len() * 8 + 2).sum();
         let write = Write::Memory { content: content.to_vec(), legs: legs.to_vec() };
         self.admit(write, content.len() + parents)
+    }
+
+    /// Attaches `vector` to the lot or memory `id`, alive or added earlier in this batch,
+    /// replacing any vector it had; same checks as `AgentEngine::set_vector`, the dimension
+    /// checked when the batch is written.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownId` or `Error::AlreadyRecalled` for an id that is neither alive nor added
+    /// earlier in the batch; `Error::InvalidVector` for an empty vector, one with a number that
+    /// is not finite, or all zeros; `Error::LimitExceeded` for one longer than
+    /// `limits::VECTOR_DIMENSION_MAX` or a batch past its limits.
+    pub fn set_vector(&mut self, id: Id, vector: &[f32]) -> Result<(), Error> {
+        if !(self.engine.graph.next_id()..self.next_id()).contains(&id.get()) {
+            self.engine.check_alive(id.get())?;
+        }
+        VectorIndex::default().check(vector)?;
+        limits::check("records in one batch", self.writes.len() + 1, BATCH_MAX_RECORDS)?;
+        let numbers = vector_bytes(vector);
+        limits::check("batch size in bytes", self.size_bytes + numbers.len(), BATCH_MAX_BYTES)?;
+        self.size_bytes += numbers.len();
+        self.writes.push(Write::Vector { id, numbers });
+        Ok(())
     }
 
     /// How many writes were collected.
@@ -89,8 +124,29 @@ impl<S: Storage> AgentEngine<S> {
             let value = collect(&mut batch)?;
             (value, batch.writes)
         };
+        self.check_batch_vectors(&writes)?;
         self.write_batch(&writes)?;
         Ok(value)
+    }
+
+    /// Checks that the vectors of a batch share the dimension of the agent's alive vectors
+    /// (or, if it has none, of the batch's first vector).
+    fn check_batch_vectors(&mut self, writes: &[Write]) -> Result<(), Error> {
+        let mut dimensions = writes.iter().filter_map(|write| match write {
+            Write::Vector { numbers, .. } => Some(numbers.len() / 4),
+            Write::Lot { .. } | Write::Memory { .. } => None,
+        });
+        let Some(first) = dimensions.next() else { return Ok(()) };
+        let mut expected = self.search_index()?.vector_dimension();
+        for found in core::iter::once(first).chain(dimensions) {
+            match expected {
+                Some(expected) if expected != found => {
+                    return Err(Error::InvalidVector { problem: VectorProblem::DimensionMismatch { expected, found } });
+                }
+                _ => expected = Some(found),
+            }
+        }
+        Ok(())
     }
 
     /// Writes already validated writes as one durable write; returns their ids.
@@ -103,6 +159,7 @@ impl<S: Storage> AgentEngine<S> {
             .map(|write| match write {
                 Write::Lot { label, content } => Entry::Lot { label, content },
                 Write::Memory { content, legs } => Entry::Memory { legs, content },
+                Write::Vector { id, numbers } => Entry::Vector { id: id.get(), numbers },
             })
             .collect();
         self.write_entries(&entries)

@@ -13,6 +13,7 @@ mod recall;
 mod redact;
 mod replay;
 mod rewrite;
+mod search;
 mod segment_files;
 mod snapshot;
 pub mod verify;
@@ -56,6 +57,8 @@ pub struct AgentEngine<S: Storage> {
     /// The graph came from a snapshot and was not yet checked against the log: it must be before
     /// anything destructive is computed from it.
     graph_unconfirmed: bool,
+    /// The search index, built from the log when first needed after open, then kept in step.
+    search: Option<search::SearchIndex>,
 }
 
 impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
@@ -138,6 +141,7 @@ impl<S: Storage> AgentEngine<S> {
             bytes_since_snapshot: 0,
             snapshot_stale: false,
             graph_unconfirmed: false,
+            search: None,
         })
     }
 

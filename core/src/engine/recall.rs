@@ -46,6 +46,9 @@ impl<S: Storage> AgentEngine<S> {
         // next open finishes it.
         self.append(&[Entry::Recall { id: id.get(), mode, removal }])?;
         self.graph.apply_recall(&plan);
+        if let Some(index) = self.search.as_mut() {
+            index.forget(core::iter::once(id.get()).chain(plan.removed.iter().copied()));
+        }
         if !plan.erase.is_empty() {
             self.erase_requested_content()?;
         }

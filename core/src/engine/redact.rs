@@ -65,7 +65,7 @@ impl CommittedWrite {
         let slot = self.bytes.get_mut(at..batch_end).ok_or(corrupt(CorruptReason::RecordOutsideWrite))?;
         let (found, length) = record::decode(slot).map_err(&corrupt)?;
         let found_id = match found.body {
-            Body::Lot { id, .. } | Body::Memory { id, .. } => Some(id),
+            Body::Lot { id, .. } | Body::Memory { id, .. } | Body::Vector { id, .. } => Some(id),
             Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } => None,
         };
         if found_id != Some(id) || found.identity.segment != self.segment {
@@ -218,7 +218,17 @@ impl<S: Storage> AgentEngine<S> {
         for id in self.graph.content_to_remove(false) {
             doomed.push((self.graph.location(id)?, id));
         }
+        let doomed_vectors: Vec<u64> = self.graph.vectors_to_remove(false).collect();
+        if !doomed_vectors.is_empty() {
+            let index = self.search_index()?;
+            for id in &doomed_vectors {
+                doomed.extend(index.vector_records_of(*id).iter().map(|location| (*location, *id)));
+            }
+        }
         if doomed.is_empty() {
+            for id in doomed_vectors {
+                self.graph.set_vector_on_disk(id, false);
+            }
             return Ok(0);
         }
         doomed.sort_unstable_by_key(|(location, _)| (location.segment, location.offset));
@@ -231,8 +241,16 @@ impl<S: Storage> AgentEngine<S> {
         }
         // A record found already redacted (the graph came from a snapshot taken before) is
         // simply marked so.
+        for id in doomed_vectors {
+            self.graph.set_vector_on_disk(id, false);
+            if let Some(index) = self.search.as_mut() {
+                index.vector_records_erased(id);
+            }
+        }
         for (location, id) in doomed {
-            self.graph.set_location(id, location, false);
+            if self.graph.location(id)? == location {
+                self.graph.set_location(id, location, false);
+            }
         }
         self.snapshot_stale = true;
         Ok(redacted)

@@ -43,6 +43,14 @@ pub(super) fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, 
             let plan = graph.plan_recall(id, mode, removal).map_err(|_| corrupt(CorruptReason::RecallOfUnknownId))?;
             graph.apply_recall(&plan);
         }
+        Body::Vector { id, content } => {
+            if !graph.is_alive(id) {
+                return Err(corrupt(CorruptReason::VectorOfDeadOrUnknownNode));
+            }
+            if content.present.is_some() {
+                graph.set_vector_on_disk(id, true);
+            }
+        }
         Body::Commit { .. } | Body::Seal { .. } => {}
     }
     Ok(())

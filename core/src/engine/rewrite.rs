@@ -33,8 +33,8 @@ impl<S: Storage> AgentEngine<S> {
         result.map(|_| ())
     }
 
-    /// Rewrites every segment holding text of a recalled node; returns how many nodes lost
-    /// their text.
+    /// Rewrites every segment holding text or vectors of a recalled node; returns how many
+    /// nodes lost their text.
     fn rewrite_without_dead_content(&mut self) -> Result<u64, Error> {
         let doomed: Vec<u64> = self.graph.content_to_remove(true).collect();
         let mut segments: Vec<u64> = doomed
@@ -42,6 +42,13 @@ impl<S: Storage> AgentEngine<S> {
             .filter_map(|id| self.graph.location(*id).ok())
             .map(|location| u64::from(location.segment))
             .collect();
+        let doomed_vectors: Vec<u64> = self.graph.vectors_to_remove(true).collect();
+        if !doomed_vectors.is_empty() {
+            let index = self.search_index()?;
+            for id in &doomed_vectors {
+                segments.extend(index.vector_records_of(*id).iter().map(|location| u64::from(location.segment)));
+            }
+        }
         segments.sort_unstable();
         segments.dedup();
         if !segments.is_empty() {
@@ -52,6 +59,9 @@ impl<S: Storage> AgentEngine<S> {
             // Once one segment is replaced, the compaction is partly on disk: a later failure
             // leaves its outcome unknown, never refused.
             self.rewrite_segment(segment).map_err(|error| if index > 0 { outcome_unknown(error) } else { error })?;
+        }
+        for id in doomed_vectors {
+            self.graph.set_vector_on_disk(id, false);
         }
         Ok(doomed.len() as u64)
     }
@@ -69,6 +79,7 @@ impl<S: Storage> AgentEngine<S> {
         };
         let mut out = bytes.get(..SEGMENT_HEADER_BYTES).unwrap_or_default().to_vec();
         let mut moves: Vec<(u64, Location, bool)> = Vec::new();
+        let mut vector_moves: Vec<(u64, Location, bool)> = Vec::new();
         let mut batch_start = out.len();
         let graph = &self.graph;
         let end = scan_records(&bytes, &expected, SEGMENT_HEADER_BYTES, |record, _| -> Result<(), Error> {
@@ -85,6 +96,13 @@ impl<S: Storage> AgentEngine<S> {
                     let kept = if doomed { record.redacted() } else { *record };
                     let present = kept.content().is_some_and(|content| content.present.is_some());
                     moves.push((id, Location::in_segment(segment, out.len() as u64)?, present));
+                    kept.encode(&mut out);
+                }
+                Body::Vector { id, .. } => {
+                    let doomed = graph.is_erase_requested(id) || !graph.is_alive(id);
+                    let kept = if doomed { record.redacted() } else { *record };
+                    let present = kept.content().is_some_and(|content| content.present.is_some());
+                    vector_moves.push((id, Location::in_segment(segment, out.len() as u64)?, present));
                     kept.encode(&mut out);
                 }
                 Body::Recall { .. } | Body::Seal { .. } => record.encode(&mut out),
@@ -115,6 +133,9 @@ impl<S: Storage> AgentEngine<S> {
         }
         for (id, location, present) in moves {
             self.graph.set_location(id, location, present);
+        }
+        if let Some(index) = self.search.as_mut() {
+            index.segment_rewritten(crate::convert::segment_number_u16(segment)?, &vector_moves);
         }
         if segment == self.active_segment() {
             self.log.rewritten(data_length, out.len() as u64);

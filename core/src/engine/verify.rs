@@ -137,7 +137,7 @@ fn check_committed(
 ) -> Result<(), (Error, u64)> {
     let this_one_included = offset + 1;
     match record.body {
-        Body::Lot { content, .. } | Body::Memory { content, .. } => {
+        Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => {
             if let Some((salt, text)) = content.present {
                 if content_digest(salt, text) != content.digest {
                     return Err((place.corrupt(offset, CorruptReason::ContentDoesNotMatchDigest), this_one_included));
@@ -342,7 +342,7 @@ mod tests {
             let end = scan_records(&bytes, &expected, SEGMENT_HEADER_BYTES, |record, offset| {
                 apply_record(&mut replayed, record, offset, &path)?;
                 match record.body {
-                    Body::Lot { content, .. } | Body::Memory { content, .. } => {
+                    Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => {
                         if let Some((salt, text)) = content.present {
                             if content_digest(salt, text) != content.digest {
                                 return Err(corrupt(offset, CorruptReason::ContentDoesNotMatchDigest));

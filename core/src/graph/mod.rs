@@ -39,6 +39,8 @@ const FLAG_CONTENT_ON_DISK: u8 = 8;
 /// One of the node's parents is dead: only then can a Fair recall find one of its legs broken
 /// before it began, so only then does it look its parents up.
 const FLAG_PARENT_DEAD: u8 = 16;
+/// A vector record of the node in the files still holds the vector's numbers.
+const FLAG_VECTOR_ON_DISK: u8 = 32;
 
 const SEGMENT_SHIFT: u32 = 32;
 const FLAGS_SHIFT: u32 = 48;
@@ -190,6 +192,27 @@ impl Graph {
         self.slot(id).is_ok_and(|slot| unpack_flags(slot) & FLAG_CONTENT_ON_DISK != 0)
     }
 
+    /// Whether a vector record of `id` in the files may still hold the vector's numbers.
+    pub fn is_vector_on_disk(&self, id: u64) -> bool {
+        self.slot(id).is_ok_and(|slot| unpack_flags(slot) & FLAG_VECTOR_ON_DISK != 0)
+    }
+
+    /// Records whether a vector record of `id` in the files still holds the vector's numbers.
+    pub fn set_vector_on_disk(&mut self, id: u64, on_disk: bool) {
+        self.update_flags(id, |flags| if on_disk { flags | FLAG_VECTOR_ON_DISK } else { flags & !FLAG_VECTOR_ON_DISK });
+    }
+
+    /// Ids whose vector records may still hold numbers that must go: covered by an Erase, or
+    /// dead when `all_dead` (compaction).
+    pub fn vectors_to_remove(&self, all_dead: bool) -> impl Iterator<Item = u64> + '_ {
+        self.slots.iter().enumerate().filter_map(move |(index, slot)| {
+            let flags = unpack_flags(*slot);
+            let on_disk = flags & FLAG_VECTOR_ON_DISK != 0;
+            let doomed = flags & FLAG_ERASE != 0 || (all_dead && flags & FLAG_ALIVE == 0);
+            (on_disk && doomed).then_some(index as u64 + 1)
+        })
+    }
+
     /// Marks `ids` as covered by an Erase.
     pub fn request_erase(&mut self, ids: impl IntoIterator<Item = u64>) {
         for id in ids {
@@ -286,7 +309,7 @@ impl Graph {
         if slots.len() as u64 > NODES_MAX {
             return Err(CorruptReason::SnapshotHoldsTooManyNodes);
         }
-        let known = FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK | FLAG_PARENT_DEAD;
+        let known = FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK | FLAG_PARENT_DEAD | FLAG_VECTOR_ON_DISK;
         if slots.iter().any(|slot| unpack_flags(*slot) & !known != 0 || slot >> (FLAGS_SHIFT + 8) != 0) {
             return Err(CorruptReason::SnapshotNodeHasUnknownFlags);
         }

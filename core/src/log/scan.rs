@@ -171,7 +171,7 @@ pub fn scan_records_after<'a, E>(
                 }
                 pending.push((record, position as u64));
             }
-            Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } => {
+            Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } | Body::Vector { .. } => {
                 if record.identity.sequence != sequence + 1 {
                     end.damage = damage(CorruptReason::RecordSequenceOutOfOrder);
                     break;

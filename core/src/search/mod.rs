@@ -4,3 +4,12 @@
 mod hit;
 
 pub use hit::Hit;
+mod fusion;
+mod keyword;
+mod vectors;
+mod words;
+
+pub use fusion::reciprocal_rank_fusion;
+pub use keyword::KeywordIndex;
+pub use vectors::VectorIndex;
+pub use words::for_each_word;
