@@ -40,7 +40,11 @@ impl CheesedbSearchSide {
 
     /// Writes `nodes` in one batch, giving the memories the `vectors` in order (lots get none);
     /// returns the ids of the nodes.
-    pub fn write_batch_with_vectors(&mut self, nodes: &[PlannedNode], vectors: &[Vec<f32>]) -> Result<Vec<u64>, Failure> {
+    pub fn write_batch_with_vectors(
+        &mut self,
+        nodes: &[PlannedNode],
+        vectors: &[Vec<f32>],
+    ) -> Result<Vec<u64>, Failure> {
         let mut vectors = vectors.iter();
         let ids = self.side.agent()?.batch(|batch| {
             let mut ids = Vec::with_capacity(nodes.len());
@@ -73,13 +77,13 @@ impl CheesedbSearchSide {
     }
 
     /// Recalls `id`; returns the memories removed because of it, ascending.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "sqlite"))]
     pub fn recall(&mut self, id: u64, mode: cheesedb::Mode, removal: cheesedb::Removal) -> Result<Vec<u64>, Failure> {
         self.side.recall(id, mode, removal)
     }
 
     /// Compacts the agent's files.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "sqlite"))]
     pub fn compact(&mut self) -> Result<(), Failure> {
         self.side.compact()
     }

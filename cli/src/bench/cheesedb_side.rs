@@ -70,7 +70,8 @@ impl CheesedbSide {
         // Without a child, this open is the one measured; with one, this process's agent only
         // needs to be open again, and a search of its own would build an index nobody times.
         let query_here = if from_child.is_some() { None } else { first_query };
-        let (store, agent, in_this_process) = open_probe::open_measured(&self.folder, self.io, &self.token, query_here)?;
+        let (store, agent, in_this_process) =
+            open_probe::open_measured(&self.folder, self.io, &self.token, query_here)?;
         self.store = Some(store);
         self.agent = Some(agent);
         Ok(from_child.unwrap_or(in_this_process))

@@ -28,6 +28,7 @@ const SCHEMA: &str = "CREATE VIRTUAL TABLE texts USING fts5(content, tokenize = 
 /// The best `?2` texts for the query `?1`: `rank` is `bm25(texts)`, lower is better.
 const SEARCH: &str = "SELECT rowid FROM texts WHERE texts MATCH ?1 ORDER BY rank LIMIT ?2";
 
+#[cfg(test)]
 /// Every text matching the query `?1`, with its BM25 as FTS5 computes it (negated: higher is
 /// better, as cheesedb's scores).
 const SEARCH_SCORED: &str = "SELECT rowid, -bm25(texts) FROM texts WHERE texts MATCH ?1 ORDER BY rank";
@@ -50,6 +51,7 @@ impl Fts5Side {
         self.connection.as_mut().ok_or_else(|| Failure::new("the benchmark's FTS5 database is not open"))
     }
 
+    #[cfg(test)]
     /// Every text matching `query`, best first, with FTS5's BM25 (higher is better).
     pub fn search_scored(&mut self, query: &SearchQuery) -> Result<Vec<(u64, f64)>, Failure> {
         let connection = self.connection()?;
@@ -60,6 +62,7 @@ impl Fts5Side {
         Ok(hits.into_iter().map(|(id, score)| (id as u64, score)).collect())
     }
 
+    #[cfg(test)]
     /// Removes the texts of `ids`, as a recall takes them out of cheesedb's searches.
     pub fn remove(&mut self, ids: &[u64]) -> Result<(), Failure> {
         let transaction = self.connection()?.transaction_with_behavior(TransactionBehavior::Immediate)?;

@@ -241,7 +241,8 @@ fn measure_search(
     let open_measurement = settings.open_measurement.clone();
     let mut cheesedb =
         CheesedbSearchSide::create(&folder.fresh("cheesedb-search", run)?, settings.io, open_measurement.clone())?;
-    let mut vectors = CheesedbSearchSide::create(&folder.fresh("cheesedb-vectors", run)?, settings.io, open_measurement)?;
+    let mut vectors =
+        CheesedbSearchSide::create(&folder.fresh("cheesedb-vectors", run)?, settings.io, open_measurement)?;
     let mut fts5 = match settings.compare_sqlite {
         true => Some(open_fts5(&folder.fresh("sqlite-fts5", run)?)?),
         false => None,

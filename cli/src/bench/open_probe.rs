@@ -47,18 +47,13 @@ pub fn open_measured(
         let resident_searched = resident_bytes();
         figures.first_search_resident_growth_bytes =
             resident_after.zip(resident_searched).map(|(before, after)| after.saturating_sub(before));
-        figures.index_heap_bytes = search_index_heap_bytes(&agent);
+        figures.index_heap_bytes = Some(agent.search_heap_bytes()? as u64);
     }
     Ok((store, agent, figures))
 }
 
 /// Hits asked of the first search after an open: the top 10, as the timed searches.
 const FIRST_SEARCH_LIMIT: usize = 10;
-
-/// Bytes of RAM the agent's search index holds.
-fn search_index_heap_bytes(_agent: &Agent) -> Option<u64> {
-    None
-}
 
 /// Records the open replayed from the log rather than loaded from a snapshot.
 fn replayed(report: &Report) -> u64 {
@@ -102,12 +97,8 @@ pub fn measure_in_child(
     if let Some(query) = first_query {
         command.arg("--probe-query").arg(query);
     }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(cannot)?;
+    let mut child =
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(cannot)?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(token.to_string().as_bytes()).map_err(cannot)?;
     }

@@ -438,6 +438,31 @@ mod tests {
     }
 
     #[test]
+    fn search_targets_are_checked_when_the_search_section_ran() {
+        let cheesedb = Figures::from([
+            (Metric::SearchKeywordMedianSeconds, 0.001),
+            (Metric::SearchAgentOpenSeconds, 0.05),
+            (Metric::SearchFirstSeconds, 1.5),
+            (Metric::SearchIndexBytesPerMemory, 100.0),
+            (Metric::SearchTextBytesPerMemory, 280.0),
+            (Metric::VectorMedianSeconds, 0.008),
+            (Metric::SearchWritesPerSecondUnsearched, 1_000.0),
+            (Metric::SearchWritesPerSecondSearched, 850.0),
+        ]);
+        let sqlite = Figures::from([(Metric::SearchKeywordMedianSeconds, 0.02)]);
+        let mut outcome = outcome(cheesedb, Some(sqlite));
+        outcome.sections = Sections { graph: false, search: true };
+        let checks = targets(&outcome);
+        let met: Vec<Option<bool>> = checks.iter().map(|check| check.met).collect();
+        assert_eq!(met, vec![Some(true), Some(true), Some(false), Some(true), Some(true), Some(false)]);
+        assert_eq!(checks[0].measured, "20.00x");
+        assert_eq!(checks[5].measured, "85.0% of the rate without");
+        let text = to_text(&outcome);
+        assert!(text.contains("search: keyword top 10, median") && !text.contains("recall removing"), "{text}");
+        assert_eq!(to_json(&outcome)["search"]["vector_dimension"], json!(384));
+    }
+
+    #[test]
     fn the_table_and_the_json_carry_every_figure() {
         let figures = Figures::from([(Metric::SingleWritesPerSecond, 2_500.0), (Metric::DiskBytes, 4096.0)]);
         let outcome = outcome(figures.clone(), Some(figures));

@@ -89,7 +89,8 @@ fn both_engines_match_the_same_texts_after_recalls_compaction_and_reopen() {
     // Lots come first and after every hundred memories: ids 1, 102, 203, ... Recalling one
     // takes the hundred memories learned from it out of cheesedb's searches; FTS5 loses the
     // same texts.
-    let recalls = [(1, Mode::Fair, Removal::Untrusted), (102, Mode::Strict, Removal::Erase), (506, Mode::Fair, Removal::Erase)];
+    let recalls =
+        [(1, Mode::Fair, Removal::Untrusted), (102, Mode::Strict, Removal::Erase), (506, Mode::Fair, Removal::Erase)];
     for (lot, mode, removal) in recalls {
         let mut removed = both.cheesedb.recall(lot, mode, removal).unwrap();
         assert_eq!(removed.len(), 100, "recall of lot {lot}");
@@ -97,7 +98,7 @@ fn both_engines_match_the_same_texts_after_recalls_compaction_and_reopen() {
         both.fts5.remove(&removed).unwrap();
         // A memory of the middle of the family: it matches nothing any more.
         let gone = removed[50];
-        let alive = both.cheesedb.search_hits(&vocabulary.word(0).to_owned(), both.nodes).unwrap();
+        let alive = both.cheesedb.search_hits(vocabulary.word(0), both.nodes).unwrap();
         assert!(alive.iter().all(|hit| hit.id.get() != gone), "recalled {gone} was found");
     }
     assert_same_matches(&mut both, &queries, "after the recalls");
@@ -121,7 +122,9 @@ fn a_memory_with_only_rare_words_is_found_by_each_of_them() {
         PlannedNode::Memory { content: b"tiramo".to_vec(), legs: vec![vec![1]] },
     ];
     assert_eq!(cheesedb.write_batch(&nodes).unwrap(), fts5.write_batch(&nodes).unwrap());
-    for (words, expected) in [(vec!["zuvaka"], vec![1, 2]), (vec!["tiramo", "mirote"], vec![1, 3]), (vec!["nopu"], vec![])] {
+    for (words, expected) in
+        [(vec!["zuvaka"], vec![1, 2]), (vec!["tiramo", "mirote"], vec![1, 3]), (vec!["nopu"], vec![])]
+    {
         let query = SearchQuery::new(words.into_iter().map(String::from).collect());
         let mut from_cheesedb = cheesedb.search(&query, 10).unwrap();
         from_cheesedb.sort_unstable();

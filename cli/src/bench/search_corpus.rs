@@ -73,6 +73,7 @@ impl Vocabulary {
     }
 
     /// How many words it holds.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.words.len()
     }
@@ -214,11 +215,13 @@ impl SearchQuery {
 
     /// The same query for SQLite FTS5: each word quoted (so that no word can be read as an
     /// operator), joined by OR, since FTS5 reads words side by side as AND.
+    #[cfg(any(test, feature = "sqlite"))]
     pub fn fts5_match(&self) -> String {
         self.words.iter().map(|word| format!("\"{word}\"")).collect::<Vec<_>>().join(" OR ")
     }
 
     /// Its words.
+    #[cfg(test)]
     pub fn words(&self) -> &[String] {
         &self.words
     }
@@ -232,8 +235,11 @@ pub fn queries(vocabulary: &Vocabulary, count: usize, seed: u64) -> Vec<SearchQu
             let word_count = random.usize(1..=QUERY_WORDS_MAX);
             let mut words: Vec<String> = Vec::with_capacity(word_count);
             while words.len() < word_count {
-                let rank =
-                    if random.bool() { vocabulary.zipf_rank(&mut random) } else { vocabulary.uniform_rank(&mut random) };
+                let rank = if random.bool() {
+                    vocabulary.zipf_rank(&mut random)
+                } else {
+                    vocabulary.uniform_rank(&mut random)
+                };
                 let word = vocabulary.word(rank);
                 if !words.iter().any(|taken| taken == word) {
                     words.push(word.to_owned());

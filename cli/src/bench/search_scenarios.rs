@@ -206,7 +206,8 @@ fn opens(contestants: &mut Contestants<'_>, queries: &[SearchQuery], size: &Sear
         if !first.is_empty() {
             contestants.record(index, Metric::SearchFirstSeconds, median(&mut first));
         }
-        let mut index_bytes: Vec<f64> = opens.iter().filter_map(|open| open.index_heap_bytes).map(|b| b as f64).collect();
+        let mut index_bytes: Vec<f64> =
+            opens.iter().filter_map(|open| open.index_heap_bytes).map(|b| b as f64).collect();
         if !index_bytes.is_empty() {
             contestants.record(index, Metric::SearchIndexBytesPerMemory, median(&mut index_bytes) / memories);
         }
@@ -257,7 +258,11 @@ fn writes(
     Ok(())
 }
 
-fn write_each(cheesedb: &mut CheesedbSearchSide, nodes: &[PlannedNode], advance: &dyn Fn()) -> Result<Duration, Failure> {
+fn write_each(
+    cheesedb: &mut CheesedbSearchSide,
+    nodes: &[PlannedNode],
+    advance: &dyn Fn(),
+) -> Result<Duration, Failure> {
     let mut busy = Duration::ZERO;
     for node in nodes {
         let started = Instant::now();

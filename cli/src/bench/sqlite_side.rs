@@ -307,11 +307,7 @@ impl Engine for SqliteSide {
         let _newest: Option<i64> = connection.query_row("SELECT max(id) FROM nodes", [], |row| row.get(0))?;
         let ready = Instant::now();
         self.connection = Some(connection);
-        Ok(OpenFigures {
-            store_open: connected - started,
-            agent_open: ready - connected,
-            ..OpenFigures::default()
-        })
+        Ok(OpenFigures { store_open: connected - started, agent_open: ready - connected, ..OpenFigures::default() })
     }
 
     fn verify(&mut self) -> Result<u64, Failure> {
