@@ -238,24 +238,31 @@ fn writes(
     let mut searched = Duration::ZERO;
     let query = query.text();
     for round in 0..rounds {
-        let unsearched_nodes: Vec<PlannedNode> = (0..per_round).map(|_| corpus.next_node()).collect();
-        let searched_nodes: Vec<PlannedNode> = (0..per_round).map(|_| corpus.next_node()).collect();
+        // Nodes are made in the order they are written: a memory names the lot made before it.
         cheesedb.reopen_here()?;
         if round % 2 == 0 {
-            unsearched += write_each(cheesedb, &unsearched_nodes, &|| phase.advance(1))?;
+            let nodes = next_nodes(corpus, per_round);
+            unsearched += write_each(cheesedb, &nodes, &|| phase.advance(1))?;
             cheesedb.search_hits(&query, TOP)?;
-            searched += write_each(cheesedb, &searched_nodes, &|| phase.advance(1))?;
+            let nodes = next_nodes(corpus, per_round);
+            searched += write_each(cheesedb, &nodes, &|| phase.advance(1))?;
         } else {
             cheesedb.search_hits(&query, TOP)?;
-            searched += write_each(cheesedb, &searched_nodes, &|| phase.advance(1))?;
+            let nodes = next_nodes(corpus, per_round);
+            searched += write_each(cheesedb, &nodes, &|| phase.advance(1))?;
             cheesedb.reopen_here()?;
-            unsearched += write_each(cheesedb, &unsearched_nodes, &|| phase.advance(1))?;
+            let nodes = next_nodes(corpus, per_round);
+            unsearched += write_each(cheesedb, &nodes, &|| phase.advance(1))?;
         }
     }
     let writes = rounds * per_round;
     figures.insert(Metric::SearchWritesPerSecondUnsearched, rate(writes, unsearched));
     figures.insert(Metric::SearchWritesPerSecondSearched, rate(writes, searched));
     Ok(())
+}
+
+fn next_nodes(corpus: &mut Corpus<'_>, count: usize) -> Vec<PlannedNode> {
+    (0..count).map(|_| corpus.next_node()).collect()
 }
 
 fn write_each(
