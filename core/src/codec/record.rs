@@ -623,6 +623,36 @@ mod tests {
     }
 
     #[test]
+    fn golden_bytes_of_a_vector_and_its_redaction_in_place() {
+        let salt = [7u8; SALT_BYTES];
+        let numbers: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|number| number.to_le_bytes()).collect();
+        let content = ContentBlock { digest: [5u8; 32], present: Some((&salt, &numbers)), erased_padding_bytes: 0 };
+        let record = Record { identity: identity(), body: Body::Vector { id: 4, content } };
+        let mut bytes = Vec::new();
+        record.encode(&mut bytes);
+        assert_eq!(bytes.len(), HEADER_BYTES + 8 + 32 + 16 + 4 + 8);
+        assert_eq!(bytes.get(8), Some(&KIND_VECTOR));
+        assert_eq!(bytes.get(36..44), Some(&4u64.to_le_bytes()[..]));
+        assert_eq!(bytes.get(bytes.len() - 8..), Some(&numbers[..]));
+        assert_eq!(decode(&bytes), Ok((record, bytes.len())));
+        assert!(record.is_chained());
+
+        let redacted = record.redacted_in_place();
+        let mut erased = Vec::new();
+        redacted.encode(&mut erased);
+        assert_eq!(erased.len(), bytes.len(), "a redaction in place keeps the record's length");
+        assert_eq!(erased.get(9), Some(&FLAG_ERASED));
+        assert!(erased.get(76..).is_some_and(|tail| tail.iter().all(|byte| *byte == 0)), "salt and numbers are zeros");
+        assert_eq!(decode(&erased), Ok((redacted, erased.len())));
+
+        let mut chained = Vec::new();
+        let mut chained_redacted = Vec::new();
+        record.encode_chained_fields(&mut chained);
+        redacted.encode_chained_fields(&mut chained_redacted);
+        assert_eq!(chained, chained_redacted, "erasure must not change what the chain covers");
+    }
+
+    #[test]
     fn an_erased_record_padded_with_anything_but_zeros_is_refused() {
         let content = ContentBlock { digest: [5u8; 32], present: None, erased_padding_bytes: 8 };
         let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };

@@ -6,6 +6,7 @@ pub struct VectorIndex { rows: Vec<(u64, Vec<f32>)> }
 impl VectorIndex {
     pub fn dimension(&self) -> Option<usize> { self.rows.first().map(|r| r.1.len()) }
     pub fn check(&self, vector: &[f32]) -> Result<(), Error> {
+        crate::limits::check("numbers in a vector", vector.len(), crate::limits::VECTOR_DIMENSION_MAX)?;
         if vector.is_empty() { return Err(Error::InvalidVector { problem: VectorProblem::Empty }); }
         if let Some(position) = vector.iter().position(|x| !x.is_finite()) { return Err(Error::InvalidVector { problem: VectorProblem::NotFinite { position } }); }
         if vector.iter().all(|x| *x == 0.0) { return Err(Error::InvalidVector { problem: VectorProblem::AllZero }); }
