@@ -142,6 +142,11 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Makes the folder and first segment of a new agent, durably.
+    ///
+    /// # Errors
+    ///
+    /// `Error::LimitExceeded` when `options` are out of range; `Error::Io` when the storage
+    /// fails.
     pub fn create(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let folder = engine.folder.clone();
