@@ -93,6 +93,16 @@ impl StoreBuilder {
     /// Opens the store. A read-write open makes the folder (mode 0700) if it does not exist and
     /// takes it for itself: a second open of the same folder, in this process or another, gets
     /// `Error::Locked`.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::Locked` when another open store holds the folder; `Error::FolderNotPrivate`
+    ///   unless loose permissions are allowed.
+    /// - `Error::BackendUnavailable` when [`Io::Uring`] cannot be used here.
+    /// - `Error::RepairNeeded` when a read-only open finds a repair to make; `Error::Corrupt`
+    ///   when the catalog is damaged.
+    /// - `Error::LimitExceeded` for options out of range; `Error::Io` when the folder cannot be
+    ///   made, opened or read.
     pub fn open(self) -> Result<Store<FileStorage>, Error> {
         let path = self.path.as_path();
         let shown = || path.display().to_string();
@@ -120,11 +130,19 @@ impl Store<FileStorage> {
     /// lock: a second open of the same folder, in this process or another, gets `Error::Locked`.
     /// A folder that another user owns, or that others may write to, is refused with
     /// `Error::FolderNotPrivate` (see [`StoreBuilder::allow_loose_permissions`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`StoreBuilder::open`].
     pub fn open(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
         Store::builder(path).open()
     }
 
     /// Opens the store in `path` for reading only; see [`StoreBuilder::read_only`].
+    ///
+    /// # Errors
+    ///
+    /// As [`StoreBuilder::open`].
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
         Store::builder(path).read_only(true).open()
     }

@@ -60,6 +60,11 @@ impl FileStorage {
     /// A backend for the existing folder `root` that goes through `io`. With [`Io::Uring`] this
     /// probes the kernel, and fails with an error that says why where io_uring cannot be used
     /// (not Linux, an old kernel, switched off, forbidden by a seccomp filter).
+    ///
+    /// # Errors
+    ///
+    /// With [`Io::Uring`], an error of kind `Unsupported` saying why io_uring cannot be used;
+    /// [`Io::Std`] never fails.
     pub fn with_io(root: impl Into<PathBuf>, io: Io) -> io::Result<FileStorage> {
         FileStorage::open(root.into(), io, false).map_err(|error| io::Error::new(io::ErrorKind::Unsupported, error))
     }

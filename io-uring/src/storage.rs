@@ -26,6 +26,11 @@ pub struct UringStorage {
 impl UringStorage {
     /// Rings for a store. Fails, saying why, where this process cannot use io_uring (no kernel
     /// support, switched off, forbidden by a seccomp filter).
+    ///
+    /// # Errors
+    ///
+    /// [`Unavailable`], saying why, when the kernel refuses io_uring or lacks an operation the
+    /// backend needs.
     pub fn new() -> Result<UringStorage, Unavailable> {
         let pool = Arc::new(RingPool::default());
         let first = probe(pool.counters())?;
@@ -52,6 +57,10 @@ impl UringStorage {
 
     /// Makes every create, rename and remove inside `folder` (an open folder) durable, with one
     /// `fsync` through a ring.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when no ring can be had, the submission fails, or the `fsync` fails.
     pub fn sync_folder(&self, folder: &File) -> io::Result<()> {
         let mut ring = self.pool.take_ring()?;
         let mut operations = [Operation::SyncAll { target: Target::Plain(folder.as_raw_fd()) }];
