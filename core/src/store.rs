@@ -120,16 +120,19 @@ impl<S: Storage + Clone> StoreEngine<S> {
     /// What removing deleted agents' folders left in place, since this open: names cheesedb
     /// did not make, links, and anything else that is not what the engine puts there. Empty
     /// when every folder went.
+    #[must_use]
     pub fn left_behind(&self) -> &[LeftBehind] {
         &self.left_behind
     }
 
     /// The settings every agent is opened with.
+    #[must_use]
     pub fn options(&self) -> &Options {
         &self.options
     }
 
     /// The names of the agents, in the order they were created.
+    #[must_use]
     pub fn agent_names(&self) -> Vec<String> {
         self.catalog.entries.iter().map(|entry| entry.name.clone()).collect()
     }

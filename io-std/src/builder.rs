@@ -47,6 +47,7 @@ impl StoreBuilder {
     }
 
     /// The settings every agent is opened with (default: `Options::default()`).
+    #[must_use]
     pub fn options(mut self, options: Options) -> StoreBuilder {
         self.options = options;
         self
@@ -68,6 +69,7 @@ impl StoreBuilder {
     /// # Ok(())
     /// # }
     /// ```
+    #[must_use]
     pub fn io(mut self, io: Io) -> StoreBuilder {
         self.io = io;
         self
@@ -78,6 +80,7 @@ impl StoreBuilder {
     /// `Error::ReadOnly`. A store that needs a repair first (a torn end, an interrupted
     /// erasure, leftovers of a rewrite) fails with `Error::RepairNeeded`. Readers share the
     /// folder with each other, never with a writer.
+    #[must_use]
     pub fn read_only(mut self, read_only: bool) -> StoreBuilder {
         self.read_only = read_only;
         self
@@ -85,6 +88,7 @@ impl StoreBuilder {
 
     /// Opens a folder that another user owns or that others may write to (default: false,
     /// such a folder is refused with `Error::FolderNotPrivate`).
+    #[must_use]
     pub fn allow_loose_permissions(mut self, allow: bool) -> StoreBuilder {
         self.allow_loose_permissions = allow;
         self
@@ -122,6 +126,7 @@ impl StoreBuilder {
 impl Store<FileStorage> {
     /// Settings for opening the store in `path`: options, I/O, read-only, loose permissions.
     /// Every other way of opening a store folder is a shorthand for one of these.
+    #[must_use]
     pub fn builder(path: impl AsRef<Path>) -> StoreBuilder {
         StoreBuilder::new(path.as_ref().to_path_buf())
     }

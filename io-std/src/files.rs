@@ -53,6 +53,7 @@ enum Handle {
 impl FileStorage {
     /// A backend for the existing folder `root`, with ordinary system calls ([`Io::Std`]).
     /// The folder is opened at first use.
+    #[must_use]
     pub fn new(root: impl Into<PathBuf>) -> FileStorage {
         FileStorage::from_parts(root.into(), None, false)
     }
@@ -86,6 +87,7 @@ impl FileStorage {
     }
 
     /// The system interface the files go through.
+    #[must_use]
     pub fn io(&self) -> Io {
         if self.uring.is_some() {
             Io::Uring
@@ -96,11 +98,13 @@ impl FileStorage {
 
     /// How many io_uring submissions (`io_uring_enter` calls carrying operations) this storage
     /// and its clones have made: 0 with [`Io::Std`]. Shows that io_uring is really at work.
+    #[must_use]
     pub fn io_uring_submissions(&self) -> u64 {
         self.uring.as_ref().map_or(0, UringStorage::submissions)
     }
 
     /// The folder.
+    #[must_use]
     pub fn root(&self) -> &Path {
         self.folder.root()
     }

@@ -84,6 +84,7 @@ impl<S: SharedStorage> Store<S> {
     }
 
     /// Whether the store was opened read-only.
+    #[must_use]
     pub fn is_read_only(&self) -> bool {
         self.shared.read_only.is_some()
     }

@@ -40,17 +40,20 @@ impl UringStorage {
 
     /// How many `io_uring_enter` calls handed operations to the kernel so far, over every clone
     /// and file of this storage. A durable write of any size costs one.
+    #[must_use]
     pub fn submissions(&self) -> u64 {
         self.pool.counters().submissions.load(Ordering::Relaxed)
     }
 
     /// How many operations (writes, reads, syncs) were handed to the kernel so far.
+    #[must_use]
     pub fn operations(&self) -> u64 {
         self.pool.counters().operations.load(Ordering::Relaxed)
     }
 
     /// Takes over `file`, opened by the caller: from now on its data and syncs go through the
     /// rings of this storage.
+    #[must_use]
     pub fn adopt_file(&self, file: File) -> UringFile {
         UringFile::new(file, self.pool.clone())
     }

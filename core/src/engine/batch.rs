@@ -80,11 +80,13 @@ impl<'e, S: Storage> Batch<'e, S> {
     }
 
     /// How many writes were collected.
+    #[must_use]
     pub fn len(&self) -> usize {
         self.writes.len()
     }
 
     /// Whether nothing was collected.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.writes.is_empty()
     }

@@ -115,6 +115,7 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// The head fingerprint as of the last committed write, without re-reading anything.
+    #[must_use]
     pub fn head(&self) -> Fingerprint {
         Fingerprint { records: self.log.sequence(), chain: self.log.chain() }
     }
