@@ -82,6 +82,7 @@ pub struct ContentBlock<'a> {
 
 impl ContentBlock<'_> {
     /// Bytes the salt, the length field and the content take (0 once erased).
+    #[must_use]
     pub fn present_bytes(&self) -> usize {
         self.present.map_or(0, |(_, bytes)| SALT_BYTES + 4 + bytes.len())
     }
@@ -108,6 +109,7 @@ impl<'a> LegsView<'a> {
     }
 
     /// A view of `count` encoded legs in `raw`; `None` unless `raw` holds exactly that.
+    #[must_use]
     pub fn parse(count: u16, raw: &'a [u8]) -> Option<LegsView<'a>> {
         let mut reader = Reader::new(raw);
         for _ in 0..count {
@@ -118,11 +120,13 @@ impl<'a> LegsView<'a> {
     }
 
     /// How many legs.
+    #[must_use]
     pub fn count(&self) -> u16 {
         self.count
     }
 
     /// The encoded bytes.
+    #[must_use]
     pub fn raw(&self) -> &'a [u8] {
         self.raw
     }
@@ -209,13 +213,15 @@ pub struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
-    /// Whether the record is a lot, memory or recall (the records the hash chain covers).
+    /// Whether the record is a lot, memory, recall or vector (the records the hash chain covers).
+    #[must_use]
     pub fn is_chained(&self) -> bool {
         matches!(self.body, Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } | Body::Vector { .. })
     }
 
     /// The same record with its content's salt and bytes removed (the digest stays), and no
     /// padding: shorter than the original, for a rewrite that moves records.
+    #[must_use]
     pub fn redacted(&self) -> Record<'a> {
         self.with_content(|content| ContentBlock { digest: content.digest, present: None, erased_padding_bytes: 0 })
     }
@@ -223,6 +229,7 @@ impl<'a> Record<'a> {
     /// The same record with its content's salt and bytes replaced by as many zeros, so that it
     /// keeps its length and can overwrite the original where it lies. An erased record stays
     /// as it is.
+    #[must_use]
     pub fn redacted_in_place(&self) -> Record<'a> {
         self.with_content(|content| match content.present {
             Some(_) => ContentBlock {
@@ -235,6 +242,7 @@ impl<'a> Record<'a> {
     }
 
     /// The content of a lot or memory, or the numbers of a vector, if the record is one.
+    #[must_use]
     pub fn content(&self) -> Option<ContentBlock<'a>> {
         match self.body {
             Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => Some(content),
@@ -379,12 +387,14 @@ fn encode_content(content: &ContentBlock<'_>, out: &mut Vec<u8>) {
 }
 
 /// The length a record at the start of `bytes` claims, if its header is there.
+#[must_use]
 pub fn claimed_length(bytes: &[u8]) -> Option<u32> {
     u32_at(bytes, OFFSET_LENGTH)
 }
 
 /// Whether `bytes` starts with something shaped like a commit marker (its kind and length),
 /// to find candidates quickly before checking them in full.
+#[must_use]
 pub fn looks_like_commit(bytes: &[u8]) -> bool {
     claimed_length(bytes).and_then(|length| usize::try_from(length).ok()) == Some(COMMIT_BYTES)
         && bytes.get(OFFSET_KIND) == Some(&KIND_COMMIT)
@@ -512,6 +522,7 @@ fn decode_content<'a>(reader: &mut Reader<'a>, erased: bool) -> Result<ContentBl
 }
 
 /// The commit marker that closes `batch`, the bytes from `batch_start` up to the marker.
+#[must_use]
 pub fn commit_marker(
     identity: Identity,
     batch_start: u64,
