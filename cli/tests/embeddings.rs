@@ -136,7 +136,7 @@ fn embed_fills_in_the_missing_vectors_and_stops_cleanly_when_the_server_fails() 
 
     let again = cli.run(&["embed", "alice"]);
     let text = again.ok();
-    assert!(text.starts_with("gave 0 lot(s) and memories a vector from hash-words at http://127.0.0.1:"), "{text}");
+    assert!(text.starts_with("0 lot(s) and memories got a vector from hash-words at http://127.0.0.1:"), "{text}");
     assert!(
         text.contains("3 had one already") && text.contains("[4] left without one: its content is not UTF-8 text"),
         "{text}"

@@ -56,7 +56,7 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
     let value = json!({ "embedded": filled.embedded, "had_vector": had_vector, "skipped": skipped });
     context.printer.result(value, || {
         let mut lines = vec![format!(
-            "gave {} lot(s) and memories a vector from {} at {}; {had_vector} had one already",
+            "{} lot(s) and memories got a vector from {} at {}; {had_vector} had one already",
             filled.embedded,
             escaped(embedder.model()),
             escaped(&embedder.url())
