@@ -21,11 +21,24 @@ use crate::storage::Storage;
 /// One record to write, borrowed from the caller.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Entry<'a> {
-    Lot { label: &'a str, content: &'a [u8] },
-    Memory { legs: &'a [Leg], content: &'a [u8] },
-    Recall { id: u64, mode: Mode, removal: Removal },
+    Lot {
+        label: &'a str,
+        content: &'a [u8],
+    },
+    Memory {
+        legs: &'a [Leg],
+        content: &'a [u8],
+    },
+    Recall {
+        id: u64,
+        mode: Mode,
+        removal: Removal,
+    },
     /// A vector of the alive node `id`: its numbers as the record stores them.
-    Vector { id: u64, numbers: &'a [u8] },
+    Vector {
+        id: u64,
+        numbers: &'a [u8],
+    },
 }
 
 /// Checks a lot's label and content against the limits.

@@ -7,11 +7,11 @@ use alloc::vec::Vec;
 use super::append::{validate_lot, Entry};
 use super::search::vector_bytes;
 use super::AgentEngine;
-use crate::error::VectorProblem;
-use crate::search::VectorIndex;
 use crate::error::Error;
+use crate::error::VectorProblem;
 use crate::id::{Id, Leg};
 use crate::limits::{self, BATCH_MAX_BYTES, BATCH_MAX_RECORDS};
+use crate::search::VectorIndex;
 use crate::storage::Storage;
 
 /// One write collected by a [`Batch`].

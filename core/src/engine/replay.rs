@@ -62,7 +62,8 @@ mod tests {
     use crate::codec::record::{ContentBlock, Identity};
 
     fn vector_of(id: u64) -> Record<'static> {
-        let content = ContentBlock { digest: [0; 32], present: Some((&[1; 16], &[0, 0, 128, 63])), erased_padding_bytes: 0 };
+        let content =
+            ContentBlock { digest: [0; 32], present: Some((&[1; 16], &[0, 0, 128, 63])), erased_padding_bytes: 0 };
         Record { identity: Identity { agent: 1, segment: 1, sequence: 2 }, body: Body::Vector { id, content } }
     }
 
@@ -74,8 +75,11 @@ mod tests {
         apply_record(&mut graph, &vector_of(lot), 200, "segment").unwrap();
         assert!(graph.is_vector_on_disk(lot));
         let unknown = apply_record(&mut graph, &vector_of(lot + 1), 300, "segment");
-        let expected =
-            Error::Corrupt { file: String::from("segment"), offset: 300, reason: CorruptReason::VectorOfDeadOrUnknownNode };
+        let expected = Error::Corrupt {
+            file: String::from("segment"),
+            offset: 300,
+            reason: CorruptReason::VectorOfDeadOrUnknownNode,
+        };
         assert_eq!(unknown, Err(expected));
     }
 }

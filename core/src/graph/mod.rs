@@ -317,7 +317,8 @@ impl Graph {
         if slots.len() as u64 > NODES_MAX {
             return Err(CorruptReason::SnapshotHoldsTooManyNodes);
         }
-        let known = FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK | FLAG_PARENT_DEAD | FLAG_VECTOR_ON_DISK;
+        let known =
+            FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK | FLAG_PARENT_DEAD | FLAG_VECTOR_ON_DISK;
         if slots.iter().any(|slot| unpack_flags(*slot) & !known != 0 || slot >> (FLAGS_SHIFT + 8) != 0) {
             return Err(CorruptReason::SnapshotNodeHasUnknownFlags);
         }
