@@ -14,6 +14,7 @@ use clap::{Args, Parser, Subcommand};
   cheesedb agent create alice
   cheesedb lot alice weather_tool \"Pune: rain\"
   cheesedb remember alice \"Pune is rainy\" --leg 1
+  cheesedb search alice rain
   cheesedb recall alice 1 --erase
   cheesedb demo
 
@@ -93,6 +94,28 @@ Examples:
   cheesedb graph alice
   cheesedb graph alice --dot | dot -Tsvg > alice.svg")]
     Graph(GraphArguments),
+
+    /// Search the alive lots and memories by their words, and by meaning with embed.conf (exit 0 found, 1 not found)
+    #[command(after_help = "Ranked by BM25 over the words; with embed.conf in the data folder (base_url, model,
+optional api_key of an OpenAI-compatible embeddings server), the query is embedded too and the
+keyword and vector rankings are fused. A recalled lot or memory is never found.
+
+Examples:
+  cheesedb search alice \"rain in Pune\"
+  cheesedb search alice umbrella --limit 3 --json")]
+    Search(SearchArguments),
+
+    /// Give every lot and memory without a vector one, from the embeddings server in embed.conf
+    #[command(after_help = "embed.conf in the data folder names an OpenAI-compatible embeddings server:
+  base_url = http://localhost:8080/v1
+  model    = your-embedding-model
+  # api_key = your-key
+Once it exists, every lot and memory written with the command or over MCP gets its vector at
+once; this fills in those written before, or whose embedding failed.
+
+Example:
+  cheesedb embed alice")]
+    Embed(AgentOnly),
 
     /// Search every byte of every file in the data folder for a text (exit 0 found, 1 not found)
     #[command(after_help = "It reads the raw files, so it shows whether a text is still on disk, whatever
@@ -254,6 +277,22 @@ pub struct GraphArguments {
     #[arg(long)]
     pub dot: bool,
 }
+
+/// `cheesedb search AGENT QUERY [--limit N]`
+#[derive(Debug, Args)]
+pub struct SearchArguments {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// The words to search for
+    #[arg(allow_hyphen_values = true)]
+    pub query: String,
+    /// The most hits to show
+    #[arg(long, value_name = "N", default_value_t = crate::memory_search::HITS_DEFAULT, value_parser = clap::value_parser!(u64).range(1..=HITS_MAX))]
+    pub limit: u64,
+}
+
+/// The most hits one search may ask for.
+pub const HITS_MAX: u64 = 10_000;
 
 /// `cheesedb find TEXT`
 #[derive(Debug, Args)]

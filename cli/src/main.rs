@@ -8,13 +8,17 @@ mod bench;
 mod commands;
 mod data_folder;
 mod demo;
+mod embeddings;
+mod endpoint;
 mod failure;
 mod mcp;
+mod memory_search;
 mod nodes;
 mod output;
 mod progress;
 mod search;
 mod session;
+mod snippet;
 mod tokens;
 
 use std::process::ExitCode;

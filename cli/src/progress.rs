@@ -28,3 +28,16 @@ pub fn spinner(message: &str) -> ProgressBar {
     spinner.enable_steady_tick(Duration::from_millis(100));
     spinner
 }
+
+/// A bar counting `total` items, or a hidden one when standard error is no terminal.
+pub fn count_bar(total: u64, message: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(message.to_owned());
+    bar
+}

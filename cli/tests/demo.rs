@@ -162,17 +162,38 @@ fn ways(summary: &Value) -> Vec<(bool, bool)> {
         .collect()
 }
 
+/// The ids of a search, in ascending order (the ranking is the engine's business).
+fn sorted(hits: &Value) -> Vec<u64> {
+    let mut ids: Vec<u64> = hits.as_array().unwrap().iter().map(|id| id.as_u64().unwrap()).collect();
+    ids.sort_unstable();
+    ids
+}
+
+fn searches(summary: &Value) -> Vec<Value> {
+    summary["ways"].as_array().unwrap().iter().map(|way| way["search_hits"].clone()).collect()
+}
+
 #[test]
 fn the_scripted_demo_tells_the_story_and_ends_with_the_table() {
     let cli = Cli::new();
     let text = cli.run(&["demo"]).ok().to_owned();
     assert!(text.contains("SCRIPTED"), "the scripted model is labelled: {text}");
-    for expected in ["A  naive memory list", "B  cheesedb, Untrusted", "C  cheesedb, Erase", "bad text on disk"] {
+    for expected in [
+        "A  naive memory list",
+        "B  cheesedb, Untrusted",
+        "C  cheesedb, Erase",
+        "bad text on disk",
+        "A search of the memory for \"rain forecast\" finds 2:",
+        "search brings it back?",
+    ] {
         assert!(text.contains(expected), "{expected}: {text}");
     }
     let summary = demo(&cli, &[]);
     assert_eq!(summary["model"]["scripted"], true);
     assert_eq!(ways(&summary), vec![(true, true), (false, true), (false, false)]);
+    assert_eq!(summary["search_query"], "rain forecast");
+    assert_eq!(sorted(&summary["search_before"]), [3, 6]);
+    assert_eq!(searches(&summary), vec![json!([6]), json!([]), json!([])], "only the naive list brings it back");
     assert_eq!(summary["ways"][1]["occurrences_on_disk"], 3);
     assert!(summary["answer_before"]["text"].as_str().unwrap().starts_with("Yes"));
     assert!(summary["ways"][2]["answer"]["text"].as_str().unwrap().contains("no forecast"));
@@ -208,6 +229,8 @@ fn the_demo_talks_to_a_chat_completions_server() {
     assert_eq!(summary["answer_before"]["text"], "Yes, it will rain.");
     assert_eq!(summary["ways"][0]["answer"]["text"], "Yes, it will rain.", "the naive list still feeds the bad data");
     assert_eq!(summary["ways"][2]["answer"]["text"], "I do not know the forecast.");
+    assert_eq!(sorted(&summary["search_before"]), [3, 5, 6], "the model's own memories of the rain are found");
+    assert_eq!(searches(&summary), vec![json!([5, 6]), json!([]), json!([])]);
 
     let requests = stub.requests();
     assert_eq!(requests.len(), 5, "one extraction and four answers");

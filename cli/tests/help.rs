@@ -4,7 +4,7 @@ mod common;
 
 use common::Cli;
 
-const SUBCOMMANDS: [&[&str]; 16] = [
+const SUBCOMMANDS: [&[&str]; 18] = [
     &["agent", "create"],
     &["agent", "list"],
     &["agent", "delete"],
@@ -14,6 +14,8 @@ const SUBCOMMANDS: [&[&str]; 16] = [
     &["get"],
     &["list"],
     &["graph"],
+    &["search"],
+    &["embed"],
     &["find"],
     &["verify"],
     &["compact"],

@@ -25,7 +25,7 @@ fn every_text_output_escapes_control_characters_and_json_stays_exact() {
     cli.run(&["recall", "alice", &recalled.to_string()]).ok();
     let agent_create = cli.run(&["agent", "create", HOSTILE]);
     assert_inert(&agent_create.stdout, "agent create");
-    let runs: [&[&str]; 11] = [
+    let runs: [&[&str]; 14] = [
         &["get", "alice", "1"],
         &["get", "alice", "2"],
         &["audit", "alice", "3"],
@@ -37,6 +37,9 @@ fn every_text_output_escapes_control_characters_and_json_stays_exact() {
         &["report", "alice"],
         &["agent", "list"],
         &["recall", "alice", "1", "--dry-run"],
+        &["search", "alice", "owned fake"],
+        &["search", "alice", HOSTILE],
+        &["search", "alice", "nothing\u{1b}]0;matches\u{7}"],
     ];
     for arguments in runs {
         let run = cli.run(arguments);
@@ -51,6 +54,9 @@ fn every_text_output_escapes_control_characters_and_json_stays_exact() {
     }
     let shown = cli.run(&["get", "alice", "1"]).ok().to_owned();
     assert!(shown.contains("evil\\u{1b}]0;owned\\u{7}\\rfake\\u{202e}txt\\u{9b}2J"), "{shown}");
+    let found = cli.run(&["search", "alice", "owned"]).ok().to_owned();
+    assert!(found.contains("evil\\u{1b}]0;owned\\u{7}\\rfake\\u{202e}txt\\u{9b}2J"), "{found}");
+    assert_eq!(cli.json(&["search", "alice", "owned"])["hits"][0]["content"], json!(HOSTILE));
     let node = cli.json(&["get", "alice", "1"]);
     assert_eq!((node["label"].clone(), node["content"].clone()), (json!(HOSTILE), json!(HOSTILE)));
 }

@@ -55,12 +55,12 @@ fn ping_answers_an_empty_object_and_notifications_get_no_response() {
 }
 
 #[test]
-fn the_five_tools_are_listed_and_no_tool_takes_an_agent() {
+fn the_six_tools_are_listed_and_no_tool_takes_an_agent() {
     let (_cli, mut server) = served("alice");
     server.initialize();
     let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
     let names: Vec<&str> = tools.as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["add_source", "remember", "forget_source", "get", "list_memories"]);
+    assert_eq!(names, ["add_source", "remember", "forget_source", "get", "list_memories", "search_memories"]);
     for tool in tools.as_array().unwrap() {
         assert_eq!(tool["inputSchema"]["type"], "object");
         assert!(tool["inputSchema"]["properties"].get("agent").is_none());
@@ -121,6 +121,11 @@ fn bad_arguments_are_error_results_that_say_why() {
         ("forget_source", json!({ "id": 99 }), "99"),
         ("list_memories", json!({ "limit": 0 }), "limit"),
         ("list_memories", json!({ "cursor": "not a cursor" }), "cursor"),
+        ("search_memories", json!({}), "query"),
+        ("search_memories", json!({ "query": 3 }), "query"),
+        ("search_memories", json!({ "query": " " }), "query"),
+        ("search_memories", json!({ "query": "x", "limit": 101 }), "limit"),
+        ("search_memories", json!({ "query": "x", "agent": "bob" }), "agent"),
     ];
     for (tool, arguments, named) in cases {
         let reason = server.call_refused(tool, arguments.clone());

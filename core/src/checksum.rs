@@ -13,6 +13,7 @@ static CRC32C_BY_TABLE: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32
 
 /// The crc32c of `bytes`.
 #[cfg(feature = "crc32c-hardware")]
+#[must_use]
 pub fn crc32c(bytes: &[u8]) -> u32 {
     // The crate checks the CPU once and falls back to its own tables without the instruction.
     crc32c::crc32c(bytes)
@@ -41,6 +42,7 @@ pub struct Crc32cDigest {
 impl Crc32cDigest {
     /// A digest of no bytes yet.
     #[cfg(feature = "crc32c-hardware")]
+    #[must_use]
     pub fn new() -> Crc32cDigest {
         Crc32cDigest { crc: 0 }
     }
@@ -62,6 +64,7 @@ impl Crc32cDigest {
     }
 
     /// The crc32c of every piece, in order.
+    #[must_use]
     pub fn finish(self) -> u32 {
         #[cfg(feature = "crc32c-hardware")]
         return self.crc;

@@ -10,6 +10,7 @@ pub const CONCEALED_HEX_RUN_MIN: usize = 24;
 /// `text` with every run of `CONCEALED_HEX_RUN_MIN` (24) or more hex digits replaced by `…`, so
 /// that a message quoting what a user typed never repeats a token, or most of one, even one
 /// mistyped or cut short.
+#[must_use]
 pub fn conceal_token_digits(text: &str) -> String {
     let mut concealed = String::with_capacity(text.len());
     let mut run = String::new();

@@ -223,6 +223,7 @@ pub enum CorruptReason {
 
 impl CorruptReason {
     /// The reason in words, as messages print it.
+    #[must_use]
     pub fn describe(self) -> &'static str {
         match self {
             CorruptReason::CatalogCutShort => "catalog cut short",

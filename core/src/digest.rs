@@ -14,6 +14,7 @@ const TOKEN_DOMAIN: &[u8] = b"cheesedb/token/v1\0";
 /// The digest of a record's content under its salt. The chain commits to this, never to the
 /// content itself, so erasing content and salt leaves the chain checkable while the digest of a
 /// short text cannot be confirmed by guessing it.
+#[must_use]
 pub fn content_digest(salt: &[u8], content: &[u8]) -> Hash {
     let mut hasher = Sha256::new();
     hasher.update(CONTENT_DOMAIN);
@@ -24,6 +25,7 @@ pub fn content_digest(salt: &[u8], content: &[u8]) -> Hash {
 }
 
 /// The chain hash after a record whose chained fields are `fields`.
+#[must_use]
 pub fn chain_next(previous: &Hash, fields: &[u8]) -> Hash {
     let mut hasher = Sha256::new();
     hasher.update(CHAIN_DOMAIN);
@@ -34,6 +36,7 @@ pub fn chain_next(previous: &Hash, fields: &[u8]) -> Hash {
 
 /// The chain hash before an agent's first record; tied to the agent so that one agent's log
 /// cannot pass as another's.
+#[must_use]
 pub fn chain_genesis(agent_number: u64) -> Hash {
     let mut hasher = Sha256::new();
     hasher.update(GENESIS_DOMAIN);
@@ -42,6 +45,7 @@ pub fn chain_genesis(agent_number: u64) -> Hash {
 }
 
 /// What the store keeps of a token.
+#[must_use]
 pub fn token_hash(token: &[u8]) -> Hash {
     let mut hasher = Sha256::new();
     hasher.update(TOKEN_DOMAIN);
@@ -50,6 +54,7 @@ pub fn token_hash(token: &[u8]) -> Hash {
 }
 
 /// Compares two hashes in time that does not depend on where they differ.
+#[must_use]
 pub fn equal_in_constant_time(left: &Hash, right: &Hash) -> bool {
     let mut difference = 0u8;
     for (a, b) in left.iter().zip(right.iter()) {

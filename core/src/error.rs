@@ -192,12 +192,14 @@ impl fmt::Display for VectorProblem {
 
 impl Error {
     /// Whether the error reflects damaged or tampered files rather than a bad argument.
+    #[must_use]
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corrupt { .. } | Error::HistoryMismatch { .. })
     }
 
     /// Whether the failed operation may nevertheless have been stored (see
     /// [`Error::OutcomeUnknown`]): a caller that retries without checking may store it twice.
+    #[must_use]
     pub fn is_outcome_unknown(&self) -> bool {
         matches!(self, Error::OutcomeUnknown { .. })
     }
@@ -205,11 +207,13 @@ impl Error {
     /// The error of a backend failure while the engine was doing `operation` (in words, such as
     /// `"syncing"`) on `path`: its kind comes from the backend, and the backend's error is kept
     /// as the source.
+    #[must_use]
     pub fn from_storage(operation: &'static str, path: &str, error: impl StorageError) -> Error {
         Error::Io { operation, path: String::from(path), kind: error.kind(), source: ErrorSource::new(error) }
     }
 
     /// The kind of storage failure behind this error, if it is one.
+    #[must_use]
     pub fn storage_kind(&self) -> Option<StorageErrorKind> {
         match self {
             Error::Io { kind, .. } | Error::OutcomeUnknown { kind, .. } => Some(*kind),
@@ -220,6 +224,7 @@ impl Error {
     /// The kind of storage failure behind this error in std's terms: `StorageFull` when the
     /// disk or the quota is full, `PermissionDenied`, `NotFound`, `ReadOnlyFilesystem`, ...
     #[cfg(feature = "std")]
+    #[must_use]
     pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
         self.storage_kind().map(StorageErrorKind::to_io_kind)
     }
@@ -234,16 +239,19 @@ pub struct ErrorSource(Option<Arc<dyn core::error::Error + Send + Sync>>);
 
 impl ErrorSource {
     /// Keeps `error` as the source.
+    #[must_use]
     pub fn new(error: impl StorageError) -> ErrorSource {
         ErrorSource(Some(Arc::new(error)))
     }
 
     /// No backend error: the engine itself found the failure.
+    #[must_use]
     pub fn none() -> ErrorSource {
         ErrorSource(None)
     }
 
     /// The backend's error, if one is kept.
+    #[must_use]
     pub fn get(&self) -> Option<&(dyn core::error::Error + Send + Sync + 'static)> {
         self.0.as_deref()
     }

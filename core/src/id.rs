@@ -9,6 +9,7 @@ pub struct Id(u64);
 
 impl Id {
     /// The number inside.
+    #[must_use]
     pub const fn get(self) -> u64 {
         self.0
     }
@@ -36,11 +37,13 @@ pub struct Leg {
 
 impl Leg {
     /// The parents, ascending.
+    #[must_use]
     pub fn parents(&self) -> &[Id] {
         &self.parents
     }
 
     /// Whether the leg names no parent (such a leg is refused by `remember`).
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.parents.is_empty()
     }

@@ -111,7 +111,7 @@ impl Options {
     ///
     /// # Errors
     ///
-    /// `LimitExceeded` when the preallocation or the segment size is out of its range.
+    /// `Error::LimitExceeded` when the preallocation or the segment size is out of its range.
     pub fn validate(&self) -> Result<(), Error> {
         if self.preallocate_bytes > PREALLOCATE_MAX_BYTES {
             return Err(Error::LimitExceeded {

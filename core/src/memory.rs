@@ -72,6 +72,7 @@ fn parent(path: &str) -> &str {
 
 impl MemoryStorage {
     /// Every file's path and bytes, for tests that search the whole store.
+    #[must_use]
     pub fn files(&self) -> Vec<(String, Vec<u8>)> {
         let state = self.state.borrow();
         state.files.iter().map(|(path, contents)| (path.clone(), contents.borrow().clone())).collect()

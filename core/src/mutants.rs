@@ -44,6 +44,7 @@ impl Mutant {
     ];
 
     /// The mutant's name on the simulator's command line.
+    #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             Mutant::SkipSyncBeforeAcknowledge => "skip-sync-before-acknowledge",
@@ -58,6 +59,7 @@ impl Mutant {
     }
 
     /// The mutant called `name`.
+    #[must_use]
     pub fn from_name(name: &str) -> Option<Mutant> {
         Mutant::ALL.into_iter().find(|mutant| mutant.name() == name)
     }

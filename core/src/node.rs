@@ -33,16 +33,19 @@ pub struct Node {
 
 impl Node {
     /// Whether it was not recalled.
+    #[must_use]
     pub fn is_alive(&self) -> bool {
         self.alive
     }
 
     /// Its content; `None` once erased (or compacted away after a recall).
+    #[must_use]
     pub fn content(&self) -> Option<&[u8]> {
         self.content.as_deref()
     }
 
     /// Whether it is a lot.
+    #[must_use]
     pub fn is_lot(&self) -> bool {
         matches!(self.kind, NodeKind::Lot { .. })
     }

@@ -39,6 +39,7 @@ pub struct Report {
 
 impl Report {
     /// Whether open repaired anything (cut a torn write, finished an erasure, cleaned up).
+    #[must_use]
     pub fn repaired_anything(&self) -> bool {
         self.dropped_bytes > 0
             || self.erasures_completed_on_open > 0

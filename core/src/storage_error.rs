@@ -28,6 +28,7 @@ pub enum StorageErrorKind {
 
 impl StorageErrorKind {
     /// A few words naming the kind, for messages.
+    #[must_use]
     pub fn describe(self) -> &'static str {
         match self {
             StorageErrorKind::NotFound => "not found",
@@ -94,6 +95,7 @@ mod from_std {
     impl StorageErrorKind {
         /// The kind in std's terms: no space is `StorageFull`, a read-only file system is
         /// `ReadOnlyFilesystem`.
+        #[must_use]
         pub fn to_io_kind(self) -> ErrorKind {
             match self {
                 StorageErrorKind::NotFound => ErrorKind::NotFound,

@@ -64,6 +64,12 @@ pub struct StoreEngine<S: Storage + Clone> {
 impl<S: Storage + Clone> StoreEngine<S> {
     /// Opens the store in `storage`, making an empty one if the folder holds none, and removes
     /// what interrupted creates and deletes left behind.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::LimitExceeded` when `options` are out of range.
+    /// - `Error::Corrupt` when the catalog is damaged, or missing while agent folders exist.
+    /// - `Error::Io` when the storage fails.
     pub fn open(storage: S, options: Options) -> Result<StoreEngine<S>, Error> {
         options.validate()?;
         let exists = |path: &str| storage.exists(path).map_err(|error| io_error("checking", path, error));
@@ -114,21 +120,28 @@ impl<S: Storage + Clone> StoreEngine<S> {
     /// What removing deleted agents' folders left in place, since this open: names cheesedb
     /// did not make, links, and anything else that is not what the engine puts there. Empty
     /// when every folder went.
+    #[must_use]
     pub fn left_behind(&self) -> &[LeftBehind] {
         &self.left_behind
     }
 
     /// The settings every agent is opened with.
+    #[must_use]
     pub fn options(&self) -> &Options {
         &self.options
     }
 
     /// The names of the agents, in the order they were created.
+    #[must_use]
     pub fn agent_names(&self) -> Vec<String> {
         self.catalog.entries.iter().map(|entry| entry.name.clone()).collect()
     }
 
     /// The number of the agent named `name`.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownAgent` when no agent has that name.
     pub fn agent_number(&self, name: &str) -> Result<u64, Error> {
         self.catalog
             .entries
@@ -138,7 +151,11 @@ impl<S: Storage + Clone> StoreEngine<S> {
             .ok_or_else(|| Error::UnknownAgent { name: String::from(name) })
     }
 
-    /// The name of agent `number`; `AgentDeleted` once it is gone from the catalog.
+    /// The name of agent `number`.
+    ///
+    /// # Errors
+    ///
+    /// `Error::AgentDeleted` once the agent is gone from the catalog.
     pub fn agent_name(&self, number: u64) -> Result<String, Error> {
         self.catalog
             .entries
@@ -149,6 +166,13 @@ impl<S: Storage + Clone> StoreEngine<S> {
     }
 
     /// Creates an agent; returns its token, which the store does not keep (only its hash).
+    ///
+    /// # Errors
+    ///
+    /// - `Error::InvalidName` when `name` is empty or starts with `cheesedb-`, as tokens do.
+    /// - `Error::LimitExceeded` when `name` is too long or the store holds the most agents.
+    /// - `Error::AgentExists` when an agent has that name already.
+    /// - `Error::Io` when the storage fails.
     pub fn create_agent(&mut self, name: &str) -> Result<Token, Error> {
         if name.is_empty() {
             return Err(Error::InvalidName { reason: "an agent name must not be empty" });
@@ -181,7 +205,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
     ///
     /// # Errors
     ///
-    /// `UnknownToken` when no agent of this store has that token.
+    /// `Error::UnknownToken` when no agent of this store has that token.
     pub fn authenticate(&self, token: &Token) -> Result<AgentKey, Error> {
         let presented = token_hash(token.as_bytes());
         let mut found = None;
@@ -198,7 +222,8 @@ impl<S: Storage + Clone> StoreEngine<S> {
     ///
     /// # Errors
     ///
-    /// A storage failure, or `Corrupt` when the agent's files do not hold a valid log.
+    /// `Error::Io` when the storage fails, `Error::Corrupt` when the agent's files do not hold a
+    /// valid log.
     pub fn open_agent(&self, key: AgentKey) -> Result<AgentEngine<S>, Error> {
         AgentEngine::open(self.storage.clone(), key.number, self.options.clone())
     }
@@ -219,6 +244,10 @@ impl<S: Storage + Clone> StoreEngine<S> {
     /// number. The delete is done once the catalog stops naming the agent; what its folder
     /// holds that the engine did not make goes to [`StoreEngine::left_behind`], never to an
     /// error. A storage failure while removing files is an error, and the next open finishes.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownAgent` when no agent has that name; `Error::Io` when the storage fails.
     pub fn delete_agent(&mut self, name: &str) -> Result<u64, Error> {
         let number = self.agent_number(name)?;
         let mut next = self.catalog.clone();

@@ -15,11 +15,13 @@ pub struct Token([u8; 32]);
 
 impl Token {
     /// A token made of these bytes (they must come from a good random source).
+    #[must_use]
     pub fn from_bytes(bytes: [u8; 32]) -> Token {
         Token(bytes)
     }
 
     /// The secret bytes.
+    #[must_use]
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0
     }

@@ -42,6 +42,16 @@ impl<S: SharedStorage> Agent<S> {
     }
 
     /// Adds a source: a non-empty label and its content. Durable when this returns.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::ReadOnly` for a read-only store, `Error::AgentDeleted` once the agent is deleted,
+    ///   `Error::Poisoned` after a failed write, `Error::Internal` when a thread panicked holding
+    ///   the agent.
+    /// - `Error::InvalidName` for an empty label, `Error::LimitExceeded` past a limit: nothing is
+    ///   written.
+    /// - `Error::OutcomeUnknown` when the write or its sync failed: it may be stored, check
+    ///   before retrying. `Error::Io` when the storage failed before any of it was written.
     pub fn add_lot(&self, label: &str, content: &[u8]) -> Result<Id, Error> {
         self.store.check_writable()?;
         self.engine.add_lot(label, content)
@@ -50,6 +60,12 @@ impl<S: SharedStorage> Agent<S> {
     /// Adds a memory learned through `legs`: it lives while at least one leg has all its
     /// parents alive. Refused (and nothing written) without a leg, with an empty leg, or with a
     /// parent that is unknown or recalled. Durable when this returns.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::NoLegs`, `Error::EmptyLeg`, `Error::UnknownId` or `Error::DeadParent` for a bad
+    ///   leg or parent, `Error::LimitExceeded` past a limit: nothing is written.
+    /// - Otherwise as [`Agent::add_lot`].
     pub fn remember(&self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
         self.store.check_writable()?;
         self.engine.remember(content, legs)
@@ -57,18 +73,37 @@ impl<S: SharedStorage> Agent<S> {
 
     /// Recalls `id` and what depended on it (see `Mode`); returns the memories removed because
     /// of it, ascending. With `Removal::Erase` the text is gone from the files when this returns.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::UnknownId` when no lot or memory has `id`; `Error::AlreadyRecalled` when it was
+    ///   recalled and this recall would change nothing.
+    /// - With `Removal::Erase`, `Error::Corrupt` when the log does not match the graph a snapshot
+    ///   gave; once the recall is stored, a failed erasure is `Error::OutcomeUnknown` (the next
+    ///   open finishes it).
+    /// - Otherwise as [`Agent::add_lot`].
     pub fn recall(&self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         self.store.check_writable()?;
         self.with(|engine| engine.recall(id, mode, removal))
     }
 
     /// What `recall(id, mode, ..)` would remove, without writing anything.
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::preview_recall_with`].
     pub fn preview_recall(&self, id: Id, mode: Mode) -> Result<Vec<Id>, Error> {
         self.with(|engine| engine.preview_recall(id, mode))
     }
 
     /// What `recall(id, mode, removal)` would return, or the error it would refuse with,
     /// without writing anything. [`Agent::preview_recall`] is this with `Removal::Untrusted`.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownId` when no lot or memory has `id`, `Error::AlreadyRecalled` when the recall
+    /// would change nothing, `Error::AgentDeleted` once the agent is deleted, `Error::Internal`
+    /// when a thread panicked holding the agent.
     pub fn preview_recall_with(&self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         self.with(|engine| engine.preview_recall_with(id, mode, removal))
     }
@@ -76,6 +111,10 @@ impl<S: SharedStorage> Agent<S> {
     /// One lot or memory, read from disk and checked against its digest. The content of a
     /// recalled node is withheld (`None`): a recall hides, whether or not its text is still in
     /// the files. See [`Agent::audit`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::audit`].
     pub fn get(&self, id: Id) -> Result<Node, Error> {
         self.with(|engine| engine.get(id))
     }
@@ -83,22 +122,42 @@ impl<S: SharedStorage> Agent<S> {
     /// Like [`Agent::get`], and also returns the content of a recalled node while its text is
     /// still in the files (an Untrusted recall before compaction). For a person checking what
     /// was recalled; never hand it to a model.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::UnknownId` when no lot or memory has `id`.
+    /// - `Error::Corrupt` when its record fails a check; `Error::Io` when it cannot be read.
+    /// - `Error::AgentDeleted` once the agent is deleted, `Error::Internal` when a thread panicked
+    ///   holding the agent.
     pub fn audit(&self, id: Id) -> Result<Node, Error> {
         self.with(|engine| engine.audit(id))
     }
 
-    /// The name this agent was created with; `AgentDeleted` once it is deleted.
+    /// The name this agent was created with.
+    ///
+    /// # Errors
+    ///
+    /// `Error::AgentDeleted` once the agent is deleted, `Error::Internal` when a thread panicked
+    /// holding the agent.
     pub fn name(&self) -> Result<String, Error> {
         let number = self.with(|engine| Ok(engine.agent_number()))?;
         self.store.agent_name(number)
     }
 
     /// The alive lots, ascending.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Internal` when a thread panicked holding the agent.
     pub fn lots(&self) -> Result<Vec<Id>, Error> {
         self.with(|engine| Ok(engine.alive_lots()))
     }
 
     /// The alive memories, ascending.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Internal` when a thread panicked holding the agent.
     pub fn memories(&self) -> Result<Vec<Id>, Error> {
         self.with(|engine| Ok(engine.alive_memories()))
     }
@@ -106,16 +165,36 @@ impl<S: SharedStorage> Agent<S> {
     /// Re-reads and checks the whole history; returns its head fingerprint. The segments are
     /// checked on as many threads as the machine has cores; the result, and the error for a
     /// damaged log, are those of a check in one pass.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Corrupt` for the first damage in log order, `Error::Io` when a segment cannot be
+    /// read, `Error::AgentDeleted` once the agent is deleted, `Error::Internal` when a thread
+    /// panicked holding the agent.
     pub fn verify(&self) -> Result<Fingerprint, Error> {
         self.with(|engine| verify_on_threads(engine, None))
     }
 
     /// Like [`Agent::verify`], and checks the history still passes through `kept`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::verify`], and `Error::HistoryMismatch` when the history does not pass through
+    /// `kept`.
     pub fn verify_extends(&self, kept: &Fingerprint) -> Result<Fingerprint, Error> {
         self.with(|engine| verify_on_threads(engine, Some(kept)))
     }
 
     /// Rewrites the files without the text of recalled nodes.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::ReadOnly` for a read-only store, `Error::AgentDeleted` once the agent is deleted,
+    ///   `Error::Poisoned` after a failed write, `Error::Internal` when a thread panicked holding
+    ///   the agent.
+    /// - `Error::Corrupt` when a segment to rewrite fails a check; `Error::Io` when the storage
+    ///   fails before a segment was replaced, `Error::OutcomeUnknown` once one may be. Each of
+    ///   these poisons the agent until it is reopened.
     pub fn compact(&self) -> Result<(), Error> {
         self.store.check_writable()?;
         self.with(|engine| engine.compact())
@@ -130,6 +209,12 @@ impl<S: SharedStorage> Agent<S> {
     }
 
     /// All writes made through the batch commit together with one sync, or none do.
+    ///
+    /// # Errors
+    ///
+    /// - The error `collect` returns, or `Error::LimitExceeded` when the batch is too large as
+    ///   written: nothing is written.
+    /// - Otherwise as [`Agent::add_lot`].
     pub fn batch<T>(&self, collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>) -> Result<T, Error> {
         self.store.check_writable()?;
         self.with(|engine| engine.batch(collect))
@@ -141,7 +226,8 @@ impl<S: SharedStorage> Agent<S> {
     ///
     /// # Errors
     ///
-    /// The error of writing the snapshot, or `Poisoned` after a panic while the agent was in use.
+    /// `Error::Io` or `Error::OutcomeUnknown` when writing the snapshot fails; `Error::Poisoned`
+    /// when a thread panicked holding the agent.
     pub fn close(self) -> Result<(), Error> {
         if self.store.check_writable().is_err() {
             return Ok(());
@@ -232,6 +318,10 @@ impl<S: SharedStorage> Agent<S> {
     }
 
     /// Bytes of RAM held by this agent's recall graph.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Internal` when a thread panicked holding the agent.
     pub fn graph_heap_bytes(&self) -> Result<usize, Error> {
         self.with(|engine| Ok(engine.graph_heap_bytes()))
     }

@@ -47,6 +47,7 @@ impl StoreBuilder {
     }
 
     /// The settings every agent is opened with (default: `Options::default()`).
+    #[must_use]
     pub fn options(mut self, options: Options) -> StoreBuilder {
         self.options = options;
         self
@@ -68,6 +69,7 @@ impl StoreBuilder {
     /// # Ok(())
     /// # }
     /// ```
+    #[must_use]
     pub fn io(mut self, io: Io) -> StoreBuilder {
         self.io = io;
         self
@@ -78,6 +80,7 @@ impl StoreBuilder {
     /// `Error::ReadOnly`. A store that needs a repair first (a torn end, an interrupted
     /// erasure, leftovers of a rewrite) fails with `Error::RepairNeeded`. Readers share the
     /// folder with each other, never with a writer.
+    #[must_use]
     pub fn read_only(mut self, read_only: bool) -> StoreBuilder {
         self.read_only = read_only;
         self
@@ -85,6 +88,7 @@ impl StoreBuilder {
 
     /// Opens a folder that another user owns or that others may write to (default: false,
     /// such a folder is refused with `Error::FolderNotPrivate`).
+    #[must_use]
     pub fn allow_loose_permissions(mut self, allow: bool) -> StoreBuilder {
         self.allow_loose_permissions = allow;
         self
@@ -93,6 +97,16 @@ impl StoreBuilder {
     /// Opens the store. A read-write open makes the folder (mode 0700) if it does not exist and
     /// takes it for itself: a second open of the same folder, in this process or another, gets
     /// `Error::Locked`.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::Locked` when another open store holds the folder; `Error::FolderNotPrivate`
+    ///   unless loose permissions are allowed.
+    /// - `Error::BackendUnavailable` when [`Io::Uring`] cannot be used here.
+    /// - `Error::RepairNeeded` when a read-only open finds a repair to make; `Error::Corrupt`
+    ///   when the catalog is damaged.
+    /// - `Error::LimitExceeded` for options out of range; `Error::Io` when the folder cannot be
+    ///   made, opened or read.
     pub fn open(self) -> Result<Store<FileStorage>, Error> {
         let path = self.path.as_path();
         let shown = || path.display().to_string();
@@ -112,6 +126,7 @@ impl StoreBuilder {
 impl Store<FileStorage> {
     /// Settings for opening the store in `path`: options, I/O, read-only, loose permissions.
     /// Every other way of opening a store folder is a shorthand for one of these.
+    #[must_use]
     pub fn builder(path: impl AsRef<Path>) -> StoreBuilder {
         StoreBuilder::new(path.as_ref().to_path_buf())
     }
@@ -120,11 +135,19 @@ impl Store<FileStorage> {
     /// lock: a second open of the same folder, in this process or another, gets `Error::Locked`.
     /// A folder that another user owns, or that others may write to, is refused with
     /// `Error::FolderNotPrivate` (see [`StoreBuilder::allow_loose_permissions`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`StoreBuilder::open`].
     pub fn open(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
         Store::builder(path).open()
     }
 
     /// Opens the store in `path` for reading only; see [`StoreBuilder::read_only`].
+    ///
+    /// # Errors
+    ///
+    /// As [`StoreBuilder::open`].
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
         Store::builder(path).read_only(true).open()
     }

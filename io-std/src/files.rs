@@ -53,6 +53,7 @@ enum Handle {
 impl FileStorage {
     /// A backend for the existing folder `root`, with ordinary system calls ([`Io::Std`]).
     /// The folder is opened at first use.
+    #[must_use]
     pub fn new(root: impl Into<PathBuf>) -> FileStorage {
         FileStorage::from_parts(root.into(), None, false)
     }
@@ -60,6 +61,11 @@ impl FileStorage {
     /// A backend for the existing folder `root` that goes through `io`. With [`Io::Uring`] this
     /// probes the kernel, and fails with an error that says why where io_uring cannot be used
     /// (not Linux, an old kernel, switched off, forbidden by a seccomp filter).
+    ///
+    /// # Errors
+    ///
+    /// With [`Io::Uring`], an error of kind `Unsupported` saying why io_uring cannot be used;
+    /// [`Io::Std`] never fails.
     pub fn with_io(root: impl Into<PathBuf>, io: Io) -> io::Result<FileStorage> {
         FileStorage::open(root.into(), io, false).map_err(|error| io::Error::new(io::ErrorKind::Unsupported, error))
     }
@@ -81,6 +87,7 @@ impl FileStorage {
     }
 
     /// The system interface the files go through.
+    #[must_use]
     pub fn io(&self) -> Io {
         if self.uring.is_some() {
             Io::Uring
@@ -91,11 +98,13 @@ impl FileStorage {
 
     /// How many io_uring submissions (`io_uring_enter` calls carrying operations) this storage
     /// and its clones have made: 0 with [`Io::Std`]. Shows that io_uring is really at work.
+    #[must_use]
     pub fn io_uring_submissions(&self) -> u64 {
         self.uring.as_ref().map_or(0, UringStorage::submissions)
     }
 
     /// The folder.
+    #[must_use]
     pub fn root(&self) -> &Path {
         self.folder.root()
     }

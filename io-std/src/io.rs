@@ -26,6 +26,7 @@ pub enum Io {
 
 impl Io {
     /// The name that [`FromStr`] accepts: `std` or `uring`.
+    #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             Io::Std => "std",

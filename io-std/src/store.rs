@@ -57,6 +57,12 @@ impl Store<FileStorage> {
 impl<S: SharedStorage> Store<S> {
     /// Opens a store on a storage backend of your own. The backend is responsible for keeping
     /// other processes out of its files.
+    ///
+    /// # Errors
+    ///
+    /// `Error::LimitExceeded` when `options` are out of range, `Error::Corrupt` when the
+    /// catalog is damaged (or missing while agent folders exist), `Error::Io` when the storage
+    /// fails.
     pub fn open_with(storage: S, options: Options) -> Result<Store<S>, Error> {
         Store::open_locked(storage, options, None, None)
     }
@@ -78,6 +84,7 @@ impl<S: SharedStorage> Store<S> {
     }
 
     /// Whether the store was opened read-only.
+    #[must_use]
     pub fn is_read_only(&self) -> bool {
         self.shared.read_only.is_some()
     }
@@ -85,18 +92,37 @@ impl<S: SharedStorage> Store<S> {
     /// What deleting agents left in their folders since this open (names cheesedb did not
     /// make, links, folders where a file belongs), each with the reason. The agents themselves are
     /// gone; each open tries again to remove what is cheesedb's.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Internal` when a thread panicked holding the store.
     pub fn left_behind(&self) -> Result<Vec<LeftBehind>, Error> {
         Ok(lock(&self.shared.catalog)?.left_behind().to_vec())
     }
 
     /// Creates an agent named `name` (any UTF-8 up to 256 bytes, compared byte by byte) and
     /// returns its token. The token is shown only now: the store keeps just its hash.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::ReadOnly` for a read-only store.
+    /// - `Error::InvalidName` when `name` is empty or starts with `cheesedb-`, as tokens do;
+    ///   `Error::LimitExceeded` when it is too long or the store is full; `Error::AgentExists`.
+    /// - `Error::Io` when the storage fails; `Error::Internal` when a thread panicked holding
+    ///   the store.
     pub fn create_agent(&self, name: &str) -> Result<Token, Error> {
         self.shared.check_writable()?;
         lock(&self.shared.catalog)?.create_agent(name)
     }
 
     /// Opens the agent that `token` belongs to. Handles of one agent share one engine.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::UnknownToken` when no agent of this store has that token.
+    /// - `Error::Corrupt` when the agent's files do not hold a valid log; `Error::Io` when the
+    ///   storage fails; `Error::RepairNeeded` when a read-only store would have to repair them.
+    /// - `Error::Internal` when a thread panicked holding the store.
     pub fn open_agent(&self, token: &Token) -> Result<Agent<S>, Error> {
         let catalog = lock(&self.shared.catalog)?;
         let key = catalog.authenticate(token)?;
@@ -115,6 +141,12 @@ impl<S: SharedStorage> Store<S> {
     /// Deletes the agent named `name` and all the files cheesedb made for it. Open handles of
     /// it fail from now on with `Error::AgentDeleted`. Anything else found in its folder (a
     /// stray file or folder, a link) is left alone and listed by [`Store::left_behind`].
+    ///
+    /// # Errors
+    ///
+    /// `Error::ReadOnly` for a read-only store, `Error::UnknownAgent` when no agent has that
+    /// name, `Error::Io` when the storage fails, `Error::Internal` when a thread panicked
+    /// holding the store or the agent.
     pub fn delete_agent(&self, name: &str) -> Result<(), Error> {
         self.shared.check_writable()?;
         let mut catalog = lock(&self.shared.catalog)?;
@@ -135,6 +167,10 @@ impl<S: SharedStorage> Store<S> {
     }
 
     /// The names of all agents, in the order they were created.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Internal` when a thread panicked holding the store.
     pub fn agent_names(&self) -> Result<Vec<String>, Error> {
         Ok(lock(&self.shared.catalog)?.agent_names())
     }

@@ -18,6 +18,7 @@ pub struct Unavailable {
 
 impl Unavailable {
     /// Why io_uring cannot be used.
+    #[must_use]
     pub fn reason(&self) -> &str {
         &self.reason
     }

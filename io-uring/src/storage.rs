@@ -26,6 +26,11 @@ pub struct UringStorage {
 impl UringStorage {
     /// Rings for a store. Fails, saying why, where this process cannot use io_uring (no kernel
     /// support, switched off, forbidden by a seccomp filter).
+    ///
+    /// # Errors
+    ///
+    /// [`Unavailable`], saying why, when the kernel refuses io_uring or lacks an operation the
+    /// backend needs.
     pub fn new() -> Result<UringStorage, Unavailable> {
         let pool = Arc::new(RingPool::default());
         let first = probe(pool.counters())?;
@@ -35,23 +40,30 @@ impl UringStorage {
 
     /// How many `io_uring_enter` calls handed operations to the kernel so far, over every clone
     /// and file of this storage. A durable write of any size costs one.
+    #[must_use]
     pub fn submissions(&self) -> u64 {
         self.pool.counters().submissions.load(Ordering::Relaxed)
     }
 
     /// How many operations (writes, reads, syncs) were handed to the kernel so far.
+    #[must_use]
     pub fn operations(&self) -> u64 {
         self.pool.counters().operations.load(Ordering::Relaxed)
     }
 
     /// Takes over `file`, opened by the caller: from now on its data and syncs go through the
     /// rings of this storage.
+    #[must_use]
     pub fn adopt_file(&self, file: File) -> UringFile {
         UringFile::new(file, self.pool.clone())
     }
 
     /// Makes every create, rename and remove inside `folder` (an open folder) durable, with one
     /// `fsync` through a ring.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when no ring can be had, the submission fails, or the `fsync` fails.
     pub fn sync_folder(&self, folder: &File) -> io::Result<()> {
         let mut ring = self.pool.take_ring()?;
         let mut operations = [Operation::SyncAll { target: Target::Plain(folder.as_raw_fd()) }];

@@ -6,6 +6,7 @@ from CHEESEDB_BIN, else target/debug/cheesedb of this repository.
 
 import asyncio
 import os
+import socket
 import subprocess
 import tempfile
 import time
@@ -17,7 +18,7 @@ from mcp import Client, MCPError, StdioServerParameters
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("CHEESEDB_BIN", str(REPOSITORY / "target" / "debug" / "cheesedb"))
-TOOLS = {"add_source", "remember", "forget_source", "get", "list_memories"}
+TOOLS = {"add_source", "remember", "forget_source", "get", "list_memories", "search_memories"}
 # A server that stayed silent on the SDK's discovery probe would cost it a 10 s timeout.
 HANDSHAKE_SECONDS_MAX = 5.0
 
@@ -63,6 +64,11 @@ def test_tools_are_listed_with_schemas_and_the_destructive_one_is_marked(data_fo
             assert forget.annotations.destructive_hint is True
             assert "DELETES" in forget.description
             assert tools["get"].annotations.read_only_hint is True
+            search = tools["search_memories"]
+            assert search.annotations.read_only_hint is True
+            assert search.annotations.destructive_hint is False
+            assert "BEFORE you answer" in search.description
+            assert search.input_schema["required"] == ["query"]
 
     run(scenario())
 
@@ -148,5 +154,59 @@ def test_one_agent_cannot_see_another_agents_ids(data_folder):
             result = await alice.call_tool("get", {"id": 3})
             assert result.is_error
             assert "secret" not in result.content[0].text
+
+    run(scenario())
+
+
+async def hit_ids(client, query, **options):
+    found = await call(client, "search_memories", {"query": query, **options})
+    return [hit["id"] for hit in found["hits"]], found
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_search_finds_what_is_alive_and_never_what_was_forgotten(data_folder, mode):
+    async def scenario():
+        async with Client(server(data_folder), mode=mode) as client:
+            a = (await call(client, "add_source", {"label": "user_message", "text": "I live in Pune"}))["id"]
+            c = (await call(client, "add_source", {"label": "weather_tool", "text": "Pune: heavy rain"}))["id"]
+            m1 = (await call(client, "remember", {"text": "user lives in Pune", "legs": [[a]]}))["id"]
+            m2 = (await call(client, "remember", {"text": "rain in Pune tomorrow", "legs": [[c]]}))["id"]
+
+            ids, found = await hit_ids(client, "rain")
+            assert sorted(ids) == [c, m2] and found["search"] == "keyword"
+            for hit in found["hits"]:
+                assert set(hit) == {"id", "score", "kind", "content"} and hit["score"] > 0
+            kinds = {hit["id"]: hit["kind"] for hit in found["hits"]}
+            assert kinds == {c: "source", m2: "memory"}
+            assert len((await hit_ids(client, "Pune rain", limit=1))[0]) == 1
+            assert (await hit_ids(client, "snow"))[0] == []
+
+            await call(client, "forget_source", {"id": c, "erase": False})
+            assert (await hit_ids(client, "rain heavy tomorrow"))[0] == []
+            await call(client, "forget_source", {"id": c})
+            assert (await hit_ids(client, "rain heavy tomorrow"))[0] == []
+            assert sorted((await hit_ids(client, "Pune"))[0]) == [a, m1]
+
+            empty = await client.call_tool("search_memories", {"query": " "})
+            assert empty.is_error and "query" in empty.content[0].text
+
+    run(scenario())
+
+
+def test_an_embeddings_server_that_is_down_costs_vectors_never_writes(data_folder):
+    # A port that was just bound and let go: nothing listens there.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    Path(data_folder, "embed.conf").write_text(f"base_url = http://127.0.0.1:{port}/v1\nmodel = m\n")
+
+    async def scenario():
+        async with Client(server(data_folder), mode="legacy") as client:
+            added = await call(client, "add_source", {"label": "note", "text": "rain tomorrow"})
+            assert added["vector"] is False and "without a vector" in added["note"]
+            assert (await call(client, "get", {"id": added["id"]}))["content"] == "rain tomorrow"
+            ids, found = await hit_ids(client, "rain")
+            assert ids == [added["id"]] and found["search"] == "keyword"
+            assert "keywords only" in found["note"]
 
     run(scenario())

@@ -40,8 +40,9 @@ fn fixture<B: Backend>(options: Options) -> Fixture<B> {
     let alice = store.open_agent(&token).unwrap();
     let user = alice.add_lot("user_message", b"I live in Pune and cycle to work").unwrap();
     let bad_source = alice.add_lot("weather_tool", format!("rain all week {CANARY_WORD}").as_bytes()).unwrap();
-    let bad_memory =
-        alice.remember(format!("carry an umbrella in Pune {CANARY_WORD}").as_bytes(), &[Leg::from([bad_source])]).unwrap();
+    let bad_memory = alice
+        .remember(format!("carry an umbrella in Pune {CANARY_WORD}").as_bytes(), &[Leg::from([bad_source])])
+        .unwrap();
     let good_memory = alice.remember(b"the user lives in Pune", &[Leg::from([user])]).unwrap();
     alice.set_vector(bad_memory, &CANARY_VECTOR).unwrap();
     alice.set_vector(good_memory, &GOOD_VECTOR).unwrap();
@@ -210,7 +211,10 @@ fn a_batch_writes_nodes_and_their_vectors_together<B: Backend>() {
         let other = batch.add_lot("source", b"another")?;
         batch.set_vector(other, &[1.0, 0.0, 0.0])
     });
-    assert_eq!(refused, Err(Error::InvalidVector { problem: VectorProblem::DimensionMismatch { expected: 2, found: 3 } }));
+    assert_eq!(
+        refused,
+        Err(Error::InvalidVector { problem: VectorProblem::DimensionMismatch { expected: 2, found: 3 } })
+    );
     assert_eq!(alice.lots().unwrap(), vec![lot], "a refused batch writes nothing");
     drop(alice);
     drop(store);

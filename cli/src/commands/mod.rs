@@ -5,6 +5,8 @@ pub mod agent;
 pub mod audit;
 pub mod compact;
 pub mod demo;
+pub mod embed;
+pub mod embedded_write;
 pub mod find;
 pub mod get;
 pub mod graph;
@@ -14,6 +16,7 @@ pub mod mcp;
 pub mod recall;
 pub mod remember;
 pub mod report;
+pub mod search;
 pub mod text_input;
 pub mod verify;
 
@@ -44,6 +47,8 @@ pub fn run(command: Command, context: &Context) -> Result<u8, Failure> {
         Command::List(arguments) => list::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Graph(arguments) => graph::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Find(arguments) => find::run(arguments, context),
+        Command::Search(arguments) => search::run(arguments, context),
+        Command::Embed(arguments) => embed::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Verify(arguments) => verify::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Compact(arguments) => compact::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Report(arguments) => report::run(arguments, context).map(|()| EXIT_SUCCESS),

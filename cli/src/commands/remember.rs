@@ -1,13 +1,12 @@
 //! `cheesedb remember AGENT TEXT --leg 1,2 --leg 3`: add a memory with its legs.
 
 use cheesedb::{Id, Leg};
-use serde_json::json;
 
 use crate::arguments::RememberArguments;
+use crate::commands::embedded_write::write_then_embed;
 use crate::commands::text_input::read_content;
 use crate::commands::Context;
 use crate::failure::Failure;
-use crate::session::open_agent;
 
 /// Adds the memory and prints its id.
 pub fn run(arguments: RememberArguments, context: &Context) -> Result<(), Failure> {
@@ -18,9 +17,13 @@ pub fn run(arguments: RememberArguments, context: &Context) -> Result<(), Failur
     }
     let legs = arguments.legs.iter().map(|leg| parse_leg(leg)).collect::<Result<Vec<Leg>, Failure>>()?;
     let content = read_content(&arguments.content)?;
-    let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
-    let id = agent.remember(&content, &legs)?;
-    context.printer.result(json!({ "id": id.get() }), || format!("remembered {id} (legs: {})", describe_legs(&legs)))
+    write_then_embed(
+        context,
+        &arguments.agent,
+        &content,
+        |agent| agent.remember(&content, &legs),
+        |id| format!("remembered {id} (legs: {})", describe_legs(&legs)),
+    )
 }
 
 /// Parses one `--leg` value: ids separated by commas, such as `1,2`.

@@ -1,16 +1,10 @@
-//! `llm.conf`: which OpenAI-compatible server and model the demo talks to.
-//!
-//! ```text
-//! base_url = http://localhost:8000/v1
-//! model    = your-model-name
-//! # api_key = your-key        (only if the server needs one)
-//! ```
+//! `llm.conf`: which OpenAI-compatible server and model the demo talks to (read as every
+//! server file of the data folder is, see [`crate::endpoint`]).
 
-use std::fs;
-use std::io::ErrorKind;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::endpoint::{self, Endpoint};
 use crate::failure::Failure;
 
 /// The file's name in the data folder.
@@ -20,81 +14,11 @@ pub const LLM_CONFIG_FILE: &str = "llm.conf";
 const REQUEST_TIMEOUT_DEFAULT: Duration = Duration::from_secs(120);
 
 /// Where the model is and how to reach it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct LlmConfig {
-    /// The server's base URL, up to and including `/v1`.
-    pub base_url: String,
-    /// The model's name as the server knows it.
-    pub model: String,
-    /// Sent as a bearer token when set.
-    pub api_key: Option<String>,
-    /// How long one request may take.
-    pub request_timeout: Duration,
-}
-
-impl std::fmt::Debug for LlmConfig {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never print the key.
-        formatter
-            .debug_struct("LlmConfig")
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "(set)"))
-            .finish()
-    }
-}
+pub type LlmConfig = Endpoint;
 
 /// Reads `llm.conf` from `folder`; `None` when there is no such file.
 pub fn load(folder: &Path) -> Result<Option<LlmConfig>, Failure> {
-    let path = folder.join(LLM_CONFIG_FILE);
-    match fs::read_to_string(&path) {
-        Ok(text) => parse(&text).map(Some).map_err(|problem| Failure::new(format!("{}: {problem}", path.display()))),
-        Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(Failure::new(format!("cannot read {}: {error}", path.display()))),
-    }
-}
-
-/// Parses `key = value` lines; `#` starts a comment.
-pub fn parse(text: &str) -> Result<LlmConfig, String> {
-    let mut base_url = None;
-    let mut model = None;
-    let mut api_key = None;
-    let mut request_timeout = REQUEST_TIMEOUT_DEFAULT;
-    for (number, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or_default().trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            return Err(format!("line {}: expected key = value", number + 1));
-        };
-        let value = value.trim().to_owned();
-        match key.trim() {
-            "base_url" => base_url = Some(value),
-            "model" => model = Some(value),
-            "api_key" => api_key = Some(value).filter(|key| !key.is_empty()),
-            "timeout_seconds" => {
-                let seconds: u64 = value
-                    .parse()
-                    .map_err(|_| format!("line {}: timeout_seconds must be a whole number", number + 1))?;
-                request_timeout = Duration::from_secs(seconds.max(1));
-            }
-            other => {
-                return Err(format!(
-                    "line {}: unknown key {other:?} (known: base_url, model, api_key, timeout_seconds)",
-                    number + 1
-                ))
-            }
-        }
-    }
-    let base_url = base_url
-        .filter(|url| !url.is_empty())
-        .ok_or("base_url is missing, e.g. base_url = http://localhost:8000/v1")?;
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(format!("base_url {base_url:?} must start with http:// or https://"));
-    }
-    let model = model.filter(|model| !model.is_empty()).ok_or("model is missing, e.g. model = your-model-name")?;
-    Ok(LlmConfig { base_url, model, api_key, request_timeout })
+    endpoint::load(folder, LLM_CONFIG_FILE, REQUEST_TIMEOUT_DEFAULT)
 }
 
 #[cfg(test)]
@@ -102,25 +26,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_config_with_comments_parses() {
-        let config =
-            parse("base_url = http://localhost:8000/v1\nmodel    = small # a comment\n# api_key = x\n").unwrap();
-        assert_eq!(config.base_url, "http://localhost:8000/v1");
-        assert_eq!(config.model, "small");
-        assert_eq!(config.api_key, None);
-    }
-
-    #[test]
-    fn missing_or_unknown_keys_are_explained() {
-        assert!(parse("model = m").unwrap_err().contains("base_url"));
-        assert!(parse("base_url = http://x/v1").unwrap_err().contains("model"));
-        assert!(parse("base_url = ftp://x\nmodel = m").is_err());
-        assert!(parse("colour = blue").unwrap_err().contains("unknown key"));
-    }
-
-    #[test]
-    fn the_key_is_never_printed() {
-        let config = parse("base_url = http://x/v1\nmodel = m\napi_key = secret").unwrap();
-        assert!(!format!("{config:?}").contains("secret"));
+    fn a_model_gets_two_minutes_unless_told_otherwise() {
+        let folder = tempfile::tempdir().unwrap();
+        assert_eq!(load(folder.path()).unwrap(), None);
+        std::fs::write(folder.path().join(LLM_CONFIG_FILE), "base_url = http://localhost:8000/v1\nmodel = small")
+            .unwrap();
+        assert_eq!(load(folder.path()).unwrap().unwrap().request_timeout, REQUEST_TIMEOUT_DEFAULT);
+        std::fs::write(folder.path().join(LLM_CONFIG_FILE), "model = small").unwrap();
+        assert!(load(folder.path()).unwrap_err().message().contains("llm.conf"));
     }
 }

@@ -46,16 +46,12 @@ pub struct ChatModel {
 impl ChatModel {
     /// A model as `config` describes it.
     pub fn new(config: LlmConfig) -> ChatModel {
-        let http = ureq::Agent::config_builder()
-            .timeout_global(Some(config.request_timeout))
-            .http_status_as_error(false)
-            .build()
-            .new_agent();
+        let http = config.http_client();
         ChatModel { config, http, unreachable: None }
     }
 
     fn endpoint(&self) -> String {
-        format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'))
+        self.config.url("chat/completions")
     }
 
     /// Sends one conversation and returns the reply's text.
@@ -208,7 +204,7 @@ mod tests {
         // A port that was just bound and let go has nothing listening: the connection is refused.
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let text = format!("base_url = http://127.0.0.1:{port}/v1\nmodel = m\ntimeout_seconds = 2");
-        let config = crate::demo::config::parse(&text).unwrap();
+        let config = crate::endpoint::parse(&text, std::time::Duration::from_secs(2)).unwrap();
         let mut model = ChatModel::new(config);
         let failure = model.answer("q", &[]).unwrap_err();
         assert_eq!(failure.attempts, ATTEMPTS_MAX);

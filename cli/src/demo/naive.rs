@@ -53,6 +53,18 @@ impl NaiveList {
         &self.memories
     }
 
+    /// The sources and memories holding a word of `query` (compared lower-cased), in the
+    /// order they were added: a deleted source's memories are still found.
+    pub fn search(&self, query: &str) -> Vec<u64> {
+        let wanted: Vec<String> = words(query).map(str::to_lowercase).collect();
+        let holds_a_word = |text: &str| words(text).any(|word| wanted.contains(&word.to_lowercase()));
+        let sources = self.sources.iter().filter(|(_, _, text)| holds_a_word(text)).map(|(id, _, _)| *id);
+        let memories = self.memories.iter().filter(|(_, text)| holds_a_word(text)).map(|(id, _)| *id);
+        let mut found: Vec<u64> = sources.chain(memories).collect();
+        found.sort_unstable();
+        found
+    }
+
     fn save(&self) -> Result<(), Failure> {
         let sources: Vec<_> =
             self.sources.iter().map(|(id, label, text)| json!({ "id": id, "label": label, "text": text })).collect();
@@ -62,6 +74,11 @@ impl NaiveList {
         fs::write(&self.path, text)
             .map_err(|error| Failure::new(format!("cannot write {}: {error}", self.path.display())))
     }
+}
+
+/// The runs of letters and digits of `text`.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|character: char| !character.is_alphanumeric()).filter(|word| !word.is_empty())
 }
 
 #[cfg(test)]
@@ -79,5 +96,6 @@ mod tests {
         assert!(file.contains("a storm is coming"));
         assert!(!file.contains("\"storm\""));
         assert_eq!(list.memories().len(), 1);
+        assert_eq!(list.search("Storm warning"), vec![2]);
     }
 }

@@ -6,8 +6,10 @@
 //!   agent's view, the text stays in the files until compaction;
 //! - C, cheesedb with Erase: as B, and the text is gone from the files too.
 //!
-//! It ends with a table: is the model still shown the bad data, and is the bad text still on
-//! disk, by the same byte search as `cheesedb find`.
+//! Before and after the removal, the agent searches its memory for the bad fact, as a model
+//! would before it answers. It ends with a table: is the model still shown the bad data, does a
+//! search still bring it back, and is the bad text still on disk, by the same byte search as
+//! `cheesedb find`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,10 @@ pub const BAD_SOURCE_ID: u64 = 3;
 pub const QUESTION: &str = "I am cycling to work tomorrow. Do I need a raincoat?";
 /// The bytes searched for on disk: the word the bad source brought in.
 pub const BAD_WORD: &str = "rain";
+/// What the agent searches its memory for: the bad fact.
+pub const SEARCH_QUERY: &str = "rain forecast";
+/// The most hits the story's searches show.
+const SEARCH_HITS_MAX: usize = 10;
 
 /// One of the three ways of removing the bad source, and what came of it.
 #[derive(Debug, Clone)]
@@ -45,6 +51,8 @@ pub struct Outcome {
     pub answer: Result<String, String>,
     /// Whether the model is still shown memories learned from the bad source.
     pub model_sees_bad_data: bool,
+    /// What a search of the memory for [`SEARCH_QUERY`] finds afterwards, best first.
+    pub search_hits: Vec<u64>,
     /// How often the bad word is in the files of this way's folder.
     pub occurrences_on_disk: u64,
 }
@@ -72,6 +80,11 @@ impl DemoAgent {
             memories.push(MemoryView { id: id.get(), text });
         }
         Ok(memories)
+    }
+
+    /// The ids a search for [`SEARCH_QUERY`] finds, best first.
+    fn search(&self) -> Result<Vec<u64>, Failure> {
+        Ok(self.agent.search(SEARCH_QUERY, SEARCH_HITS_MAX)?.iter().map(|hit| hit.id.get()).collect())
     }
 }
 
@@ -120,6 +133,11 @@ pub fn tell(model: &mut dyn Model, folder: &Path, printer: Printer) -> Result<Va
         untrusted.agent.preview_recall(Id::from(BAD_SOURCE_ID), Mode::Fair)?.iter().map(|id| id.get()).collect();
 
     say(&format!("\n3. The user asks: {QUESTION}"))?;
+    let search_before = untrusted.search()?;
+    say(&format!(
+        "   A search of the memory for {SEARCH_QUERY:?} finds {}",
+        describe_hits(&search_before, &sources, &memories)
+    ))?;
     let before = answer(model, &memories);
     say(&format!("   The model sees {} memories and answers: {}", memories.len(), shown(&before)))?;
 
@@ -129,12 +147,20 @@ pub fn tell(model: &mut dyn Model, folder: &Path, printer: Printer) -> Result<Va
     naive.delete_source(BAD_SOURCE_ID)?;
     let context: Vec<MemoryView> =
         naive.memories().iter().map(|(id, text)| MemoryView { id: *id, text: text.clone() }).collect();
-    outcomes.push(outcome("A  naive memory list", model, &context, &tainted, &folder.join("naive-list"))?);
+    let found = naive.search(SEARCH_QUERY);
+    outcomes.push(outcome("A  naive memory list", model, &context, &tainted, found, &folder.join("naive-list"))?);
     say_outcome(&printer, outcomes.last(), "deletes the source only; the memories built on it stay")?;
 
     let removed = untrusted.agent.recall(Id::from(BAD_SOURCE_ID), Mode::Fair, Removal::Untrusted)?;
     let context = untrusted.alive_memories()?;
-    outcomes.push(outcome("B  cheesedb, Untrusted", model, &context, &tainted, &untrusted.folder)?);
+    outcomes.push(outcome(
+        "B  cheesedb, Untrusted",
+        model,
+        &context,
+        &tainted,
+        untrusted.search()?,
+        &untrusted.folder,
+    )?);
     say_outcome(
         &printer,
         outcomes.last(),
@@ -143,7 +169,7 @@ pub fn tell(model: &mut dyn Model, folder: &Path, printer: Printer) -> Result<Va
 
     let removed = erase.agent.recall(Id::from(BAD_SOURCE_ID), Mode::Fair, Removal::Erase)?;
     let context = erase.alive_memories()?;
-    outcomes.push(outcome("C  cheesedb, Erase", model, &context, &tainted, &erase.folder)?);
+    outcomes.push(outcome("C  cheesedb, Erase", model, &context, &tainted, erase.search()?, &erase.folder)?);
     say_outcome(
         &printer,
         outcomes.last(),
@@ -161,7 +187,8 @@ pub fn tell(model: &mut dyn Model, folder: &Path, printer: Printer) -> Result<Va
     } else if !model_output_usable {
         say("(memories by the SCRIPTED model, because the configured model's output was unusable)")?;
     }
-    Ok(summary(model, &sources, &memories, &tainted, model_output_usable, fallback_reason, &before, &outcomes))
+    let told = Told { sources: &sources, memories: &memories, tainted: &tainted, search_before: &search_before };
+    Ok(summary(model, &told, model_output_usable, fallback_reason, &before, &outcomes))
 }
 
 fn same_id(first: Id, second: Id) -> Result<u64, Failure> {
@@ -189,6 +216,26 @@ fn id_list(ids: &[Id]) -> String {
     ids.iter().map(|id| format!("[{id}]")).collect::<Vec<_>>().join(", ")
 }
 
+/// Search hits as people read them: `[3] weather_tool: …, [6] …`, or `nothing`.
+fn describe_hits(hits: &[u64], sources: &[SourceView], memories: &[MemoryView]) -> String {
+    if hits.is_empty() {
+        return String::from("nothing");
+    }
+    let shown: Vec<String> = hits
+        .iter()
+        .map(|id| {
+            let source = sources.iter().find(|source| source.id == *id);
+            let memory = memories.iter().find(|memory| memory.id == *id);
+            match (source, memory) {
+                (Some(source), _) => format!("[{id}] {}: {}", source.label, source.text),
+                (None, Some(memory)) => format!("[{id}] {}", memory.text),
+                (None, None) => format!("[{id}]"),
+            }
+        })
+        .collect();
+    format!("{}:\n      {}", hits.len(), shown.join("\n      "))
+}
+
 fn answer(model: &mut dyn Model, memories: &[MemoryView]) -> Result<String, String> {
     model.answer(QUESTION, memories).map_err(|failure| format!("no usable answer: {failure}"))
 }
@@ -205,6 +252,7 @@ fn outcome(
     model: &mut dyn Model,
     context: &[MemoryView],
     tainted: &BTreeSet<u64>,
+    search_hits: Vec<u64>,
     folder: &Path,
 ) -> Result<Outcome, Failure> {
     let model_sees_bad_data = context.iter().any(|memory| tainted.contains(&memory.id));
@@ -214,7 +262,7 @@ fn outcome(
         .iter()
         .map(|found| found.occurrences)
         .sum();
-    Ok(Outcome { way, answer, model_sees_bad_data, occurrences_on_disk })
+    Ok(Outcome { way, answer, model_sees_bad_data, search_hits, occurrences_on_disk })
 }
 
 fn say_outcome(printer: &Printer, outcome: Option<&Outcome>, what_happened: &str) -> Result<(), Failure> {
@@ -223,11 +271,19 @@ fn say_outcome(printer: &Printer, outcome: Option<&Outcome>, what_happened: &str
         0 => format!("a search of every byte finds no {BAD_WORD:?}"),
         count => format!("{BAD_WORD:?} is still in the files, {count} time(s)"),
     };
+    let searched = match outcome.search_hits.as_slice() {
+        [] => format!("a search of the memory for {SEARCH_QUERY:?} finds nothing"),
+        hits => format!("a search of the memory for {SEARCH_QUERY:?} still finds {}", id_numbers(hits)),
+    };
     printer.text_line(&format!(
-        "   {}: {what_happened}.\n      the model answers: {}\n      {on_disk}",
+        "   {}: {what_happened}.\n      the model answers: {}\n      {searched}\n      {on_disk}",
         outcome.way,
         shown(&outcome.answer)
     ))
+}
+
+fn id_numbers(ids: &[u64]) -> String {
+    ids.iter().map(|id| format!("[{id}]")).collect::<Vec<_>>().join(", ")
 }
 
 fn yes_no(value: bool) -> &'static str {
@@ -242,25 +298,44 @@ fn yes_no(value: bool) -> &'static str {
 pub fn table(outcomes: &[Outcome]) -> String {
     let mut lines = vec![
         String::from("\n5. In short:"),
-        format!("   {:<26} {:<30} {}", "", "model still sees bad data?", format!("bad text on disk ({BAD_WORD:?})?")),
+        format!(
+            "   {:<26} {:<28} {:<24} {}",
+            "",
+            "model still sees bad data?",
+            "search brings it back?",
+            format!("bad text on disk ({BAD_WORD:?})?")
+        ),
     ];
     for outcome in outcomes {
         let on_disk = match outcome.occurrences_on_disk {
             0 => String::from("no"),
             count => format!("yes ({count} times)"),
         };
-        lines.push(format!("   {:<26} {:<30} {on_disk}", outcome.way, yes_no(outcome.model_sees_bad_data)));
+        let searched = match outcome.search_hits.as_slice() {
+            [] => String::from("no"),
+            hits => format!("yes ({})", id_numbers(hits)),
+        };
+        lines.push(format!(
+            "   {:<26} {:<28} {searched:<24} {on_disk}",
+            outcome.way,
+            yes_no(outcome.model_sees_bad_data)
+        ));
     }
     lines.push(format!("   `cheesedb find {BAD_WORD}` runs the same byte search on your own data folder."));
     lines.join("\n")
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What the story stored and found before the removal.
+struct Told<'story> {
+    sources: &'story [SourceView],
+    memories: &'story [MemoryView],
+    tainted: &'story BTreeSet<u64>,
+    search_before: &'story [u64],
+}
+
 fn summary(
     model: &dyn Model,
-    sources: &[SourceView],
-    memories: &[MemoryView],
-    tainted: &BTreeSet<u64>,
+    told: &Told<'_>,
     model_output_usable: bool,
     fallback_reason: Option<String>,
     before: &Result<String, String>,
@@ -274,16 +349,19 @@ fn summary(
         "model": { "scripted": model.is_scripted(), "description": model.description() },
         "model_output_usable": model_output_usable,
         "fallback_reason": fallback_reason,
-        "sources": sources.iter().map(|source| json!({ "id": source.id, "label": source.label, "text": source.text })).collect::<Vec<_>>(),
-        "memories": memories.iter().map(|memory| json!({ "id": memory.id, "text": memory.text, "from_bad_source": tainted.contains(&memory.id) })).collect::<Vec<_>>(),
+        "sources": told.sources.iter().map(|source| json!({ "id": source.id, "label": source.label, "text": source.text })).collect::<Vec<_>>(),
+        "memories": told.memories.iter().map(|memory| json!({ "id": memory.id, "text": memory.text, "from_bad_source": told.tainted.contains(&memory.id) })).collect::<Vec<_>>(),
         "bad_source": BAD_SOURCE_ID,
         "question": QUESTION,
         "answer_before": answer_json(before),
+        "search_query": SEARCH_QUERY,
+        "search_before": told.search_before,
         "searched_for": BAD_WORD,
         "ways": outcomes.iter().map(|outcome| json!({
             "way": outcome.way.get(3..).unwrap_or(outcome.way),
             "answer": answer_json(&outcome.answer),
             "model_sees_bad_data": outcome.model_sees_bad_data,
+            "search_hits": outcome.search_hits,
             "bad_text_on_disk": outcome.occurrences_on_disk > 0,
             "occurrences_on_disk": outcome.occurrences_on_disk,
         })).collect::<Vec<_>>(),

@@ -2,7 +2,7 @@
 //! per line).
 //!
 //! - [`protocol`]: reading bounded lines, telling requests from notifications, error replies.
-//! - [`tools`]: the five tools, their schemas and what each does to the agent.
+//! - [`tools`]: the six tools, their schemas and what each does to the agent.
 //! - [`server`]: the loop that answers each message in turn.
 
 pub mod arguments;

@@ -9,16 +9,17 @@ use std::path::{Path, PathBuf};
 use cheesedb::{Agent, Error, Store, Token};
 use serde_json::{json, Value};
 
+use crate::embeddings::client::Embedder;
 use crate::failure::Failure;
 use crate::mcp::protocol::{
     classify, error_response, negotiate_version, read_line, result_response, ErrorCode, Incoming, Line, RequestId,
     RpcError, LINE_MAX_BYTES,
 };
-use crate::mcp::tools::{self, ToolOutcome};
+use crate::mcp::tools::{self, Served, ToolOutcome};
 use crate::session::{describe_agent, note_repairs, open_store};
 
 /// What the server tells the model about itself when the session starts.
-const INSTRUCTIONS: &str = "Long-term memory with provenance. Store every source you learn from with add_source, then store what you learn with remember, naming the ids it came from as legs. If a source later proves wrong, malicious or private, forget_source DELETES it and everything learned from it. Read with get and list_memories.";
+const INSTRUCTIONS: &str = "Long-term memory with provenance. Before you answer anything that earlier conversations or stored sources could bear on, call search_memories to find what you know. Store every source you learn from with add_source, then store what you learn with remember, naming the ids it came from as legs. If a source later proves wrong, malicious or private, forget_source DELETES it and everything learned from it. Read with search_memories, get and list_memories.";
 
 /// One agent's memory, served.
 #[derive(Debug)]
@@ -26,14 +27,23 @@ pub struct Server {
     folder: PathBuf,
     token: Token,
     agent_name: String,
+    /// The embeddings server of `embed.conf`, if there is one.
+    embedder: Option<Embedder>,
     /// Whether an `initialize` was answered: until then only `initialize` and `ping` are served.
     initialized: Cell<bool>,
 }
 
 impl Server {
-    /// A server for the agent that `token` opens in the store at `folder`.
-    pub fn new(folder: &Path, token: Token, agent_name: &str) -> Server {
-        Server { folder: folder.to_path_buf(), token, agent_name: agent_name.to_owned(), initialized: Cell::new(false) }
+    /// A server for the agent that `token` opens in the store at `folder`, embedding new
+    /// sources, memories and queries with `embedder` when there is one.
+    pub fn new(folder: &Path, token: Token, agent_name: &str, embedder: Option<Embedder>) -> Server {
+        Server {
+            folder: folder.to_path_buf(),
+            token,
+            agent_name: agent_name.to_owned(),
+            embedder,
+            initialized: Cell::new(false),
+        }
     }
 
     /// Answers messages from `input` on `output` until `input` ends.
@@ -103,7 +113,8 @@ impl Server {
         };
         let arguments = params.and_then(|params| params.get("arguments"));
         let open = || self.open_agent();
-        Ok(match tools::call(name, arguments, &open)? {
+        let served = Served { open: &open, embedder: self.embedder.as_ref() };
+        Ok(match tools::call(name, arguments, &served)? {
             ToolOutcome::Done(structured) => json!({
                 "content": [{ "type": "text", "text": structured.to_string() }],
                 "structuredContent": structured,

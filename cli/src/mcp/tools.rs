@@ -1,24 +1,32 @@
-//! The five tools a model gets, and what each does to the one agent being served.
+//! The six tools a model gets, and what each does to the one agent being served.
 //!
 //! No tool takes an agent: the agent is fixed when the server starts. Arguments are checked
 //! before the store is opened, and each call opens the store and lets go of it when done, so
-//! another server or command on the same folder can work in between.
+//! another server or command on the same folder can work in between. When `embed.conf` names an
+//! embeddings server, the store is let go while the server works too: a query is embedded
+//! before the store is opened, a new source or memory after it is written.
 
 use cheesedb::limits::LABEL_MAX_BYTES;
-use cheesedb::{Agent, Error, Mode, NodeKind, Removal, Store};
-use serde_json::{json, Value};
+use cheesedb::{Agent, Error, Id, Mode, NodeKind, Removal, Store};
+use serde_json::{json, Map, Value};
 
+use crate::embeddings::attach::attach_vector;
+use crate::embeddings::client::Embedder;
 use crate::mcp::arguments::ToolArguments;
 use crate::mcp::protocol::{ErrorCode, RpcError};
+use crate::memory_search::{hits_json, search, QueryVector, HITS_DEFAULT};
 use crate::nodes::{legs_json, node_json, LotWord, SourceFinder};
 use crate::output::content_json;
 
 /// The tools, by name.
-pub const TOOL_NAMES: [&str; 5] = ["add_source", "remember", "forget_source", "get", "list_memories"];
+pub const TOOL_NAMES: [&str; 6] =
+    ["add_source", "remember", "forget_source", "get", "list_memories", "search_memories"];
 /// How many memories one `list_memories` page holds unless the model asks for another size.
 pub const PAGE_DEFAULT_MEMORIES: u64 = 20;
 /// The most memories one page may hold.
 pub const PAGE_MAX_MEMORIES: u64 = 100;
+/// The most hits one `search_memories` call may ask for.
+pub const SEARCH_MAX_HITS: u64 = 100;
 
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +39,14 @@ pub enum ToolOutcome {
 
 /// Opens the served agent for one call; the store is dropped with the returned pair.
 pub type OpenAgent<'open> = dyn Fn() -> Result<(Store, Agent), String> + 'open;
+
+/// What a tool call may use: the served agent, and the embeddings server if there is one.
+pub struct Served<'call> {
+    /// Opens the agent.
+    pub open: &'call OpenAgent<'call>,
+    /// The server `embed.conf` names, if any.
+    pub embedder: Option<&'call Embedder>,
+}
 
 /// The `tools/list` entries: names, descriptions, input and output schemas, annotations.
 pub fn definitions() -> Value {
@@ -49,7 +65,16 @@ pub fn definitions() -> Value {
         },
         "required": ["id", "content", "legs", "sources"],
     });
-    let id_result = json!({ "type": "object", "properties": { "id": id_schema }, "required": ["id"] });
+    let id_result = json!({
+        "type": "object",
+        "properties": {
+            "id": id_schema,
+            "vector": { "type": "boolean", "description": "With embeddings configured: whether it got its vector (it is stored either way)." },
+            "vector_problem": { "type": "string" },
+            "note": { "type": "string" },
+        },
+        "required": ["id"],
+    });
     json!([
         {
             "name": "add_source",
@@ -90,7 +115,7 @@ pub fn definitions() -> Value {
         {
             "name": "forget_source",
             "title": "DELETE a source and everything learned from it",
-            "description": "DELETES, permanently: the source (or memory) with this id, and every memory that was learned from it, however indirectly. This is NOT a search and NOT a way to read anything: use get or list_memories to read. Use it only when a source turned out to be wrong, malicious, or must be removed for privacy. By default (erase: true) the deleted text is destroyed in the files on disk and cannot be recovered. A memory that is also backed by another, independent source survives unless strict is true. Call with dry_run: true first to see which ids would be deleted, without deleting anything.",
+            "description": "DELETES, permanently: the source (or memory) with this id, and every memory that was learned from it, however indirectly. This is NOT a search and NOT a way to read anything: use search_memories, get or list_memories to read. Use it only when a source turned out to be wrong, malicious, or must be removed for privacy. By default (erase: true) the deleted text is destroyed in the files on disk and cannot be recovered. A memory that is also backed by another, independent source survives unless strict is true. Call with dry_run: true first to see which ids would be deleted, without deleting anything.",
             "inputSchema": {
                 "type": "object",
                 "properties": {
@@ -163,18 +188,56 @@ pub fn definitions() -> Value {
             },
             "annotations": { "title": "List memories", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false },
         },
+        {
+            "name": "search_memories",
+            "title": "Search what you remember",
+            "description": "Search your long-term memory: the sources and memories stored here that match a query, best match first, by their words (and by meaning too when the server has embeddings). Call it BEFORE you answer anything that earlier conversations, the user's facts and preferences, or sources you stored could bear on, and before you remember something, to find what you already know and the ids to name in legs. Each hit has id, score (higher is better), kind (source or memory) and content; get shows one with where it came from. Forgotten sources and memories are never found. Read-only: it changes and deletes nothing.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "query": { "type": "string", "minLength": 1, "description": "What to look for: a few words or a question, e.g. weather in Pune tomorrow." },
+                    "limit": { "type": "integer", "minimum": 1, "maximum": SEARCH_MAX_HITS, "default": HITS_DEFAULT, "description": "The most hits to return." },
+                },
+                "required": ["query"],
+                "additionalProperties": false,
+            },
+            "outputSchema": {
+                "type": "object",
+                "properties": {
+                    "hits": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "id": id_schema,
+                                "score": { "type": "number" },
+                                "kind": { "type": "string", "enum": ["source", "memory"] },
+                                "content": { "type": "string" },
+                            },
+                            "required": ["id", "score", "kind", "content"],
+                        },
+                    },
+                    "search": { "type": "string", "enum": ["keyword", "hybrid"], "description": "hybrid: words and meaning; keyword: words only." },
+                    "note": { "type": "string", "description": "Why a search meant to be hybrid used words only." },
+                },
+                "required": ["hits", "search"],
+            },
+            "annotations": { "title": "Search memory", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false },
+        },
     ])
 }
 
 /// Runs tool `name`. An unknown tool is a JSON-RPC error; anything wrong with the arguments or
 /// refused by the store is a [`ToolOutcome::Refused`] the model reads.
-pub fn call(name: &str, arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<ToolOutcome, RpcError> {
+pub fn call(name: &str, arguments: Option<&Value>, served: &Served<'_>) -> Result<ToolOutcome, RpcError> {
+    let open = served.open;
     let outcome = match name {
-        "add_source" => add_source(arguments, open),
-        "remember" => remember(arguments, open),
+        "add_source" => add_source(arguments, served),
+        "remember" => remember(arguments, served),
         "forget_source" => forget_source(arguments, open),
         "get" => get(arguments, open),
         "list_memories" => list_memories(arguments, open),
+        "search_memories" => search_memories(arguments, served),
         _ => {
             let message = format!("unknown tool {name:?}; the tools are {}", TOOL_NAMES.join(", "));
             return Err(RpcError::new(ErrorCode::InvalidParams, message));
@@ -186,22 +249,62 @@ pub fn call(name: &str, arguments: Option<&Value>, open: &OpenAgent<'_>) -> Resu
     })
 }
 
-fn add_source(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Value, String> {
+fn add_source(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> {
     let arguments = ToolArguments::parse(arguments, &["label", "text"])?;
     let label = arguments.string("label")?;
     let text = arguments.string("text")?;
-    let (_store, agent) = open()?;
-    let id = agent.add_lot(label, text.as_bytes()).map_err(explain)?;
-    Ok(json!({ "id": id.get() }))
+    let id = {
+        let (_store, agent) = (served.open)()?;
+        agent.add_lot(label, text.as_bytes()).map_err(explain)?
+    };
+    Ok(written(id, text, served))
 }
 
-fn remember(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Value, String> {
+fn remember(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> {
     let arguments = ToolArguments::parse(arguments, &["text", "legs"])?;
     let text = arguments.string("text")?;
     let legs = arguments.legs("legs")?;
-    let (_store, agent) = open()?;
-    let id = agent.remember(text.as_bytes(), &legs).map_err(explain)?;
-    Ok(json!({ "id": id.get() }))
+    let id = {
+        let (_store, agent) = (served.open)()?;
+        agent.remember(text.as_bytes(), &legs).map_err(explain)?
+    };
+    Ok(written(id, text, served))
+}
+
+/// The result of a write that stored `id`: `{"id"}`, and with embeddings configured, whether
+/// it got its vector. The store was let go before the embeddings server is asked, and a
+/// failure there costs the vector only, never the write.
+fn written(id: Id, text: &str, served: &Served<'_>) -> Value {
+    let mut result = Map::new();
+    result.insert("id".into(), json!(id.get()));
+    if let Some(embedder) = served.embedder {
+        let status = attach_vector(embedder, id, text.as_bytes(), served.open);
+        status.json_fields(&mut result);
+        if let Some(note) = status.missing_note(id) {
+            result.insert("note".into(), json!(note));
+        }
+    }
+    Value::Object(result)
+}
+
+fn search_memories(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> {
+    let arguments = ToolArguments::parse(arguments, &["query", "limit"])?;
+    let query = arguments.string("query")?;
+    if query.trim().is_empty() {
+        return Err(String::from("query is empty: give a few words or a question to search for"));
+    }
+    let limit = usize::try_from(arguments.count("limit", HITS_DEFAULT, SEARCH_MAX_HITS)?).unwrap_or(usize::MAX);
+    // Before the store is opened: the embeddings server may take its time.
+    let vector = QueryVector::of(query, served.embedder);
+    let (_store, agent) = (served.open)()?;
+    let searched = search(&agent, query, vector, limit).map_err(explain)?;
+    let mut result = Map::new();
+    result.insert("hits".into(), hits_json(&searched.found, LotWord::Source));
+    result.insert("search".into(), json!(searched.ranking.name()));
+    if let Some(note) = searched.ranking.fallback_note() {
+        result.insert("note".into(), json!(note));
+    }
+    Ok(Value::Object(result))
 }
 
 fn forget_source(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Value, String> {

@@ -164,4 +164,5 @@ pub fn files_below(folder: &Path) -> Vec<PathBuf> {
     found
 }
 
+pub mod embeddings_server;
 pub mod mcp_process;

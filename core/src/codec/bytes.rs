@@ -11,21 +11,25 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// A reader at the start of `bytes`.
+    #[must_use]
     pub fn new(bytes: &'a [u8]) -> Reader<'a> {
         Reader { bytes, position: 0 }
     }
 
     /// How many bytes were read.
+    #[must_use]
     pub fn position(&self) -> usize {
         self.position
     }
 
     /// How many bytes are left.
+    #[must_use]
     pub fn remaining(&self) -> usize {
         self.bytes.len().saturating_sub(self.position)
     }
 
     /// The bytes not read yet, without consuming them.
+    #[must_use]
     pub fn rest(&self) -> &'a [u8] {
         self.bytes.get(self.position..).unwrap_or_default()
     }
@@ -97,6 +101,7 @@ impl Writer for Vec<u8> {
 }
 
 /// Reads a little-endian `u32` at `offset` of `bytes`, if it is there.
+#[must_use]
 pub fn u32_at(bytes: &[u8], offset: usize) -> Option<u32> {
     let field = bytes.get(offset..offset.checked_add(4)?)?;
     Some(u32::from_le_bytes(field.try_into().ok()?))

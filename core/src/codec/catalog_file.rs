@@ -48,6 +48,7 @@ pub struct CatalogFile {
 
 impl CatalogFile {
     /// The catalog's bytes.
+    #[must_use]
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.put_bytes(&MAGIC);

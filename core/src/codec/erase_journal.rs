@@ -54,11 +54,13 @@ pub struct Overwrite {
 
 impl Overwrite {
     /// The offset just after the stretch.
+    #[must_use]
     pub fn end(&self) -> Option<u64> {
         self.offset.checked_add(self.literal.len() as u64)?.checked_add(u64::from(self.zeros))
     }
 
     /// The bytes the stretch receives, literal and zeros.
+    #[must_use]
     pub fn bytes(&self) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(self.literal.len() + self.zeros as usize);
         bytes.extend_from_slice(&self.literal);
@@ -78,6 +80,7 @@ pub struct EraseJournal {
 
 impl EraseJournal {
     /// The journal's bytes.
+    #[must_use]
     pub fn encode(&self) -> Vec<u8> {
         let literal_bytes: usize = self.overwrites.iter().map(|overwrite| overwrite.literal.len()).sum();
         let mut out = Vec::with_capacity(

@@ -82,6 +82,7 @@ pub struct ContentBlock<'a> {
 
 impl ContentBlock<'_> {
     /// Bytes the salt, the length field and the content take (0 once erased).
+    #[must_use]
     pub fn present_bytes(&self) -> usize {
         self.present.map_or(0, |(_, bytes)| SALT_BYTES + 4 + bytes.len())
     }
@@ -108,6 +109,7 @@ impl<'a> LegsView<'a> {
     }
 
     /// A view of `count` encoded legs in `raw`; `None` unless `raw` holds exactly that.
+    #[must_use]
     pub fn parse(count: u16, raw: &'a [u8]) -> Option<LegsView<'a>> {
         let mut reader = Reader::new(raw);
         for _ in 0..count {
@@ -118,11 +120,13 @@ impl<'a> LegsView<'a> {
     }
 
     /// How many legs.
+    #[must_use]
     pub fn count(&self) -> u16 {
         self.count
     }
 
     /// The encoded bytes.
+    #[must_use]
     pub fn raw(&self) -> &'a [u8] {
         self.raw
     }
@@ -209,13 +213,15 @@ pub struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
-    /// Whether the record is a lot, memory or recall (the records the hash chain covers).
+    /// Whether the record is a lot, memory, recall or vector (the records the hash chain covers).
+    #[must_use]
     pub fn is_chained(&self) -> bool {
         matches!(self.body, Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } | Body::Vector { .. })
     }
 
     /// The same record with its content's salt and bytes removed (the digest stays), and no
     /// padding: shorter than the original, for a rewrite that moves records.
+    #[must_use]
     pub fn redacted(&self) -> Record<'a> {
         self.with_content(|content| ContentBlock { digest: content.digest, present: None, erased_padding_bytes: 0 })
     }
@@ -223,6 +229,7 @@ impl<'a> Record<'a> {
     /// The same record with its content's salt and bytes replaced by as many zeros, so that it
     /// keeps its length and can overwrite the original where it lies. An erased record stays
     /// as it is.
+    #[must_use]
     pub fn redacted_in_place(&self) -> Record<'a> {
         self.with_content(|content| match content.present {
             Some(_) => ContentBlock {
@@ -235,6 +242,7 @@ impl<'a> Record<'a> {
     }
 
     /// The content of a lot or memory, or the numbers of a vector, if the record is one.
+    #[must_use]
     pub fn content(&self) -> Option<ContentBlock<'a>> {
         match self.body {
             Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => Some(content),
@@ -379,12 +387,14 @@ fn encode_content(content: &ContentBlock<'_>, out: &mut Vec<u8>) {
 }
 
 /// The length a record at the start of `bytes` claims, if its header is there.
+#[must_use]
 pub fn claimed_length(bytes: &[u8]) -> Option<u32> {
     u32_at(bytes, OFFSET_LENGTH)
 }
 
 /// Whether `bytes` starts with something shaped like a commit marker (its kind and length),
 /// to find candidates quickly before checking them in full.
+#[must_use]
 pub fn looks_like_commit(bytes: &[u8]) -> bool {
     claimed_length(bytes).and_then(|length| usize::try_from(length).ok()) == Some(COMMIT_BYTES)
         && bytes.get(OFFSET_KIND) == Some(&KIND_COMMIT)
@@ -512,6 +522,7 @@ fn decode_content<'a>(reader: &mut Reader<'a>, erased: bool) -> Result<ContentBl
 }
 
 /// The commit marker that closes `batch`, the bytes from `batch_start` up to the marker.
+#[must_use]
 pub fn commit_marker(
     identity: Identity,
     batch_start: u64,
@@ -620,6 +631,36 @@ mod tests {
         record.encode_chained_fields(&mut chained);
         redacted.encode_chained_fields(&mut chained_redacted);
         assert_eq!(chained, chained_redacted, "erasure in place must not change what the chain covers");
+    }
+
+    #[test]
+    fn golden_bytes_of_a_vector_and_its_redaction_in_place() {
+        let salt = [7u8; SALT_BYTES];
+        let numbers: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|number| number.to_le_bytes()).collect();
+        let content = ContentBlock { digest: [5u8; 32], present: Some((&salt, &numbers)), erased_padding_bytes: 0 };
+        let record = Record { identity: identity(), body: Body::Vector { id: 4, content } };
+        let mut bytes = Vec::new();
+        record.encode(&mut bytes);
+        assert_eq!(bytes.len(), HEADER_BYTES + 8 + 32 + 16 + 4 + 8);
+        assert_eq!(bytes.get(8), Some(&KIND_VECTOR));
+        assert_eq!(bytes.get(36..44), Some(&4u64.to_le_bytes()[..]));
+        assert_eq!(bytes.get(bytes.len() - 8..), Some(&numbers[..]));
+        assert_eq!(decode(&bytes), Ok((record, bytes.len())));
+        assert!(record.is_chained());
+
+        let redacted = record.redacted_in_place();
+        let mut erased = Vec::new();
+        redacted.encode(&mut erased);
+        assert_eq!(erased.len(), bytes.len(), "a redaction in place keeps the record's length");
+        assert_eq!(erased.get(9), Some(&FLAG_ERASED));
+        assert!(erased.get(76..).is_some_and(|tail| tail.iter().all(|byte| *byte == 0)), "salt and numbers are zeros");
+        assert_eq!(decode(&erased), Ok((redacted, erased.len())));
+
+        let mut chained = Vec::new();
+        let mut chained_redacted = Vec::new();
+        record.encode_chained_fields(&mut chained);
+        redacted.encode_chained_fields(&mut chained_redacted);
+        assert_eq!(chained, chained_redacted, "erasure must not change what the chain covers");
     }
 
     #[test]

@@ -54,11 +54,13 @@ pub struct SegmentHeader {
 
 impl SegmentHeader {
     /// The header's bytes, with no write margin.
+    #[must_use]
     pub fn encode(&self) -> Vec<u8> {
         self.encode_with_write_margin(0)
     }
 
     /// The header's bytes, promising `write_margin_bytes` of zeros after every durable write.
+    #[must_use]
     pub fn encode_with_write_margin(&self, write_margin_bytes: u32) -> Vec<u8> {
         let mut out = Vec::with_capacity(SEGMENT_HEADER_BYTES);
         out.put_bytes(&MAGIC);
@@ -113,6 +115,7 @@ impl SegmentHeader {
 const WRITE_MARGIN_OFFSET: usize = 72;
 
 /// The write margin promised by a header that decoded (0 when none, or when `bytes` are short).
+#[must_use]
 pub fn write_margin_bytes(bytes: &[u8]) -> u64 {
     let field = bytes.get(WRITE_MARGIN_OFFSET..WRITE_MARGIN_OFFSET + 4).and_then(|field| field.try_into().ok());
     field.map_or(0, |field: [u8; 4]| u64::from(u32::from_le_bytes(field)))

@@ -89,6 +89,7 @@ fn u32_bytes(values: &[u32]) -> Vec<u8> {
 impl SnapshotFile {
     /// The graph this snapshot holds, as borrowed parts: what [`SnapshotFile::encode`] takes,
     /// so a decoded snapshot can be written again.
+    #[must_use]
     pub fn graph_parts(&self) -> GraphParts<'_> {
         GraphParts {
             slots: &self.slots,

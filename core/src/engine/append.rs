@@ -21,11 +21,24 @@ use crate::storage::Storage;
 /// One record to write, borrowed from the caller.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Entry<'a> {
-    Lot { label: &'a str, content: &'a [u8] },
-    Memory { legs: &'a [Leg], content: &'a [u8] },
-    Recall { id: u64, mode: Mode, removal: Removal },
+    Lot {
+        label: &'a str,
+        content: &'a [u8],
+    },
+    Memory {
+        legs: &'a [Leg],
+        content: &'a [u8],
+    },
+    Recall {
+        id: u64,
+        mode: Mode,
+        removal: Removal,
+    },
     /// A vector of the alive node `id`: its numbers as the record stores them.
-    Vector { id: u64, numbers: &'a [u8] },
+    Vector {
+        id: u64,
+        numbers: &'a [u8],
+    },
 }
 
 /// Checks a lot's label and content against the limits.
@@ -79,6 +92,14 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Adds a source.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::AgentDeleted` when the agent was deleted, `Error::Poisoned` after a failed write.
+    /// - `Error::InvalidName` for an empty label; `Error::LimitExceeded` when the label, the
+    ///   content or the agent's nodes or segments would pass their limit. Nothing is written.
+    /// - `Error::OutcomeUnknown` when its write or sync failed: it may be stored, and the engine
+    ///   is poisoned. `Error::Io` when the storage failed before any of its bytes were written.
     pub fn add_lot(&mut self, label: &str, content: &[u8]) -> Result<Id, Error> {
         self.check_writable()?;
         validate_lot(label, content)?;
@@ -88,6 +109,14 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Adds a memory learned through `legs`.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::AgentDeleted` when the agent was deleted, `Error::Poisoned` after a failed write.
+    /// - `Error::NoLegs`, `Error::EmptyLeg`, `Error::UnknownId` or `Error::DeadParent` for a bad
+    ///   leg or parent; `Error::LimitExceeded` past a limit. Nothing is written.
+    /// - `Error::OutcomeUnknown` when its write or sync failed: it may be stored, and the engine
+    ///   is poisoned. `Error::Io` when the storage failed before any of its bytes were written.
     pub fn remember(&mut self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
         self.check_writable()?;
         self.validate_memory(content, legs, 0..0)?;

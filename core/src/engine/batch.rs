@@ -7,11 +7,11 @@ use alloc::vec::Vec;
 use super::append::{validate_lot, Entry};
 use super::search::vector_bytes;
 use super::AgentEngine;
-use crate::error::VectorProblem;
-use crate::search::VectorIndex;
 use crate::error::Error;
+use crate::error::VectorProblem;
 use crate::id::{Id, Leg};
 use crate::limits::{self, BATCH_MAX_BYTES, BATCH_MAX_RECORDS};
+use crate::search::VectorIndex;
 use crate::storage::Storage;
 
 /// One write collected by a [`Batch`].
@@ -65,6 +65,11 @@ impl<'e, S: Storage> Batch<'e, S> {
     }
 
     /// Adds a source to the batch; same checks as `AgentEngine::add_lot`.
+    ///
+    /// # Errors
+    ///
+    /// `Error::InvalidName` for an empty label; `Error::LimitExceeded` when the label, the
+    /// content, the batch or the agent's nodes would pass their limit. The batch is unchanged.
     pub fn add_lot(&mut self, label: &str, content: &[u8]) -> Result<Id, Error> {
         validate_lot(label, content)?;
         let write = Write::Lot { label: String::from(label), content: content.to_vec() };
@@ -72,6 +77,12 @@ impl<'e, S: Storage> Batch<'e, S> {
     }
 
     /// Adds a memory to the batch; same checks as `AgentEngine::remember`.
+    ///
+    /// # Errors
+    ///
+    /// `Error::NoLegs`, `Error::EmptyLeg`, `Error::UnknownId` or `Error::DeadParent` for a bad
+    /// leg or parent (one added earlier in the batch counts as alive); `Error::LimitExceeded`
+    /// past a limit. The batch is unchanged.
     pub fn remember(&mut self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
         let first_pending = self.engine.graph.next_id();
         self.engine.validate_memory(content, legs, first_pending..self.next_id())?;
@@ -104,11 +115,13 @@ impl<'e, S: Storage> Batch<'e, S> {
     }
 
     /// How many writes were collected.
+    #[must_use]
     pub fn len(&self) -> usize {
         self.writes.len()
     }
 
     /// Whether nothing was collected.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.writes.is_empty()
     }
@@ -117,6 +130,14 @@ impl<'e, S: Storage> Batch<'e, S> {
 impl<S: Storage> AgentEngine<S> {
     /// Runs `collect`, then writes everything it added with one commit marker and one sync. If
     /// `collect` fails, nothing is written.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::AgentDeleted` when the agent was deleted, `Error::Poisoned` after a failed write.
+    /// - The error `collect` returns, or `Error::LimitExceeded` when the batch as written is too
+    ///   large: nothing is written.
+    /// - `Error::OutcomeUnknown` when its write or sync failed: it may be stored, and the engine
+    ///   is poisoned. `Error::Io` when the storage failed before any of its bytes were written.
     pub fn batch<T>(&mut self, collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>) -> Result<T, Error> {
         self.check_writable()?;
         let (value, writes) = {

@@ -146,6 +146,11 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Makes the folder and first segment of a new agent, durably.
+    ///
+    /// # Errors
+    ///
+    /// `Error::LimitExceeded` when `options` are out of range; `Error::Io` when the storage
+    /// fails.
     pub fn create(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let folder = engine.folder.clone();
@@ -192,31 +197,37 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// The agent's number in the store.
+    #[must_use]
     pub fn agent_number(&self) -> u64 {
         self.agent
     }
 
     /// What opening this agent found and did.
+    #[must_use]
     pub fn report(&self) -> Report {
         Report { segments: self.segments.count(), ..self.report.clone() }
     }
 
     /// Alive lots, ascending.
+    #[must_use]
     pub fn alive_lots(&self) -> Vec<Id> {
         self.graph.alive(Kind::Lot).map(Id::from).collect()
     }
 
     /// Alive memories, ascending.
+    #[must_use]
     pub fn alive_memories(&self) -> Vec<Id> {
         self.graph.alive(Kind::Memory).map(Id::from).collect()
     }
 
     /// How many lots and memories were ever added (alive or not).
+    #[must_use]
     pub fn node_count(&self) -> u64 {
         self.graph.len()
     }
 
     /// Bytes of RAM held by the recall graph.
+    #[must_use]
     pub fn graph_heap_bytes(&self) -> usize {
         self.graph.heap_bytes()
     }
@@ -227,6 +238,7 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Whether a failed write or sync stopped this engine.
+    #[must_use]
     pub fn is_poisoned(&self) -> bool {
         self.log.is_poisoned()
     }
@@ -251,6 +263,7 @@ impl<S: Storage> AgentEngine<S> {
     /// How many segment files this engine holds open now: never more than one active file and
     /// [`SEALED_FILES_OPEN_MAX`](crate::limits::SEALED_FILES_OPEN_MAX) sealed ones, however many
     /// segments the agent has.
+    #[must_use]
     pub fn open_segment_files(&self) -> usize {
         self.segments.open_count()
     }

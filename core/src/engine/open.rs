@@ -23,6 +23,12 @@ use crate::storage::{Storage, StorageFile};
 
 impl<S: Storage> AgentEngine<S> {
     /// Opens an existing agent.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::LimitExceeded` when `options` are out of range.
+    /// - `Error::Corrupt` when a file of the agent fails a check (or a segment is missing).
+    /// - `Error::Io` when the storage fails.
     pub fn open(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let count = engine.list_segments()?;

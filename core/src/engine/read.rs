@@ -19,6 +19,10 @@ impl<S: Storage> AgentEngine<S> {
     /// The lot or memory `id`, read from its record on disk and checked against its digest.
     /// A recalled node's content is withheld (`None`), whether its text is still in the files
     /// (Untrusted, until compaction) or not: a recall hides. [`AgentEngine::audit`] reads it.
+    ///
+    /// # Errors
+    ///
+    /// As [`AgentEngine::audit`].
     pub fn get(&self, id: Id) -> Result<Node, Error> {
         let mut node = self.audit(id)?;
         if !node.alive {
@@ -30,6 +34,12 @@ impl<S: Storage> AgentEngine<S> {
     /// Like [`AgentEngine::get`], but returns the content of a recalled node while its text is
     /// still in the files (an Untrusted recall, before compaction): for a person auditing what
     /// was recalled, never for what a model reads.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::AgentDeleted` when the agent was deleted.
+    /// - `Error::UnknownId` when no lot or memory has `id`.
+    /// - `Error::Corrupt` when its record fails a check; `Error::Io` when it cannot be read.
     pub fn audit(&self, id: Id) -> Result<Node, Error> {
         self.check_readable()?;
         let location = self.graph.location(id.get())?;
@@ -82,6 +92,12 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Re-reads every record of every segment, checks checksums, the digest of every content
     /// still present, the chain and every commit marker, and returns the head fingerprint.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::AgentDeleted` when the agent was deleted.
+    /// - `Error::Corrupt` for the first damage in log order; `Error::Io` when a segment cannot
+    ///   be read.
     pub fn verify(&self) -> Result<Fingerprint, Error> {
         self.verify_in_order(None)
     }
@@ -89,16 +105,26 @@ impl<S: Storage> AgentEngine<S> {
     /// Like [`AgentEngine::verify`], and also checks that the history still passes through
     /// `kept`, a fingerprint saved earlier: a history cut or rewritten below it fails with
     /// `HistoryMismatch`.
+    ///
+    /// # Errors
+    ///
+    /// As [`AgentEngine::verify`], and `Error::HistoryMismatch` when the history does not pass
+    /// through `kept`.
     pub fn verify_extends(&self, kept: &Fingerprint) -> Result<Fingerprint, Error> {
         self.verify_in_order(Some(kept))
     }
 
     /// The head fingerprint as of the last committed write, without re-reading anything.
+    #[must_use]
     pub fn head(&self) -> Fingerprint {
         Fingerprint { records: self.log.sequence(), chain: self.log.chain() }
     }
 
     /// The legs of `id` as the graph holds them (empty for a lot).
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownId` when no lot or memory has `id`.
     pub fn legs(&self, id: Id) -> Result<Vec<Leg>, Error> {
         let legs = self.graph.legs(id.get())?;
         Ok(legs.into_iter().map(|leg| leg.into_iter().map(Id::from).collect()).collect())

@@ -12,12 +12,22 @@ use crate::storage::Storage;
 impl<S: Storage> AgentEngine<S> {
     /// What a recall of `id` would remove (not `id` itself), ascending. Writes nothing. The
     /// answer is that of an Untrusted recall; see [`AgentEngine::preview_recall_with`].
+    ///
+    /// # Errors
+    ///
+    /// As [`AgentEngine::preview_recall_with`].
     pub fn preview_recall(&self, id: Id, mode: Mode) -> Result<Vec<Id>, Error> {
         self.preview_recall_with(id, mode, Removal::Untrusted)
     }
 
     /// What `recall(id, mode, removal)` would return, or the error it would refuse with.
     /// Writes nothing.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::AgentDeleted` when the agent was deleted.
+    /// - `Error::UnknownId` when no lot or memory has `id`.
+    /// - `Error::AlreadyRecalled` when `id` was recalled and this recall would change nothing.
     pub fn preview_recall_with(&self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         self.check_readable()?;
         let plan = self.graph.plan_recall(id.get(), mode, removal)?;
@@ -33,6 +43,15 @@ impl<S: Storage> AgentEngine<S> {
     /// removal (a Strict recall after a Fair one removes what Strict reaches now; an Erase
     /// after an Untrusted one erases the id and the recalled memories with it in their
     /// history). It is refused with `AlreadyRecalled` only when it would change nothing.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::AgentDeleted` when the agent was deleted, `Error::Poisoned` after a failed write.
+    /// - `Error::UnknownId` or `Error::AlreadyRecalled`, as [`AgentEngine::preview_recall_with`].
+    /// - With `Removal::Erase`, when a graph loaded from a snapshot does not check out against
+    ///   the log: `Error::Corrupt` (or `Error::Io`); nothing is written, the engine is poisoned.
+    /// - As [`AgentEngine::add_lot`] for the recall record. Once it is stored, a failed erasure
+    ///   is `Error::OutcomeUnknown` and poisons the engine; the next open finishes it.
     pub fn recall(&mut self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         self.check_writable()?;
         let plan = self.graph.plan_recall(id.get(), mode, removal)?;

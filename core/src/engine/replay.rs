@@ -55,3 +55,31 @@ pub(super) fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::record::{ContentBlock, Identity};
+
+    fn vector_of(id: u64) -> Record<'static> {
+        let content =
+            ContentBlock { digest: [0; 32], present: Some((&[1; 16], &[0, 0, 128, 63])), erased_padding_bytes: 0 };
+        Record { identity: Identity { agent: 1, segment: 1, sequence: 2 }, body: Body::Vector { id, content } }
+    }
+
+    #[test]
+    fn a_vector_must_name_an_alive_node_and_marks_it() {
+        let mut graph = Graph::default();
+        let lot = graph.add_lot(Location { segment: 1, offset: 96 }, true).unwrap();
+        assert!(!graph.is_vector_on_disk(lot));
+        apply_record(&mut graph, &vector_of(lot), 200, "segment").unwrap();
+        assert!(graph.is_vector_on_disk(lot));
+        let unknown = apply_record(&mut graph, &vector_of(lot + 1), 300, "segment");
+        let expected = Error::Corrupt {
+            file: String::from("segment"),
+            offset: 300,
+            reason: CorruptReason::VectorOfDeadOrUnknownNode,
+        };
+        assert_eq!(unknown, Err(expected));
+    }
+}

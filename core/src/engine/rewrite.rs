@@ -23,6 +23,13 @@ use crate::storage::Storage;
 impl<S: Storage> AgentEngine<S> {
     /// Rewrites the files without the text of recalled nodes. Their ids, labels, legs and
     /// digests stay, so the history still verifies.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::AgentDeleted` when the agent was deleted, `Error::Poisoned` after a failed write.
+    /// - `Error::Corrupt` when a segment to rewrite (or, after a snapshot load, the log) fails
+    ///   a check; `Error::Io` when the storage fails before a segment was replaced,
+    ///   `Error::OutcomeUnknown` once one may be. Each of these poisons the engine.
     pub fn compact(&mut self) -> Result<(), Error> {
         self.check_writable()?;
         self.confirm_graph_before_destroying()?;

@@ -257,14 +257,18 @@ impl<S: Storage> AgentEngine<S> {
                     }
                     Body::Vector { id, content } => {
                         let Some((_, bytes)) = content.present else { return Ok(()) };
-                        let numbers = vector_numbers(bytes).ok_or(corrupt(offset, CorruptReason::VectorBytesNotNumbers))?;
+                        let numbers =
+                            vector_numbers(bytes).ok_or(corrupt(offset, CorruptReason::VectorBytesNotNumbers))?;
                         let location = Location::in_segment(segment, offset)?;
                         index.vector_records.entry(id).or_default().push(location);
                         if graph.is_alive(id) {
                             // A later vector of the node replaces this one: the check is of the
                             // other nodes' vectors.
                             index.vectors.remove(id);
-                            index.vectors.check(&numbers).map_err(|_| corrupt(offset, CorruptReason::VectorDimensionDiffers))?;
+                            index
+                                .vectors
+                                .check(&numbers)
+                                .map_err(|_| corrupt(offset, CorruptReason::VectorDimensionDiffers))?;
                             index.vectors.set(id, &numbers);
                         }
                     }

@@ -24,6 +24,12 @@ pub(crate) struct LoadedSnapshot {
 impl<S: Storage> AgentEngine<S> {
     /// Saves the graph at the current committed point (durably: temporary file, sync, rename,
     /// folder sync). It holds no content.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::AgentDeleted` when the agent was deleted, `Error::Poisoned` after a failed write.
+    /// - `Error::Io` when writing the snapshot fails before its rename, `Error::OutcomeUnknown`
+    ///   from the rename on. The log is untouched either way.
     pub fn snapshot(&mut self) -> Result<(), Error> {
         self.check_writable()?;
         let point = SnapshotPoint {
@@ -62,8 +68,9 @@ impl<S: Storage> AgentEngine<S> {
     ///
     /// # Errors
     ///
-    /// The I/O error of writing the snapshot; the log itself is untouched, so a failure costs
-    /// only a longer open later.
+    /// `Error::Io` when writing the snapshot fails before its rename, `Error::OutcomeUnknown`
+    /// from the rename on; the log itself is untouched, so a failure costs only a longer open
+    /// later.
     pub fn save_snapshot_if_due(&mut self) -> Result<(), Error> {
         if self.snapshot_due() {
             return self.snapshot();

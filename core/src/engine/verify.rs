@@ -83,6 +83,11 @@ pub type SegmentOutcome = Result<SegmentChecked, SegmentFailed>;
 /// has none), nothing but zeros after the last commit marker, and `kept` if a commit marker
 /// closes at its sequence. Whether the header continues the previous segment is left to
 /// [`AgentEngine::finish_verify`].
+///
+/// # Errors
+///
+/// The [`SegmentFailed`] of the first failed check: its error is `Error::Corrupt`, or
+/// `Error::HistoryMismatch` when the commit marker at `kept`'s sequence holds another chain.
 // A failed segment is the rare case; boxing its error would cost every caller for nothing.
 #[allow(clippy::result_large_err)]
 pub fn check_segment(bytes: &[u8], place: &SegmentPlace, kept: Option<&Fingerprint>) -> SegmentOutcome {
@@ -211,6 +216,10 @@ impl GraphReplay {
 
 impl<S: Storage> AgentEngine<S> {
     /// The segments a verification reads, in log order.
+    ///
+    /// # Errors
+    ///
+    /// `Error::AgentDeleted` when the agent was deleted.
     pub fn segments_to_verify(&self) -> Result<Vec<SegmentPlace>, Error> {
         self.check_readable()?;
         let last = self.segments.count();
@@ -225,6 +234,11 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Reads the whole of one segment into `bytes`, replacing what it held (a buffer used
     /// again for the next segment saves the system from mapping fresh memory for each).
+    ///
+    /// # Errors
+    ///
+    /// `Error::Io` when the segment cannot be opened or read; `Error::Internal` when `place`
+    /// names no segment of this agent.
     pub fn read_segment(&self, place: &SegmentPlace, bytes: &mut Vec<u8>) -> Result<(), Error> {
         self.with_segment(place.segment, &place.path, |file, path| read_all_into(file, path, bytes))
     }
@@ -234,6 +248,13 @@ impl<S: Storage> AgentEngine<S> {
     /// continue each other from the genesis hash, the log ends where the engine stands, the
     /// rebuilt graph equals the one in memory and `kept` was passed through. `outcomes` may stop
     /// at the first failed segment.
+    ///
+    /// # Errors
+    ///
+    /// The first failure in log order: the error of a failed segment (`Error::Corrupt`,
+    /// `Error::HistoryMismatch`, `Error::Io`), `Error::Corrupt` when the segments do not follow
+    /// each other or the log differs from the engine, `Error::HistoryMismatch` when `kept` was
+    /// not passed through, `Error::Internal` when `outcomes` stops before a failure.
     pub fn finish_verify(
         &self,
         kept: Option<&Fingerprint>,

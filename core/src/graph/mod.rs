@@ -114,21 +114,25 @@ pub struct Graph {
 
 impl Graph {
     /// How many nodes were ever added.
+    #[must_use]
     pub fn len(&self) -> u64 {
         self.slots.len() as u64
     }
 
     /// Whether no node was ever added.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
 
     /// The id the next node gets.
+    #[must_use]
     pub fn next_id(&self) -> u64 {
         self.len() + 1
     }
 
     /// Bytes of RAM the graph holds (capacities of its vectors), for measurements.
+    #[must_use]
     pub fn heap_bytes(&self) -> usize {
         self.slots.capacity() * 8 + self.legs.heap_bytes() + self.children.heap_bytes()
     }
@@ -158,6 +162,7 @@ impl Graph {
     }
 
     /// Whether `id` is a node that is alive.
+    #[must_use]
     pub fn is_alive(&self, id: u64) -> bool {
         self.slot(id).is_ok_and(|slot| unpack_flags(slot) & FLAG_ALIVE != 0)
     }
@@ -183,11 +188,13 @@ impl Graph {
     }
 
     /// Whether an Erase covered `id`.
+    #[must_use]
     pub fn is_erase_requested(&self, id: u64) -> bool {
         self.slot(id).is_ok_and(|slot| unpack_flags(slot) & FLAG_ERASE != 0)
     }
 
     /// Whether the record of `id` in the files still holds its content.
+    #[must_use]
     pub fn is_content_on_disk(&self, id: u64) -> bool {
         self.slot(id).is_ok_and(|slot| unpack_flags(slot) & FLAG_CONTENT_ON_DISK != 0)
     }
@@ -285,6 +292,7 @@ impl Graph {
 
     /// The graph's parts, for a snapshot: node slots, packed leg words, child row starts and
     /// child row. Call `fold_children` or `settle` first, so that every child edge is in the row.
+    #[must_use]
     pub fn parts(&self) -> GraphParts<'_> {
         let (child_row_starts, child_row) = self.children.row();
         GraphParts {
@@ -309,7 +317,8 @@ impl Graph {
         if slots.len() as u64 > NODES_MAX {
             return Err(CorruptReason::SnapshotHoldsTooManyNodes);
         }
-        let known = FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK | FLAG_PARENT_DEAD | FLAG_VECTOR_ON_DISK;
+        let known =
+            FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK | FLAG_PARENT_DEAD | FLAG_VECTOR_ON_DISK;
         if slots.iter().any(|slot| unpack_flags(*slot) & !known != 0 || slot >> (FLAGS_SHIFT + 8) != 0) {
             return Err(CorruptReason::SnapshotNodeHasUnknownFlags);
         }
@@ -319,6 +328,7 @@ impl Graph {
     }
 
     /// Whether `other` holds the same nodes, flags, locations, legs and child edges.
+    #[must_use]
     pub fn same_as(&self, other: &Graph) -> bool {
         self.slots == other.slots
             && self.legs.words() == other.legs.words()

@@ -17,27 +17,32 @@ const SNAPSHOT_NAME: &str = "snapshot";
 const ERASE_JOURNAL_NAME: &str = "erase-journal";
 
 /// The folder of agent `number`.
+#[must_use]
 pub fn agent_folder(number: u64) -> String {
     format!("{AGENT_PREFIX}{number:016x}")
 }
 
 /// The agent number of a folder name, if it is one.
+#[must_use]
 pub fn parse_agent_folder(name: &str) -> Option<u64> {
     parse_hex_16(name.strip_prefix(AGENT_PREFIX)?)
 }
 
 /// The path of the snapshot of the agent whose folder is `folder`.
+#[must_use]
 pub fn snapshot_path(folder: &str) -> String {
     format!("{folder}/{SNAPSHOT_NAME}")
 }
 
 /// The path of the erase journal of the agent whose folder is `folder`: present only while an
 /// erasure in place is overwriting segments (see `codec::erase_journal`).
+#[must_use]
 pub fn erase_journal_path(folder: &str) -> String {
     format!("{folder}/{ERASE_JOURNAL_NAME}")
 }
 
 /// The path of segment `segment` of the agent whose folder is `folder`.
+#[must_use]
 pub fn segment_path(folder: &str, segment: u64) -> String {
     format!("{folder}/{SEGMENT_PREFIX}{segment:016x}{SEGMENT_SUFFIX}")
 }
@@ -45,12 +50,14 @@ pub fn segment_path(folder: &str, segment: u64) -> String {
 /// Whether `name` (inside an agent folder) is one the engine makes there: a segment, the
 /// snapshot, the erase journal, or a rewrite of one of them in progress. Deleting an agent
 /// removes only these.
+#[must_use]
 pub fn is_agent_file_name(name: &str) -> bool {
     let base = name.strip_suffix(TEMPORARY_SUFFIX).unwrap_or(name);
     parse_segment_name(base).is_some() || base == SNAPSHOT_NAME || base == ERASE_JOURNAL_NAME
 }
 
 /// The segment number of a file name, if it is one.
+#[must_use]
 pub fn parse_segment_name(name: &str) -> Option<u64> {
     parse_hex_16(name.strip_prefix(SEGMENT_PREFIX)?.strip_suffix(SEGMENT_SUFFIX)?)
 }

@@ -56,6 +56,7 @@ pub struct ScanEnd {
 
 impl ScanEnd {
     /// Whether nothing but zeros follows the committed part.
+    #[must_use]
     pub fn is_clean(&self) -> bool {
         self.data_end == self.committed_end
     }
@@ -200,6 +201,7 @@ pub fn scan_records_after<'a, E>(
 /// The first offset at or after `from` where a commit marker stands that is valid in itself: its
 /// checksum, its identity and the checksum of the batch it closes. Such a marker proves the bytes
 /// before its batch were once durable, so damage before it cannot be a torn write.
+#[must_use]
 pub fn find_valid_commit(bytes: &[u8], from: u64, expected: &Expected) -> Option<u64> {
     let start = usize::try_from(from).ok()?;
     let last = bytes.len().checked_sub(COMMIT_BYTES)?;
