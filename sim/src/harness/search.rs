@@ -162,7 +162,7 @@ fn check_has_vector(engine: &mut AgentEngine<SimStorage>, model: &AgentModel) ->
     Ok(())
 }
 
-/// The words of the content of a node of `pool`, drawn by `draw`.
+/// The words of the content of node `id` (none for an unknown id).
 fn words_of(model: &AgentModel, id: u64) -> Vec<String> {
     let mut words = Vec::new();
     if let Some(node) = model.node(id) {

@@ -54,8 +54,8 @@ impl World {
         }
     }
 
-    /// Vectors for a batch that adds nodes up to (not including) `next_id` among `alive`: each
-    /// for an alive node or one the batch added; rarely one the engine must refuse.
+    /// Vectors for a batch, two times in five: each for a node of `alive` (the alive nodes
+    /// and those the batch adds), all of one dimension; rarely one more the engine must refuse.
     pub(crate) fn batch_vectors(&mut self, model: &AgentModel, alive: &[u64]) -> Vec<ModelWrite> {
         let mut writes = Vec::new();
         if alive.is_empty() || !self.random.chance(0.4) {
