@@ -9,17 +9,15 @@
 //! alive, the last one counted at query time, so a removal is exact at once. Postings of
 //! removed documents are dropped in bulk once they make up most of the index.
 
-use alloc::boxed::Box;
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::mem::size_of;
 
-use hashbrown::HashMap;
-
+use super::dictionary::{Dictionary, Listing};
 use super::hit::Hit;
-use super::postings::Postings;
 use super::top::TopRanked;
-use super::words::for_each_word;
+use super::words::{for_each_word, for_each_word_packing, Word};
 use crate::id::Id;
 
 /// BM25's saturation of repeated words.
@@ -37,16 +35,10 @@ const FORGET_REMOVED_MIN: usize = 1024;
 const SPARSE_QUERY_RATIO: usize = 32;
 
 /// The words of a set of documents and where they occur, for BM25 ranking.
-///
-/// The dictionary is a `hashbrown` map with its default hasher, foldhash: among the hashers
-/// that work without std, it is one of the fastest on short keys such as words, and it is
-/// seeded per map, so text crafted to collide in one process does not collide in another.
 #[derive(Debug, Clone, Default)]
 pub struct KeywordIndex {
-    /// Each word ever added (lower-cased) and the position of its postings.
-    terms: HashMap<Box<str>, u32>,
-    /// The postings of each word, by the word's position.
-    postings: Vec<Postings>,
+    /// Each word ever added (lower-cased) and its postings.
+    dictionary: Dictionary,
     /// The id of each document, by its number: ascending.
     document_ids: Vec<u64>,
     /// How many words each document has, by its number.
@@ -62,6 +54,8 @@ pub struct KeywordIndex {
     /// The id added last, so that an id at or below it is refused even after its document was
     /// forgotten.
     last_added_id: Option<u64>,
+    /// Room reused by `add` for the packed words of a document.
+    packed_words: Vec<u64>,
 }
 
 impl KeywordIndex {
@@ -74,24 +68,21 @@ impl KeywordIndex {
         }
         let Ok(document) = u32::try_from(self.document_ids.len()) else { return };
         self.last_added_id = Some(id);
+        // In two passes (split the words, then count them), so that the lookups of one
+        // document, each likely a cache miss, run back to back and the processor overlaps them,
+        // instead of waiting for each between the unpredictable branches of splitting.
         let mut length = 0u32;
-        let terms = &mut self.terms;
-        let postings = &mut self.postings;
-        for_each_word(content, |word| {
+        let dictionary = &mut self.dictionary;
+        let packed_words = &mut self.packed_words;
+        packed_words.clear();
+        for_each_word_packing(content, |word| {
             length = length.saturating_add(1);
-            let term = match terms.get(word) {
-                Some(&term) => term,
-                None => {
-                    let Ok(term) = u32::try_from(postings.len()) else { return };
-                    terms.insert(Box::from(word), term);
-                    postings.push(Postings::default());
-                    term
-                }
-            };
-            if let Some(term_postings) = postings.get_mut(position_of(term)) {
-                term_postings.add_occurrence(document);
+            match word {
+                Word::Packed(packed) => packed_words.push(packed),
+                Word::Text(word) => dictionary.add_occurrence(word, document),
             }
         });
+        dictionary.add_packed_occurrences(packed_words, document);
         self.document_ids.push(id);
         self.document_lengths.push(length);
         let document = position_of(document);
@@ -141,32 +132,7 @@ impl KeywordIndex {
                 renumbered.push(None);
             }
         }
-        let mut kept_terms = vec![None; self.postings.len()];
-        let mut kept_postings = Vec::new();
-        for (term, postings) in self.postings.iter().enumerate() {
-            let mut rebuilt = Postings::default();
-            for (document, frequency) in postings.iter() {
-                if let Some(&Some(document)) = renumbered.get(position_of(document)) {
-                    rebuilt.add(document, frequency);
-                }
-            }
-            if rebuilt.documents() > 0 {
-                rebuilt.shrink_to_fit();
-                if let (Some(kept), Ok(position)) = (kept_terms.get_mut(term), u32::try_from(kept_postings.len())) {
-                    *kept = Some(position);
-                }
-                kept_postings.push(rebuilt);
-            }
-        }
-        self.terms.retain(|_, term| match kept_terms.get(position_of(*term)) {
-            Some(&Some(kept)) => {
-                *term = kept;
-                true
-            }
-            _ => false,
-        });
-        self.terms.shrink_to_fit();
-        self.postings = kept_postings;
+        self.dictionary.renumber_documents(|document| renumbered.get(position_of(document)).copied().flatten());
         let mut alive_flags = renumbered.iter().map(Option::is_some);
         self.document_ids.retain(|_| alive_flags.next().unwrap_or(false));
         let mut alive_flags = renumbered.iter().map(Option::is_some);
@@ -192,17 +158,13 @@ impl KeywordIndex {
         if limit == 0 || self.alive_words == 0 {
             return Vec::new();
         }
-        let mut query_terms = Vec::new();
-        for_each_word(query.as_bytes(), |word| {
-            if let Some(&term) = self.terms.get(word) {
-                query_terms.push(term);
-            }
-        });
-        query_terms.sort_unstable();
-        query_terms.dedup();
-        let weighted: Vec<(&Postings, f32)> = query_terms
+        let mut query_words = Vec::new();
+        for_each_word(query.as_bytes(), |word| query_words.push(String::from(word)));
+        query_words.sort_unstable();
+        query_words.dedup();
+        let weighted: Vec<(Listing<'_>, f32)> = query_words
             .iter()
-            .filter_map(|&term| self.postings.get(position_of(term)))
+            .filter_map(|word| self.dictionary.postings(word))
             .map(|postings| (postings, self.inverse_document_frequency(postings)))
             .collect();
         let postings_total = weighted.iter().map(|(postings, _)| position_of(postings.documents())).sum::<usize>();
@@ -232,13 +194,11 @@ impl KeywordIndex {
     /// The bytes of RAM the index holds (its allocations, not counting the allocator's own
     /// overhead).
     pub fn heap_bytes(&self) -> usize {
-        let dictionary = self.terms.allocation_size() + self.terms.keys().map(|term| term.len()).sum::<usize>();
-        let postings = self.postings.capacity() * size_of::<Postings>()
-            + self.postings.iter().map(Postings::heap_bytes).sum::<usize>();
         let documents = self.document_ids.capacity() * size_of::<u64>()
             + self.document_lengths.capacity() * size_of::<u32>()
             + self.alive.capacity() * size_of::<u64>();
-        dictionary + postings + documents
+        let room = self.packed_words.capacity() * size_of::<u64>();
+        self.dictionary.heap_bytes() + documents + room
     }
 
     fn is_alive(&self, document: usize) -> bool {
@@ -246,7 +206,7 @@ impl KeywordIndex {
     }
 
     /// Calls `visit` with each posting of an alive document.
-    fn for_each_alive_posting(&self, postings: &Postings, mut visit: impl FnMut(usize, u32)) {
+    fn for_each_alive_posting(&self, postings: Listing<'_>, mut visit: impl FnMut(usize, u32)) {
         let check_alive = self.removed_documents > 0;
         for (document, frequency) in postings.iter() {
             let document = position_of(document);
@@ -258,7 +218,7 @@ impl KeywordIndex {
 
     /// BM25's weight of a word held by `postings`: ln(1 + (N - df + 0.5) / (df + 0.5)) over
     /// the alive documents, always above zero.
-    fn inverse_document_frequency(&self, postings: &Postings) -> f32 {
+    fn inverse_document_frequency(&self, postings: Listing<'_>) -> f32 {
         let holding = if self.removed_documents == 0 {
             position_of(postings.documents())
         } else {
@@ -272,7 +232,7 @@ impl KeywordIndex {
     }
 
     /// Adds up scores in one slot per document, then keeps the best.
-    fn rank_dense(&self, weighted: &[(&Postings, f32)], scoring: &Bm25, limit: usize) -> TopRanked {
+    fn rank_dense(&self, weighted: &[(Listing<'_>, f32)], scoring: &Bm25, limit: usize) -> TopRanked {
         let mut scores = vec![0.0f32; self.document_ids.len()];
         for &(postings, weight) in weighted {
             self.for_each_alive_posting(postings, |document, frequency| {
@@ -298,7 +258,7 @@ impl KeywordIndex {
     /// scores, in the same order as `rank_dense` so that both give the same sums.
     fn rank_sparse(
         &self,
-        weighted: &[(&Postings, f32)],
+        weighted: &[(Listing<'_>, f32)],
         scoring: &Bm25,
         limit: usize,
         postings_total: usize,
@@ -363,8 +323,6 @@ fn all_alive(count: usize) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::string::String;
-    use alloc::vec::Vec;
     use proptest::prelude::*;
 
     fn ids(hits: &[Hit]) -> Vec<u64> {
@@ -455,8 +413,8 @@ mod tests {
         index.remove(1);
         let before = index.search("word plain canary", 10);
         index.forget_removed();
-        assert!(!index.terms.contains_key("canary"));
-        assert!(!index.terms.contains_key("secret"));
+        assert!(index.dictionary.postings("canary").is_none());
+        assert!(index.dictionary.postings("secret").is_none());
         assert_eq!(index.search("word plain canary", 10), before);
         index.add(3, b"canary");
         index.add(4, b"canary");

@@ -3,6 +3,8 @@
 //! Everything here is plain data structures, independent of the engine: the engine feeds them
 //! the contents and vectors of alive nodes and removes what a recall removes.
 
+mod ascii_words;
+mod dictionary;
 mod fusion;
 mod hit;
 mod keyword;

@@ -2,75 +2,42 @@
 //!
 //! Words are the segments of Unicode's word boundaries (UAX #29) that hold a letter or a digit,
 //! exactly as `unicode-segmentation`'s `unicode_words()` finds them. Almost all text an agent
-//! stores is ASCII, and building an index spends most of its time here, so ASCII stretches go
-//! through a byte loop that applies the same rules, restricted to ASCII, without decoding
-//! characters; only stretches with other characters reach the general segmenter.
+//! stores is ASCII, and building an index spends much of its time here, so ASCII stretches go
+//! through a splitter of their own (`ascii_words`) that applies the same rules, restricted to
+//! ASCII, eight bytes at a time; only stretches with other characters reach the general
+//! segmenter. The tests hold both equal to the segmenter on random text.
 
 use alloc::string::String;
 use unicode_segmentation::UnicodeSegmentation;
+
+use super::ascii_words::{class_of, for_each_ascii_word_span, pack_bytes, packed_lowercase, SEPARATES};
 
 /// Calls `visit` with each word of `text`, lower-cased, in order. Words are Unicode
 /// word-boundary segments (UAX #29, exactly what unicode-segmentation's `unicode_words()`
 /// yields) lower-cased with `char::to_lowercase`; bytes that are not UTF-8 separate words.
 pub fn for_each_word(text: &[u8], mut visit: impl FnMut(&str)) {
+    // Checking the whole text at once is much faster than splitting it into valid stretches,
+    // and nearly all text is valid.
+    if let Ok(valid) = core::str::from_utf8(text) {
+        for_each_word_of_str(valid, &mut visit);
+        return;
+    }
     for chunk in text.utf8_chunks() {
-        let valid = chunk.valid();
-        if valid.is_ascii() {
-            for_each_ascii_word(valid, &mut visit);
-        } else {
-            for_each_word_of_pieces(valid, &mut visit);
-        }
+        for_each_word_of_str(chunk.valid(), &mut visit);
     }
 }
 
-/// The class bits of an ASCII byte, for the rules that join characters into one word.
-const CORE: u8 = 1; // letters, digits and '_': runs of them are one word (WB5, WB8-WB13b)
-const LETTER: u8 = 2;
-const DIGIT: u8 = 4;
-const UPPER: u8 = 8;
-const JOINS_LETTERS: u8 = 16; // ':' '.' '\'' between two letters stay in the word (WB6, WB7)
-const JOINS_DIGITS: u8 = 32; // ',' ';' '.' '\'' between two digits stay in the word (WB11, WB12)
-/// ASCII bytes that never join anything, around which UAX #29 always breaks (the default
-/// rule WB999) unless a non-ASCII mark follows them (WB4): everything but the bytes above and
-/// the double quote (which joins Hebrew letters, WB7b and WB7c).
-const SEPARATES: u8 = 64;
-
-/// The class bits of every byte value (non-ASCII bytes have none).
-const CLASSES: [u8; 256] = byte_classes();
-
-const fn byte_classes() -> [u8; 256] {
-    let mut classes = [0u8; 256];
-    let mut byte = 0u8;
-    while byte < 0x80 {
-        let class = match byte {
-            b'a'..=b'z' => CORE | LETTER,
-            b'A'..=b'Z' => CORE | LETTER | UPPER,
-            b'0'..=b'9' => CORE | DIGIT,
-            b'_' => CORE,
-            b':' => JOINS_LETTERS,
-            b'.' | b'\'' => JOINS_LETTERS | JOINS_DIGITS,
-            b',' | b';' => JOINS_DIGITS,
-            b'"' => 0,
-            _ => SEPARATES,
-        };
-        // A const fn can neither use `for` nor `usize::from`; the loop ends at 0x80, so the
-        // widened byte is always inside the table.
-        #[allow(clippy::indexing_slicing, clippy::cast_lossless)]
-        {
-            classes[byte as usize] = class;
-        }
-        byte += 1;
+fn for_each_word_of_str(text: &str, visit: &mut impl FnMut(&str)) {
+    if text.is_ascii() {
+        for_each_ascii_word(text, visit);
+    } else {
+        for_each_word_of_pieces(text, visit);
     }
-    classes
-}
-
-fn class_of(byte: u8) -> u8 {
-    CLASSES.get(usize::from(byte)).copied().unwrap_or(0)
 }
 
 /// Text with some non-ASCII characters: cut where a word boundary is certain on both sides
 /// (at an ASCII separator followed by an ASCII byte, so no mark can attach to it), then each
-/// piece goes through the byte loop if it is all ASCII, else through the general segmenter.
+/// piece goes through the ASCII splitter if it is all ASCII, else through the general segmenter.
 /// Segmentation of a piece alone equals its segmentation inside the text, because no rule of
 /// UAX #29 joins across such a separator or looks past it (the separator is neither a letter,
 /// a digit, a mid-word mark nor a regional indicator, so it counts as the start or end of text).
@@ -118,50 +85,14 @@ fn for_each_unicode_word(text: &str, visit: &mut impl FnMut(&str)) {
 /// Words up to this length are lower-cased on the stack.
 const SHORT_WORD_MAX_BYTES: usize = 64;
 
-/// All-ASCII text: a run of letters, digits and underscores is a word, and so is a longer run
-/// joined by a single mid-word mark between two letters or two digits (`e.g`, `3.14`, `1,000`,
-/// `don't`); a run of underscores alone is not a word.
+/// All-ASCII text, through the fast splitter.
 fn for_each_ascii_word(text: &str, visit: &mut impl FnMut(&str)) {
-    let bytes = text.as_bytes();
-    let mut position = 0;
-    while let Some(&byte) = bytes.get(position) {
-        if class_of(byte) & CORE == 0 {
-            position += 1;
-            continue;
-        }
-        let start = position;
-        let mut seen = 0u8;
-        while let Some(&byte) = bytes.get(position) {
-            let class = class_of(byte);
-            if class & CORE != 0 || joins_neighbours(bytes, position, class) {
-                seen |= class;
-                position += 1;
-            } else {
-                break;
-            }
-        }
-        if seen & (LETTER | DIGIT) != 0 {
-            visit_ascii_word(text.get(start..position), seen & UPPER != 0, visit);
-        }
-    }
+    for_each_ascii_word_span(text.as_bytes(), |start, end| visit_ascii_word(text.get(start..end), visit));
 }
 
-/// Whether the mark at `position` (of class `class`) sits between two letters it may join, or
-/// between two digits it may join.
-fn joins_neighbours(bytes: &[u8], position: usize, class: u8) -> bool {
-    if class & (JOINS_LETTERS | JOINS_DIGITS) == 0 {
-        return false;
-    }
-    let (Some(&before), Some(&after)) = (bytes.get(position.wrapping_sub(1)), bytes.get(position + 1)) else {
-        return false;
-    };
-    let both = class_of(before) & class_of(after);
-    (class & JOINS_LETTERS != 0 && both & LETTER != 0) || (class & JOINS_DIGITS != 0 && both & DIGIT != 0)
-}
-
-fn visit_ascii_word(word: Option<&str>, has_upper: bool, visit: &mut impl FnMut(&str)) {
+fn visit_ascii_word(word: Option<&str>, visit: &mut impl FnMut(&str)) {
     let Some(word) = word else { return };
-    if !has_upper {
+    if !word.bytes().any(|byte| byte.is_ascii_uppercase()) {
         visit(word);
         return;
     }
@@ -174,6 +105,33 @@ fn visit_ascii_word(word: Option<&str>, has_upper: bool, visit: &mut impl FnMut(
         }
     } else {
         visit(&word.to_ascii_lowercase());
+    }
+}
+
+/// A word as `for_each_word_packing` gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Word<'a> {
+    /// A word of at most 8 bytes, lower-cased and packed as `pack_bytes` packs.
+    Packed(u64),
+    /// Any other word, lower-cased.
+    Text(&'a str),
+}
+
+/// The words of `text` as `for_each_word` finds them, each packed into an integer when it has
+/// at most 8 bytes: for the index, which looks words up by their packed form. ASCII text (the
+/// common case) is packed straight from its bytes, without making a string of each word.
+pub(crate) fn for_each_word_packing(text: &[u8], mut visit: impl FnMut(Word<'_>)) {
+    match core::str::from_utf8(text) {
+        Ok(ascii) if ascii.is_ascii() => {
+            for_each_ascii_word_span(text, |start, end| match packed_lowercase(text, start, end) {
+                Some(packed) => visit(Word::Packed(packed)),
+                None => visit_ascii_word(ascii.get(start..end), &mut |word| visit(Word::Text(word))),
+            })
+        }
+        _ => for_each_word(text, |word| match pack_bytes(word.as_bytes()) {
+            Some(packed) => visit(Word::Packed(packed)),
+            None => visit(Word::Text(word)),
+        }),
     }
 }
 
@@ -242,7 +200,52 @@ mod tests {
 
     const ASCII_ALPHABET: &[u8] = b"abZQ09_:.',;\" \t\r\n\x0b-!#";
 
+    fn packed_words(text: &[u8]) -> Vec<Word<'static>> {
+        let mut found = Vec::new();
+        for_each_word_packing(text, |word| {
+            found.push(match word {
+                Word::Packed(packed) => Word::Packed(packed),
+                Word::Text(text) => Word::Text(String::from(text).leak()),
+            })
+        });
+        found
+    }
+
+    fn packed_reference(text: &[u8]) -> Vec<Word<'static>> {
+        words(text)
+            .into_iter()
+            .map(|word| match pack_bytes(word.as_bytes()) {
+                Some(packed) => Word::Packed(packed),
+                None => Word::Text(word.leak()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn packing_words_packs_the_short_ones() {
+        let text = b"Pune IS rainy, Extraordinarily SO";
+        assert_eq!(
+            packed_words(text),
+            [
+                Word::Packed(pack_bytes(b"pune").unwrap()),
+                Word::Packed(pack_bytes(b"is").unwrap()),
+                Word::Packed(pack_bytes(b"rainy").unwrap()),
+                Word::Text("extraordinarily"),
+                Word::Packed(pack_bytes(b"so").unwrap()),
+            ]
+        );
+        assert_eq!(packed_words("Café NAÏVE".as_bytes()), packed_reference("Café NAÏVE".as_bytes()));
+    }
+
     proptest! {
+        #[test]
+        fn packing_gives_the_same_words(picks in proptest::collection::vec(0..MIXED_ALPHABET.len(), 0..60)) {
+            let text: String = picks.iter().map(|&pick| MIXED_ALPHABET[pick]).collect();
+            prop_assert_eq!(packed_words(text.as_bytes()), packed_reference(text.as_bytes()));
+            let ascii: String = text.chars().filter(char::is_ascii).collect();
+            prop_assert_eq!(packed_words(ascii.as_bytes()), packed_reference(ascii.as_bytes()));
+        }
+
         #[test]
         fn the_ascii_path_equals_the_segmenter(
             picks in proptest::collection::vec(0..ASCII_ALPHABET.len(), 0..60)
