@@ -61,7 +61,8 @@ pub struct KeywordIndex {
 impl KeywordIndex {
     /// Indexes `content` as the document `id`. Ids must ascend: an id not above the last one
     /// added is ignored. Content with no word is a document too (it counts among the documents
-    /// BM25 weighs, with a length of zero).
+    /// BM25 weighs, with a length of zero). A word's frequency in one document counts up to
+    /// 65,535, far past where BM25 still tells frequencies apart.
     pub fn add(&mut self, id: u64, content: &[u8]) {
         if self.last_added_id.is_some_and(|last| id <= last) {
             return;

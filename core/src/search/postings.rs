@@ -192,6 +192,7 @@ impl Postings {
     }
 
     fn encode_last(&mut self, arena: &mut PostingsArena) {
+        // A gap below 2^32 and a frequency below 2^16 take at most 5 + 3 bytes: one integer.
         let gap = u64::from(self.last_document - self.encoded_last_document);
         let (encoded, length) = if self.last_frequency == 1 {
             varint(gap << 1 | 1)
@@ -202,26 +203,19 @@ impl Postings {
         };
         let gathered = self.counters.gathered();
         if gathered + length <= STORE_BYTES {
-            // `encoded` fits in what is left of the 8 bytes: its bits above 64 are zero.
-            self.gathered |= low_u64(encoded) << (8 * gathered);
+            self.gathered |= encoded << (8 * gathered);
             self.counters = Counters::with(self.counters.used(), gathered + length, self.counters.class());
         } else {
-            self.append(u128::from(self.gathered), gathered, arena);
-            if length <= STORE_BYTES {
-                self.gathered = low_u64(encoded);
-                self.counters = Counters::with(self.counters.used(), length, self.counters.class());
-            } else {
-                self.counters = Counters::with(self.counters.used(), 0, self.counters.class());
-                self.gathered = 0;
-                self.append(encoded, length, arena);
-            }
+            self.append(self.gathered, gathered, arena);
+            self.gathered = encoded;
+            self.counters = Counters::with(self.counters.used(), length, self.counters.class());
         }
         self.encoded_last_document = self.last_document;
     }
 
-    /// Appends the `length` low bytes of `encoded` to the word's blocks, at most 8 bytes a
-    /// store, starting a new block when the room of the last one runs out.
-    fn append(&mut self, mut encoded: u128, mut length: usize, arena: &mut PostingsArena) {
+    /// Appends the `length` (at most 8) low bytes of `encoded` to the word's blocks, with one
+    /// store, or two when the room of the last block runs out.
+    fn append(&mut self, mut encoded: u64, mut length: usize, arena: &mut PostingsArena) {
         while length > 0 {
             let room = self.counters.class().map_or(0, room_bytes) - self.counters.used();
             if room == 0 {
@@ -230,13 +224,13 @@ impl Postings {
                 }
                 continue;
             }
-            let count = length.min(room).min(STORE_BYTES);
+            let count = length.min(room);
             let used = self.counters.used();
             if let Some(target) = arena.bytes_mut(self.current_block, used, STORE_BYTES) {
-                target.copy_from_slice(&low_u64(encoded).to_le_bytes());
+                target.copy_from_slice(&encoded.to_le_bytes());
             }
             self.counters = Counters::with(used + count, self.counters.gathered(), self.counters.class());
-            encoded >>= 8 * count;
+            encoded = encoded.checked_shr(u32::try_from(8 * count).unwrap_or(64)).unwrap_or(0);
             length -= count;
         }
     }
@@ -264,24 +258,35 @@ fn widen(count: usize) -> u64 {
     u64::try_from(count).unwrap_or(u64::MAX)
 }
 
-/// The low 64 bits.
-fn low_u64(value: u128) -> u64 {
-    let [b0, b1, b2, b3, b4, b5, b6, b7, ..] = value.to_le_bytes();
-    u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7])
+/// The largest value `varint` encodes: 35 bits, 5 bytes of 7 bits.
+const VARINT_MAX: u64 = (1 << 35) - 1;
+
+/// `value` (at most `VARINT_MAX`, larger values are cut to it) as a variable-length integer
+/// (7 bits a byte, low bits first, the high bit of every byte but the last set), in the low
+/// bytes of an integer, and how many bytes it takes. Without a loop or a branch: each 7-bit
+/// group is shifted to its byte, and the high bits are set from the length.
+#[inline]
+fn varint(value: u64) -> (u64, usize) {
+    let value = value.min(VARINT_MAX);
+    let bits = 64 - value.leading_zeros();
+    let length = usize::try_from(bits.div_ceil(7).max(1)).unwrap_or(5);
+    let spread = (value & 0x7f)
+        | (value << 1 & 0x7f00)
+        | (value << 2 & 0x007f_0000)
+        | (value << 3 & 0x7f00_0000)
+        | (value << 4 & 0x007f_0000_0000);
+    let continuations = repeated_high_bits() & low_bytes_mask(length - 1);
+    (spread | continuations, length)
 }
 
-/// `value` as a variable-length integer (7 bits a byte, low bits first, the high bit of every
-/// byte but the last set), in the low bytes of an integer, and how many bytes it takes.
-#[inline]
-fn varint(mut value: u64) -> (u128, usize) {
-    let mut encoded = 0u128;
-    let mut length = 0;
-    while value >= 0x80 {
-        encoded |= u128::from(low_u8(value) | 0x80) << (8 * length);
-        value >>= 7;
-        length += 1;
-    }
-    (encoded | u128::from(low_u8(value)) << (8 * length), length + 1)
+/// The high bit of every byte.
+fn repeated_high_bits() -> u64 {
+    u64::from_le_bytes([0x80; 8])
+}
+
+/// A mask of the low `count` bytes (0 to 8).
+fn low_bytes_mask(count: usize) -> u64 {
+    u64::MAX.checked_shr(u32::try_from(64 - 8 * count.min(8)).unwrap_or(64)).unwrap_or(0)
 }
 
 /// Reads a word's bytes through its chain of blocks.
@@ -445,8 +450,23 @@ mod tests {
         assert_eq!(varint(0), (0, 1));
         assert_eq!(varint(0x7f), (0x7f, 1));
         assert_eq!(varint(0x80), (0x0180, 2));
+        assert_eq!(varint(0x3fff), (0x7fff, 2));
+        assert_eq!(varint(0x4000), (0x01_8080, 3));
         assert_eq!(varint(u64::from(u32::MAX) << 1 | 1).1, 5);
-        assert_eq!(varint(u64::MAX).1, 10);
+        assert_eq!(varint(VARINT_MAX), (0x7f_ffff_ffff, 5));
+        assert_eq!(varint(u64::MAX), varint(VARINT_MAX));
+        for value in (0..40).map(|shift| (1u64 << shift) - 1).chain((0..40).map(|shift| 1u64 << shift)) {
+            let value = value.min(VARINT_MAX);
+            let (encoded, length) = varint(value);
+            let bytes = encoded.to_le_bytes();
+            let mut decoded = 0u64;
+            for (index, byte) in bytes.iter().take(length).enumerate() {
+                decoded |= u64::from(byte & 0x7f) << (7 * index);
+                assert_eq!(byte & 0x80 != 0, index + 1 < length);
+            }
+            assert_eq!(decoded, value);
+            assert!(bytes.iter().skip(length).all(|&byte| byte == 0));
+        }
     }
 
     proptest! {
