@@ -176,7 +176,7 @@ impl KeywordIndex {
         let top = if sparse(postings_total, self.document_ids.len()) {
             self.rank_sparse(&weighted, &scoring, limit, postings_total)
         } else {
-            self.rank_dense(&weighted, &scoring, limit)
+            self.rank_dense(&weighted, &scoring, limit, postings_total)
         };
         top.into_best_first()
             .into_iter()
@@ -233,7 +233,13 @@ impl KeywordIndex {
     }
 
     /// Adds up scores in one slot per document, then keeps the best.
-    fn rank_dense(&self, weighted: &[(Listing<'_>, f32)], scoring: &Bm25, limit: usize) -> TopRanked {
+    fn rank_dense(
+        &self,
+        weighted: &[(Listing<'_>, f32)],
+        scoring: &Bm25,
+        limit: usize,
+        postings_total: usize,
+    ) -> TopRanked {
         let mut scores = vec![0.0f32; self.document_ids.len()];
         for &(postings, weight) in weighted {
             self.for_each_alive_posting(postings, |document, frequency| {
@@ -243,8 +249,8 @@ impl KeywordIndex {
                 }
             });
         }
-        let matching = scores.iter().filter(|&&score| score > 0.0).count();
-        let mut top = TopRanked::new(limit, matching);
+        // No more documents match than there are postings.
+        let mut top = TopRanked::new(limit, postings_total);
         for (document, &score) in scores.iter().enumerate() {
             // Every term weight and frequency is above zero, so a document that holds a word
             // of the query scores above zero and one that holds none scores zero.
