@@ -28,11 +28,14 @@ pub enum Mutant {
     TruncateForeignHeader = 7,
     /// Open erases the text a snapshot's flags ask to erase, without the log confirming it.
     EraseOnSnapshotWord = 8,
+    /// A recall leaves the recalled nodes in a search index already built, so searches find
+    /// them until the next open rebuilds the index from the log.
+    SearchKeepsRecalled = 9,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 8] = [
+    pub const ALL: [Mutant; 9] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
@@ -41,6 +44,7 @@ impl Mutant {
         Mutant::IgnoreBatchChecksum,
         Mutant::TruncateForeignHeader,
         Mutant::EraseOnSnapshotWord,
+        Mutant::SearchKeepsRecalled,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -55,6 +59,7 @@ impl Mutant {
             Mutant::IgnoreBatchChecksum => "ignore-batch-checksum",
             Mutant::TruncateForeignHeader => "truncate-foreign-header",
             Mutant::EraseOnSnapshotWord => "erase-on-snapshot-word",
+            Mutant::SearchKeepsRecalled => "search-keeps-recalled",
         }
     }
 

@@ -76,19 +76,22 @@ pub fn compare_node(model: &AgentModel, id: u64, result: Result<Node, Error>) ->
     }
 }
 
-/// When `before` and `after` differ only in where text is, the model that accepts either for
-/// those nodes; `None` when they differ in anything visible.
+/// When `before` and `after` differ only in where text and vectors are, the model that accepts
+/// either for those nodes; `None` when they differ in anything visible (a vector included).
 pub fn merge_uncertain(before: &AgentModel, after: &AgentModel) -> Option<AgentModel> {
     if before.nodes.len() != after.nodes.len() {
         return None;
     }
     let mut merged = before.clone();
     for (node, other) in merged.nodes.iter_mut().zip(&after.nodes) {
-        if node.alive != other.alive || node.kind != other.kind {
+        if node.alive != other.alive || node.kind != other.kind || node.vector != other.vector {
             return None;
         }
         if node.text != other.text {
             node.text = Text::Either;
+        }
+        if node.numbers != other.numbers {
+            node.numbers = Text::Either;
         }
     }
     Some(merged)

@@ -2,11 +2,15 @@
 //! possible, with no code shared with the engine's graph.
 //!
 //! Nodes are a vector; legs are vectors of ids; Fair recall is a fixpoint over every memory;
-//! Strict recall walks every memory's history. Slow and obvious on purpose.
+//! Strict recall walks every memory's history. Search is a scan: a keyword search finds every
+//! alive node sharing a word with the query, a vector search scores every alive vector by its
+//! cosine, computed in f64. Slow and obvious on purpose.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
-use cheesedb_core::{Error, Id, Mode, Removal};
+use cheesedb_core::internal::search::for_each_word;
+use cheesedb_core::{Error, Id, Mode, Removal, VectorProblem};
 
 /// Whether a node's text is still in the files, as far as the model can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,20 +39,63 @@ pub enum ModelKind {
 }
 
 /// One lot or memory.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelNode {
     /// Lot or memory.
     pub kind: ModelKind,
     /// The content written.
     pub content: Vec<u8>,
+    /// The words of the content, lower-cased (shared by the copies of the model).
+    pub words: Arc<BTreeSet<String>>,
     /// Not recalled.
     pub alive: bool,
     /// Where its text is.
     pub text: Text,
+    /// Every vector attached to it, oldest first: each stays in the files until an Erase or a
+    /// compaction takes the node's numbers.
+    pub vectors: Vec<Vec<f32>>,
+    /// Its vector now: the last one set, or none (never set, or its numbers erased).
+    pub vector: Option<Vec<f32>>,
+    /// Where the numbers of all its vectors are. `Present` promises nothing about the files:
+    /// only an absence is checked.
+    pub numbers: Text,
+}
+
+impl ModelNode {
+    fn new(kind: ModelKind, content: &[u8]) -> ModelNode {
+        ModelNode {
+            kind,
+            content: content.to_vec(),
+            words: Arc::new(words(content)),
+            alive: true,
+            text: Text::Present,
+            vectors: Vec::new(),
+            vector: None,
+            numbers: Text::Present,
+        }
+    }
+
+    fn attach(&mut self, vector: &[f32]) {
+        self.vectors.push(vector.to_vec());
+        self.vector = Some(vector.to_vec());
+        // The new record holds numbers again.
+        self.numbers = Text::Present;
+    }
+}
+
+/// The words of `text`, lower-cased, each once. They come from the engine's own splitter: how
+/// text is cut into words is the index's business (its own tests check it); what the model
+/// checks is which nodes a search may return, whatever the words are.
+pub fn words(text: &[u8]) -> BTreeSet<String> {
+    let mut words = BTreeSet::new();
+    for_each_word(text, |word| {
+        words.insert(word.to_string());
+    });
+    words
 }
 
 /// One write of a batch, with legs as given (the model sorts them as the engine's `Leg` does).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ModelWrite {
     /// A source.
     Lot {
@@ -64,10 +111,44 @@ pub enum ModelWrite {
         /// Its legs.
         legs: Vec<Vec<u64>>,
     },
+    /// A vector attached to an alive node or one added earlier in the batch.
+    Vector {
+        /// The node.
+        id: u64,
+        /// The numbers.
+        vector: Vec<f32>,
+    },
+}
+
+/// Why `vector` can never be stored, whatever the agent holds: the engine's `InvalidVector`
+/// problems other than the dimension.
+pub fn vector_problem(vector: &[f32]) -> Option<VectorProblem> {
+    if vector.is_empty() {
+        return Some(VectorProblem::Empty);
+    }
+    if let Some(position) = vector.iter().position(|number| !number.is_finite()) {
+        return Some(VectorProblem::NotFinite { position });
+    }
+    if vector.iter().all(|number| *number == 0.0) {
+        return Some(VectorProblem::AllZero);
+    }
+    None
+}
+
+/// The cosine of `first` and `second`, in f64 (0 if either has no length).
+pub fn cosine(first: &[f32], second: &[f32]) -> f64 {
+    let dot: f64 = first.iter().zip(second).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum();
+    let length = |vector: &[f32]| vector.iter().map(|a| f64::from(*a) * f64::from(*a)).sum::<f64>().sqrt();
+    let lengths = length(first) * length(second);
+    if lengths == 0.0 {
+        0.0
+    } else {
+        dot / lengths
+    }
 }
 
 /// One agent's memory as the model sees it. Ids are positions + 1.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentModel {
     /// Every node ever added, in id order.
     pub nodes: Vec<ModelNode>,
@@ -142,12 +223,7 @@ impl AgentModel {
 
     /// Adds a source; returns its id.
     pub fn add_lot(&mut self, label: &str, content: &[u8]) -> u64 {
-        self.nodes.push(ModelNode {
-            kind: ModelKind::Lot { label: label.to_string() },
-            content: content.to_vec(),
-            alive: true,
-            text: Text::Present,
-        });
+        self.nodes.push(ModelNode::new(ModelKind::Lot { label: label.to_string() }, content));
         self.nodes.len() as u64
     }
 
@@ -156,20 +232,18 @@ impl AgentModel {
         if let Some(refusal) = self.refusal(legs, &BTreeSet::new()) {
             return Err(refusal);
         }
-        self.nodes.push(ModelNode {
-            kind: ModelKind::Memory { legs: normalized(legs) },
-            content: content.to_vec(),
-            alive: true,
-            text: Text::Present,
-        });
+        self.nodes.push(ModelNode::new(ModelKind::Memory { legs: normalized(legs) }, content));
         Ok(self.nodes.len() as u64)
     }
 
-    /// Applies a whole batch, or refuses it whole; returns the ids.
+    /// Applies a whole batch, or refuses it whole; returns the ids of its lots and memories.
+    /// Each write is checked in turn; the dimension of its vectors last, against the alive
+    /// vectors before the batch.
     pub fn batch(&mut self, writes: &[ModelWrite]) -> Result<Vec<u64>, Error> {
         let mut next = self.clone();
         let mut pending = BTreeSet::new();
         let mut ids = Vec::new();
+        let mut vectors = Vec::new();
         for write in writes {
             let id = match write {
                 ModelWrite::Lot { label, content } => next.add_lot(label, content),
@@ -177,20 +251,93 @@ impl AgentModel {
                     if let Some(refusal) = self.refusal(legs, &pending) {
                         return Err(refusal);
                     }
-                    next.nodes.push(ModelNode {
-                        kind: ModelKind::Memory { legs: normalized(legs) },
-                        content: content.clone(),
-                        alive: true,
-                        text: Text::Present,
-                    });
+                    next.nodes.push(ModelNode::new(ModelKind::Memory { legs: normalized(legs) }, content));
                     next.nodes.len() as u64
+                }
+                ModelWrite::Vector { id, vector } => {
+                    if let Some(refusal) = self.vector_refusal(*id, vector, &pending) {
+                        return Err(refusal);
+                    }
+                    vectors.push((*id, vector));
+                    continue;
                 }
             };
             pending.insert(id);
             ids.push(id);
         }
+        let mut expected = self.vector_dimension();
+        for (_, vector) in &vectors {
+            match expected {
+                Some(expected) if expected != vector.len() => {
+                    let problem = VectorProblem::DimensionMismatch { expected, found: vector.len() };
+                    return Err(Error::InvalidVector { problem });
+                }
+                _ => expected = Some(vector.len()),
+            }
+        }
+        for (id, vector) in vectors {
+            if let Some(node) = next.node_mut(id) {
+                node.attach(vector);
+            }
+        }
         *self = next;
         Ok(ids)
+    }
+
+    /// The dimension of the agent's alive vectors, if it has one (then they all have it).
+    pub fn vector_dimension(&self) -> Option<usize> {
+        self.nodes.iter().filter(|node| node.alive).find_map(|node| node.vector.as_ref()).map(Vec::len)
+    }
+
+    /// Why `vector` could not be attached to `id` (`pending` ids, earlier writes of the same
+    /// batch, count as alive), the dimension aside.
+    pub fn vector_refusal(&self, id: u64, vector: &[f32], pending: &BTreeSet<u64>) -> Option<Error> {
+        if !pending.contains(&id) {
+            match self.node(id) {
+                None => return Some(Error::UnknownId { id: Id::from(id) }),
+                Some(node) if !node.alive => return Some(Error::AlreadyRecalled { id: Id::from(id) }),
+                Some(_) => {}
+            }
+        }
+        vector_problem(vector).map(|problem| Error::InvalidVector { problem })
+    }
+
+    /// Attaches `vector` to the alive node `id`, replacing its vector, or says why not. The
+    /// vector must have the dimension of the alive vectors, its own old one included.
+    pub fn set_vector(&mut self, id: u64, vector: &[f32]) -> Result<(), Error> {
+        if let Some(refusal) = self.vector_refusal(id, vector, &BTreeSet::new()) {
+            return Err(refusal);
+        }
+        if let Some(expected) = self.vector_dimension().filter(|expected| *expected != vector.len()) {
+            let problem = VectorProblem::DimensionMismatch { expected, found: vector.len() };
+            return Err(Error::InvalidVector { problem });
+        }
+        if let Some(node) = self.node_mut(id) {
+            node.attach(vector);
+        }
+        Ok(())
+    }
+
+    /// What a keyword search for `query` must find: every alive node whose text is still
+    /// there and shares at least one word with the query (see [`words`]).
+    pub fn keyword_hits(&self, query: &str) -> BTreeSet<u64> {
+        let wanted = words(query.as_bytes());
+        self.ids()
+            .zip(&self.nodes)
+            .filter(|(_, node)| node.alive && node.text != Text::Absent)
+            .filter(|(_, node)| !node.words.is_disjoint(&wanted))
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// What a vector search for `query` must find: every alive node with a vector, with the
+    /// cosine of its vector and the query.
+    pub fn vector_hits(&self, query: &[f32]) -> BTreeMap<u64, f64> {
+        self.ids()
+            .zip(&self.nodes)
+            .filter(|(_, node)| node.alive)
+            .filter_map(|(id, node)| node.vector.as_ref().map(|vector| (id, cosine(vector, query))))
+            .collect()
     }
 
     /// The legs of `id` (none for a lot or an unknown id).
@@ -285,26 +432,32 @@ impl AgentModel {
         }
         for gone in erased {
             if let Some(node) = self.node_mut(gone) {
+                // An Erase takes the text and every vector record of the node.
                 node.text = Text::Absent;
+                node.numbers = Text::Absent;
             }
         }
         Ok(removed)
     }
 
-    /// A finished compaction: every dead node's text is gone.
+    /// A finished compaction: every dead node's text and vectors are gone.
     pub fn compact(&mut self) {
         for node in &mut self.nodes {
             if !node.alive {
                 node.text = Text::Absent;
+                node.numbers = Text::Absent;
             }
         }
     }
 
-    /// An unfinished compaction: every dead node's text that was there may be gone.
+    /// An unfinished compaction: every dead node's text and vectors that were there may be gone.
     pub fn compact_maybe(&mut self) {
         for node in &mut self.nodes {
             if !node.alive && node.text == Text::Present {
                 node.text = Text::Either;
+            }
+            if !node.alive && node.numbers == Text::Present {
+                node.numbers = Text::Either;
             }
         }
     }
@@ -391,5 +544,85 @@ mod tests {
         assert_eq!(model.batch(&writes), Err(Error::UnknownId { id: Id::from(42) }));
         assert_eq!(model.next_id(), 7);
         assert_eq!(model.batch(writes.get(..2).unwrap()), Ok(vec![7, 8]));
+    }
+
+    fn mismatch(expected: usize, found: usize) -> Error {
+        Error::InvalidVector { problem: VectorProblem::DimensionMismatch { expected, found } }
+    }
+
+    #[test]
+    fn set_vector_refuses_as_the_engine_does() {
+        let mut model = example();
+        model.recall(1, Mode::Fair, Removal::Untrusted).unwrap();
+        assert_eq!(model.set_vector(9, &[1.0]), Err(Error::UnknownId { id: Id::from(9) }));
+        assert_eq!(model.set_vector(1, &[]), Err(Error::AlreadyRecalled { id: Id::from(1) }));
+        let invalid = |problem| Err(Error::InvalidVector { problem });
+        assert_eq!(model.set_vector(2, &[]), invalid(VectorProblem::Empty));
+        assert_eq!(model.set_vector(2, &[1.0, f32::NAN]), invalid(VectorProblem::NotFinite { position: 1 }));
+        assert_eq!(model.set_vector(2, &[0.0, 0.0]), invalid(VectorProblem::AllZero));
+        assert_eq!(model.set_vector(2, &[1.0, 0.0]), Ok(()));
+        // The only vector cannot be replaced by one of another dimension either.
+        assert_eq!(model.set_vector(2, &[1.0, 0.0, 0.0]), Err(mismatch(2, 3)));
+        assert_eq!(model.set_vector(3, &[0.0, 2.0]), Ok(()));
+        assert_eq!(model.node(2).unwrap().vector, Some(vec![1.0, 0.0]));
+    }
+
+    #[test]
+    fn with_no_alive_vector_any_dimension_goes() {
+        let mut model = example();
+        model.set_vector(2, &[1.0, 0.0]).unwrap();
+        model.recall(2, Mode::Fair, Removal::Untrusted).unwrap();
+        assert_eq!(model.vector_dimension(), None);
+        assert_eq!(model.set_vector(3, &[1.0, 2.0, 3.0]), Ok(()));
+        assert_eq!(model.vector_dimension(), Some(3));
+    }
+
+    #[test]
+    fn a_batch_checks_its_vectors_in_turn_and_their_dimension_last() {
+        let mut model = example();
+        model.set_vector(1, &[1.0, 0.0]).unwrap();
+        let lot = ModelWrite::Lot { label: "l".to_string(), content: b"l".to_vec() };
+        let on_new = ModelWrite::Vector { id: 7, vector: vec![0.0, 1.0] };
+        assert_eq!(model.clone().batch(&[on_new.clone(), lot.clone()]), Err(Error::UnknownId { id: Id::from(7) }));
+        let wide = ModelWrite::Vector { id: 2, vector: vec![1.0, 1.0, 1.0] };
+        let bad_memory = ModelWrite::Memory { content: b"m".to_vec(), legs: vec![] };
+        assert_eq!(model.clone().batch(&[wide.clone(), bad_memory]), Err(Error::NoLegs));
+        assert_eq!(model.clone().batch(&[lot.clone(), wide]), Err(mismatch(2, 3)));
+        assert_eq!(model.batch(&[lot, on_new]), Ok(vec![7]));
+        assert_eq!(model.node(7).unwrap().vector, Some(vec![0.0, 1.0]));
+    }
+
+    #[test]
+    fn searches_find_only_alive_nodes() {
+        let mut model = AgentModel::default();
+        model.add_lot("l", b"Cheese and BREAD");
+        model.add_lot("l", b"bread only");
+        model.add_lot("l", b"wine");
+        model.set_vector(1, &[1.0, 0.0]).unwrap();
+        model.set_vector(2, &[1.0, 1.0]).unwrap();
+        assert_eq!(model.keyword_hits("bread"), BTreeSet::from([1, 2]));
+        assert_eq!(model.keyword_hits("CHEESE wine"), BTreeSet::from([1, 3]));
+        assert_eq!(model.keyword_hits(""), BTreeSet::new());
+        let hits = model.vector_hits(&[1.0, 0.0]);
+        assert_eq!(hits.keys().copied().collect::<Vec<u64>>(), vec![1, 2]);
+        assert!((hits[&2] - 0.5f64.sqrt()).abs() < 1e-12);
+        model.recall(2, Mode::Fair, Removal::Untrusted).unwrap();
+        assert_eq!(model.keyword_hits("bread"), BTreeSet::from([1]));
+        assert_eq!(model.vector_hits(&[1.0, 0.0]).keys().copied().collect::<Vec<u64>>(), vec![1]);
+    }
+
+    #[test]
+    fn erase_and_compaction_take_the_numbers_of_every_vector() {
+        let mut model = example();
+        model.set_vector(1, &[1.0, 0.0]).unwrap();
+        model.set_vector(1, &[0.0, 1.0]).unwrap();
+        model.set_vector(2, &[1.0, 1.0]).unwrap();
+        model.recall(1, Mode::Fair, Removal::Erase).unwrap();
+        model.recall(2, Mode::Fair, Removal::Untrusted).unwrap();
+        assert_eq!(model.node(1).unwrap().vectors.len(), 2);
+        assert_eq!(model.node(1).unwrap().numbers, Text::Absent);
+        assert_eq!(model.node(2).unwrap().numbers, Text::Present);
+        model.compact();
+        assert_eq!(model.node(2).unwrap().numbers, Text::Absent);
     }
 }

@@ -65,7 +65,8 @@ impl<S: Storage> AgentEngine<S> {
         // next open finishes it.
         self.append(&[Entry::Recall { id: id.get(), mode, removal }])?;
         self.graph.apply_recall(&plan);
-        if let Some(index) = self.search.as_mut() {
+        // The mutant leaves the dead in the index, where searches would find them.
+        if let Some(index) = self.search.as_mut().filter(|_| !mutant!(SearchKeepsRecalled)) {
             index.forget(core::iter::once(id.get()).chain(plan.removed.iter().copied()));
         }
         if !plan.erase.is_empty() {

@@ -139,17 +139,19 @@ impl World {
             )));
         }
         slot.kept = Some(engine.head());
-        self.check_erased_text(&format!("checking agent {name}"))
+        self.check_erased_text(&format!("checking agent {name}"))?;
+        self.check_search(index)
     }
 
-    /// Searches every image of every file for the text of nodes whose text must be gone.
+    /// Searches every image of every file for the text and the vectors of nodes whose text or
+    /// vectors must be gone.
     pub(crate) fn check_erased_text(&mut self, during: &str) -> Step {
         let mut found = std::collections::BTreeSet::new();
         let mut places: BTreeMap<u64, String> = BTreeMap::new();
         let seed = self.seed;
         self.storage.visit_images(|path, bytes| {
             let before = found.len();
-            canary::find_markers(bytes, seed, &mut found);
+            canary::find_all_markers(bytes, seed, &mut found);
             if found.len() != before {
                 for serial in &found {
                     places.entry(*serial).or_insert_with(|| path.to_string());
@@ -162,41 +164,51 @@ impl World {
         let mut served = std::collections::BTreeSet::new();
         let mut judge = false;
         if lost_writes {
-            self.storage.visit_cached_images(|_, bytes| canary::find_markers(bytes, seed, &mut served));
+            self.storage.visit_cached_images(|_, bytes| {
+                canary::find_all_markers(bytes, seed, &mut served);
+            });
         }
         for slot in &self.agents {
             for (position, node) in slot.model.nodes.iter().enumerate() {
-                if node.text != Text::Absent {
-                    continue;
-                }
-                let Some(serial) = canary::serial_of(&node.content) else { continue };
-                if found.contains(&serial) && lost_writes && !served.contains(&serial) {
-                    judge = true;
-                    continue;
-                }
-                if found.contains(&serial) && lost_writes {
-                    // A lost write the engine may not have read back yet (an open that resumed
-                    // from a snapshot reads nothing before it): asked, it must report the damage.
-                    let verified = slot.engine.as_ref().map(|engine| {
-                        self.storage.suspend_faults(true);
-                        let verified = engine.verify();
-                        self.storage.suspend_faults(false);
-                        verified
-                    });
-                    if let Some(Err(error)) =
-                        verified.filter(|verified| verified.as_ref().is_err_and(|error| error.is_corruption()))
-                    {
-                        let during = format!("{during}: verify of {} after a lost write", slot.name);
-                        return self.corruption(&error, &during);
+                let text = canary::serial_of(&node.content).filter(|_| node.text == Text::Absent);
+                let vectors = node
+                    .vectors
+                    .iter()
+                    .filter(|_| node.numbers == Text::Absent)
+                    .filter_map(|vector| canary::vector_serial_of(vector));
+                let gone = text
+                    .map(|serial| (serial, "the text"))
+                    .into_iter()
+                    .chain(vectors.map(|serial| (serial, "a vector")));
+                for (serial, what) in gone {
+                    if found.contains(&serial) && lost_writes && !served.contains(&serial) {
+                        judge = true;
+                        continue;
                     }
-                }
-                if found.contains(&serial) {
-                    let place = places.get(&serial).cloned().unwrap_or_default();
-                    return Err(Stop::Violation(format!(
-                        "{during}: the text of {} node {} must be gone, but it is in {place}",
-                        slot.name,
-                        position + 1
-                    )));
+                    if found.contains(&serial) && lost_writes {
+                        // A lost write the engine may not have read back yet (an open that resumed
+                        // from a snapshot reads nothing before it): asked, it must report the damage.
+                        let verified = slot.engine.as_ref().map(|engine| {
+                            self.storage.suspend_faults(true);
+                            let verified = engine.verify();
+                            self.storage.suspend_faults(false);
+                            verified
+                        });
+                        if let Some(Err(error)) =
+                            verified.filter(|verified| verified.as_ref().is_err_and(|error| error.is_corruption()))
+                        {
+                            let during = format!("{during}: verify of {} after a lost write", slot.name);
+                            return self.corruption(&error, &during);
+                        }
+                    }
+                    if found.contains(&serial) {
+                        let place = places.get(&serial).cloned().unwrap_or_default();
+                        return Err(Stop::Violation(format!(
+                            "{during}: {what} of {} node {} must be gone, but it is in {place}",
+                            slot.name,
+                            position + 1
+                        )));
+                    }
                 }
             }
         }

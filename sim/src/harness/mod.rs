@@ -1,5 +1,6 @@
 //! The harness: random workloads driven through the real engine on a [`SimStorage`], checked
-//! against the [`model`](crate::model) after every step, every crash and every reopen.
+//! against the [`model`](crate::model) after every step, every crash and every reopen; every
+//! check includes searches, whose results must be the model's.
 //!
 //! A run is one seed. The seed chooses the fault probabilities, the mix of operations, the size
 //! of contents and segments, and every single choice after that; the same seed replays the same
@@ -12,7 +13,9 @@ mod checks;
 pub mod markers;
 mod operations;
 mod recovery;
+mod search;
 mod tamper;
+mod vectors;
 mod world;
 
 use std::fmt;
@@ -72,6 +75,10 @@ pub struct RunStats {
     /// Lost writes judged after a crash: erased text that only the medium still held, which the
     /// engine then had to report as damage or erase again.
     pub lost_writes_judged: u64,
+    /// Searches (keyword, vector and hybrid) whose results were compared with the model's.
+    pub searches_checked: u64,
+    /// Vectors the engine acknowledged (alone or in a batch).
+    pub vectors_set: u64,
 }
 
 impl RunStats {
@@ -93,6 +100,8 @@ impl RunStats {
         self.misdirected_losses += other.misdirected_losses;
         self.lost_write_losses += other.lost_write_losses;
         self.lost_writes_judged += other.lost_writes_judged;
+        self.searches_checked += other.searches_checked;
+        self.vectors_set += other.vectors_set;
     }
 }
 

@@ -68,7 +68,7 @@ impl World {
         }
     }
 
-    fn label(&mut self) -> String {
+    pub(super) fn label(&mut self) -> String {
         let labels = ["user_message", "web_page", "tool_result", "document", "ünïcödé source"];
         labels.get(self.random.index(labels.len())).copied().unwrap_or("source").to_string()
     }
@@ -86,7 +86,7 @@ impl World {
     }
 
     /// A write the engine did not acknowledge.
-    fn unacknowledged(
+    pub(super) fn unacknowledged(
         &mut self,
         agent: usize,
         called_failed: Option<Error>,
@@ -135,7 +135,7 @@ impl World {
     }
 
     /// An acknowledged append: the model moves on.
-    fn acknowledged(&mut self, agent: usize, after: AgentModel) -> Step {
+    pub(super) fn acknowledged(&mut self, agent: usize, after: AgentModel) -> Step {
         self.stats.acknowledged_writes += 1;
         let slot = self.slot(agent)?;
         slot.before_last_write = core::mem::replace(&mut slot.model, after);
@@ -191,7 +191,7 @@ impl World {
     }
 
     /// After a refusal: nothing was written.
-    fn refused_cleanly(&mut self, agent: usize, count_before: u64, label: &str) -> Step {
+    pub(super) fn refused_cleanly(&mut self, agent: usize, count_before: u64, label: &str) -> Step {
         self.stats.refusals_checked += 1;
         let (engine, _) = self.engine(agent)?;
         if engine.node_count() != count_before {
@@ -214,6 +214,9 @@ impl World {
             }
             alive.push(next_id);
         }
+        let vectors = self.batch_vectors(&model, &alive);
+        let vector_count = vectors.len() as u64;
+        writes.extend(vectors);
         if self.random.chance(0.05) {
             let legs = self.draw_invalid_legs(&model);
             if !legs.is_empty() && model.refusal(&legs, &BTreeSet::new()).is_some() {
@@ -232,6 +235,10 @@ impl World {
                     let id = match write {
                         ModelWrite::Lot { label, content } => batch.add_lot(label, content)?,
                         ModelWrite::Memory { content, legs } => batch.remember(content, &as_legs(legs))?,
+                        ModelWrite::Vector { id, vector } => {
+                            batch.set_vector(Id::from(*id), vector)?;
+                            continue;
+                        }
                     };
                     ids.push(id.get());
                 }
@@ -239,14 +246,21 @@ impl World {
             })
         })?;
         match (expected, called) {
-            (Ok(expected), Called::Done(got)) if got == expected => self.acknowledged(agent, after),
+            (Ok(expected), Called::Done(got)) if got == expected => {
+                self.stats.vectors_set += vector_count;
+                self.acknowledged(agent, after)
+            }
             (Err(expected), Called::Refused(error)) if error == expected => {
                 self.refused_cleanly(agent, count_before, "batch")
             }
+            // Checking the dimension of its vectors may read the log to build the search index.
+            (_, Called::Failed(error)) if self.read_failed_before_writing(agent, &error)? => Ok(()),
             (Ok(_), Called::Failed(error)) => {
                 self.unacknowledged(agent, Some(error), after, WriteKind::Append, "batch")
             }
             (Ok(_), Called::PowerLost) => self.unacknowledged(agent, None, after, WriteKind::Append, "batch"),
+            (Err(_), Called::PowerLost) => self.reopen(true),
+            (Err(_), Called::Failed(error)) if error.is_corruption() => self.corruption(&error, "batch"),
             (expected, called) => Err(Stop::Violation(format!(
                 "batch of {} writes: the model expects {expected:?}, the engine answered {}",
                 writes.len(),

@@ -170,20 +170,32 @@ impl World {
             slot.engine.as_ref().ok_or_else(|| Stop::Violation("harness error: agent not open".to_string()))?;
         let mut kept = None;
         if let Some(after) = slot.in_doubt.take() {
-            if shape_matches(engine, &after) {
+            let happened = match (shape_matches(engine, &after), shape_matches(engine, &slot.model)) {
+                // Only a vector tells them apart (a vector set alone changes no shape).
+                (true, true) => Some(self.vectors_follow(index, &after)?),
+                (true, false) => Some(true),
+                (false, true) => Some(false),
+                (false, false) => None,
+            };
+            let slot = self.slot(index)?;
+            let dropped_bytes = slot.engine.as_ref().map_or(0, |engine| engine.report().dropped_bytes);
+            if happened == Some(true) {
                 // The write reached the disk whole: from now on it is as good as acknowledged,
                 // since the engine serves it.
                 slot.before_last_write = core::mem::replace(&mut slot.model, after);
                 kept = Some(true);
-            } else if shape_matches(engine, &slot.model) {
+            } else if happened == Some(false) {
                 kept = Some(false);
                 // An Erase whose recall record a flipped bit made look torn, so open cut it
                 // (and said so), may still have had its overwrites finished from its journal:
-                // the text it covered may be gone although the recall is not there.
-                if silent_faults && engine.report().dropped_bytes > 0 {
+                // the text and vectors it covered may be gone although the recall is not there.
+                if silent_faults && dropped_bytes > 0 {
                     for (node, erased) in slot.model.nodes.iter_mut().zip(&after.nodes) {
                         if erased.text == Text::Absent && node.text != Text::Absent {
                             node.text = Text::Either;
+                        }
+                        if erased.numbers == Text::Absent && node.numbers != Text::Absent {
+                            node.numbers = Text::Either;
                         }
                     }
                 }
@@ -225,6 +237,9 @@ impl World {
             for (node, now) in restored.nodes.iter_mut().zip(&slot.model.nodes) {
                 if now.text != node.text && node.text != crate::model::Text::Absent {
                     node.text = crate::model::Text::Either;
+                }
+                if now.numbers != node.numbers && node.numbers != crate::model::Text::Absent {
+                    node.numbers = crate::model::Text::Either;
                 }
             }
             slot.model = restored;

@@ -130,10 +130,12 @@ pub(crate) enum Operation {
     Tokens,
     TamperSegments,
     ForgeSnapshot,
+    SetVector,
+    Search,
 }
 
 impl Operation {
-    pub(crate) const ALL: [Operation; 18] = [
+    pub(crate) const ALL: [Operation; 20] = [
         Operation::AddLot,
         Operation::Remember,
         Operation::RememberInvalid,
@@ -152,6 +154,8 @@ impl Operation {
         Operation::Tokens,
         Operation::TamperSegments,
         Operation::ForgeSnapshot,
+        Operation::SetVector,
+        Operation::Search,
     ];
 
     /// The weight range a seed draws from, in tenths.
@@ -175,6 +179,8 @@ impl Operation {
             Operation::Tokens => (1, 5),
             Operation::TamperSegments => (0, 10),
             Operation::ForgeSnapshot => (0, 10),
+            Operation::SetVector => (20, 120),
+            Operation::Search => (10, 50),
         }
     }
 }
@@ -353,6 +359,8 @@ impl World {
             Operation::Tokens => self.tokens(),
             Operation::TamperSegments => self.tamper_segments(agent),
             Operation::ForgeSnapshot => self.forge_snapshot(agent),
+            Operation::SetVector => self.set_vector(agent),
+            Operation::Search => self.search(agent),
         }
     }
 
@@ -410,5 +418,7 @@ fn operation_name(operation: Operation) -> &'static str {
         Operation::Tokens => "tokens",
         Operation::TamperSegments => "tamper-segments",
         Operation::ForgeSnapshot => "forge-snapshot",
+        Operation::SetVector => "set-vector",
+        Operation::Search => "search",
     }
 }
