@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark checks, run by .ci/run:
 #  1. SQLite and cheesedb remove the same ids on the same data, Fair and Strict, so the
-#     comparison times the same work; SQLite's Erase leaves the text in no file;
+#     comparison times the same work; SQLite's Erase leaves the text in no file; cheesedb's
+#     keyword search and SQLite FTS5 match the same texts for the same OR queries;
 #  2. every scenario of `cheesedb bench --compare sqlite` runs and prints its JSON, at a tiny
 #     size whose figures mean nothing (docs/BENCHMARKS.md has the real command).
 # Both steps use the test profile, so the bundled SQLite is compiled once (about 80 s).
@@ -23,8 +24,13 @@ for engine in ("cheesedb", "sqlite"):
     figures = result[engine]
     for key in ("single_writes_per_second", "recall_fair_untrusted_seconds", "agent_open_seconds", "verify_bytes_per_second"):
         assert figures[key] > 0, f"{engine}: {key} missing"
+    for key in ("search_keyword_median_seconds", "search_first_after_open_seconds", "search_agent_open_seconds"):
+        assert figures[key] > 0, f"{engine}: {key} missing"
+for key in ("search_writes_searched_per_second", "search_index_bytes_per_memory", "vector_median_seconds", "hybrid_median_seconds"):
+    assert key in result["cheesedb"], f"cheesedb: {key} missing"
 for kind in ("fair_untrusted", "strict_untrusted", "fair_erase", "strict_erase"):
     key = f"recall_{kind}_removed_count"
     assert result["cheesedb"][key] == result["sqlite"][key], f"{key} differs"
-print("bench smoke run: every scenario ran on both engines, and they removed the same counts")
+assert result["cheesedb"]["search_hits_count"] == result["sqlite"]["search_hits_count"], "search hits differ"
+print("bench smoke run: every scenario ran on both engines; they removed the same counts and found as many hits")
 EOF

@@ -50,8 +50,42 @@ impl CheesedbSide {
         })
     }
 
-    fn agent(&self) -> Result<&Agent, Failure> {
+    /// The agent under test.
+    pub fn agent(&self) -> Result<&Agent, Failure> {
         self.agent.as_ref().ok_or_else(|| Failure::new("the benchmark's agent is not open"))
+    }
+
+    /// Closes everything and opens it again, timing the open (where `open_measurement` says),
+    /// then the first search for `first_query` if one is given.
+    pub fn reopen_searching(&mut self, first_query: Option<&str>) -> Result<OpenFigures, Failure> {
+        // Every handle goes, so the folder lock is free for a child process.
+        self.agent = None;
+        self.store = None;
+        let from_child = match &self.open_measurement {
+            OpenMeasurement::InChildProcess(executable) => {
+                Some(open_probe::measure_in_child(executable, &self.folder, self.io, &self.token, first_query)?)
+            }
+            OpenMeasurement::InThisProcess => None,
+        };
+        // Without a child, this open is the one measured; with one, this process's agent only
+        // needs to be open again, and a search of its own would build an index nobody times.
+        let query_here = if from_child.is_some() { None } else { first_query };
+        let (store, agent, in_this_process) =
+            open_probe::open_measured(&self.folder, self.io, &self.token, query_here)?;
+        self.store = Some(store);
+        self.agent = Some(agent);
+        Ok(from_child.unwrap_or(in_this_process))
+    }
+
+    /// Closes everything and opens it again in this process, untimed: a fresh agent whose
+    /// search index is not built yet.
+    pub fn reopen_here(&mut self) -> Result<(), Failure> {
+        self.agent = None;
+        self.store = None;
+        let (store, agent, _) = open_probe::open_measured(&self.folder, self.io, &self.token, None)?;
+        self.store = Some(store);
+        self.agent = Some(agent);
+        Ok(())
     }
 
     /// Bytes of the agent's log: the segment files.
@@ -61,7 +95,7 @@ impl CheesedbSide {
 }
 
 /// The legs of a planned memory as the library takes them.
-fn legs_of(legs: &[Vec<u64>]) -> Vec<Leg> {
+pub fn legs_of(legs: &[Vec<u64>]) -> Vec<Leg> {
     legs.iter().map(|leg| leg.iter().map(|parent| Id::from(*parent)).collect()).collect()
 }
 
@@ -118,19 +152,7 @@ impl Engine for CheesedbSide {
     }
 
     fn reopen(&mut self) -> Result<OpenFigures, Failure> {
-        // Every handle goes, so the folder lock is free for a child process.
-        self.agent = None;
-        self.store = None;
-        let from_child = match &self.open_measurement {
-            OpenMeasurement::InChildProcess(executable) => {
-                Some(open_probe::measure_in_child(executable, &self.folder, self.io, &self.token)?)
-            }
-            OpenMeasurement::InThisProcess => None,
-        };
-        let (store, agent, in_this_process) = open_probe::open_measured(&self.folder, self.io, &self.token)?;
-        self.store = Some(store);
-        self.agent = Some(agent);
-        Ok(from_child.unwrap_or(in_this_process))
+        self.reopen_searching(None)
     }
 
     fn verify(&mut self) -> Result<u64, Failure> {

@@ -20,6 +20,12 @@ pub struct OpenFigures {
     pub resident_growth_bytes: Option<u64>,
     /// Log records the open replayed, rather than loaded from a snapshot.
     pub records_replayed: Option<u64>,
+    /// The first search after the open, when the open was asked to make one.
+    pub first_search: Option<Duration>,
+    /// Bytes of RAM the search index holds after that first search, where the engine tells.
+    pub index_heap_bytes: Option<u64>,
+    /// Growth of the process's resident memory across that first search.
+    pub first_search_resident_growth_bytes: Option<u64>,
 }
 
 /// An engine holding one agent's data, with every write durable before it returns.

@@ -55,6 +55,22 @@ pub enum Metric {
     CompactSeconds,
     DiskBytes,
     SetupMemoriesPerSecond,
+    SearchKeywordMedianSeconds,
+    SearchKeywordP99Seconds,
+    SearchHitsCount,
+    SearchAgentOpenSeconds,
+    SearchFirstSeconds,
+    SearchIndexBytesPerMemory,
+    SearchFirstResidentBytesPerMemory,
+    SearchTextBytesPerMemory,
+    SearchWritesPerSecondUnsearched,
+    SearchWritesPerSecondSearched,
+    SearchDiskBytes,
+    SearchSetupMemoriesPerSecond,
+    VectorMedianSeconds,
+    VectorP99Seconds,
+    HybridMedianSeconds,
+    VectorSetupMemoriesPerSecond,
 }
 
 /// One of the four recalls: Fair or Strict, Untrusted or Erase.
@@ -124,6 +140,22 @@ impl Metric {
             Metric::CompactSeconds => "compact_seconds".into(),
             Metric::DiskBytes => "disk_bytes".into(),
             Metric::SetupMemoriesPerSecond => "setup_memories_per_second".into(),
+            Metric::SearchKeywordMedianSeconds => "search_keyword_median_seconds".into(),
+            Metric::SearchKeywordP99Seconds => "search_keyword_p99_seconds".into(),
+            Metric::SearchHitsCount => "search_hits_count".into(),
+            Metric::SearchAgentOpenSeconds => "search_agent_open_seconds".into(),
+            Metric::SearchFirstSeconds => "search_first_after_open_seconds".into(),
+            Metric::SearchIndexBytesPerMemory => "search_index_bytes_per_memory".into(),
+            Metric::SearchFirstResidentBytesPerMemory => "search_first_resident_bytes_per_memory".into(),
+            Metric::SearchTextBytesPerMemory => "search_text_bytes_per_memory".into(),
+            Metric::SearchWritesPerSecondUnsearched => "search_writes_unsearched_per_second".into(),
+            Metric::SearchWritesPerSecondSearched => "search_writes_searched_per_second".into(),
+            Metric::SearchDiskBytes => "search_disk_bytes".into(),
+            Metric::SearchSetupMemoriesPerSecond => "search_setup_memories_per_second".into(),
+            Metric::VectorMedianSeconds => "vector_median_seconds".into(),
+            Metric::VectorP99Seconds => "vector_p99_seconds".into(),
+            Metric::HybridMedianSeconds => "hybrid_median_seconds".into(),
+            Metric::VectorSetupMemoriesPerSecond => "vector_setup_memories_per_second".into(),
         }
     }
 
@@ -149,6 +181,22 @@ impl Metric {
             Metric::CompactSeconds => "compaction".into(),
             Metric::DiskBytes => "files on disk".into(),
             Metric::SetupMemoriesPerSecond => "setup, batches of 1,024 from empty".into(),
+            Metric::SearchKeywordMedianSeconds => "search: keyword top 10, median".into(),
+            Metric::SearchKeywordP99Seconds => "search: keyword top 10, 99th pct".into(),
+            Metric::SearchHitsCount => "  hits, all queries' top 10s".into(),
+            Metric::SearchAgentOpenSeconds => "search: open of the agent".into(),
+            Metric::SearchFirstSeconds => "search: first search after open".into(),
+            Metric::SearchIndexBytesPerMemory => "search: index RAM per memory".into(),
+            Metric::SearchFirstResidentBytesPerMemory => "  resident growth of that search".into(),
+            Metric::SearchTextBytesPerMemory => "search: indexed text per memory".into(),
+            Metric::SearchWritesPerSecondUnsearched => "search: one write, not yet searched".into(),
+            Metric::SearchWritesPerSecondSearched => "search: one write, index built".into(),
+            Metric::SearchDiskBytes => "search: files on disk".into(),
+            Metric::SearchSetupMemoriesPerSecond => "search: setup, batches of 1,024".into(),
+            Metric::VectorMedianSeconds => "vectors: exact top 10, median".into(),
+            Metric::VectorP99Seconds => "vectors: exact top 10, 99th pct".into(),
+            Metric::HybridMedianSeconds => "hybrid: top 10, median".into(),
+            Metric::VectorSetupMemoriesPerSecond => "vectors: setup, batches of 1,024".into(),
         }
     }
 
@@ -159,16 +207,33 @@ impl Metric {
             | Metric::Batch64MemoriesPerSecond
             | Metric::Batch1024MemoriesPerSecond
             | Metric::EightThreadsWritesPerSecond
-            | Metric::SetupMemoriesPerSecond => Unit::PerSecond,
+            | Metric::SetupMemoriesPerSecond
+            | Metric::SearchWritesPerSecondUnsearched
+            | Metric::SearchWritesPerSecondSearched
+            | Metric::SearchSetupMemoriesPerSecond
+            | Metric::VectorSetupMemoriesPerSecond => Unit::PerSecond,
             Metric::SingleWriteMedianMicroseconds | Metric::SingleWriteP99Microseconds => Unit::Microseconds,
             Metric::RecallSeconds(_)
             | Metric::RecallPreviewSeconds(_)
             | Metric::StoreOpenSeconds
             | Metric::AgentOpenSeconds
             | Metric::VerifySeconds
-            | Metric::CompactSeconds => Unit::Seconds,
-            Metric::RecallRemoved(_) | Metric::OpenRecordsReplayed => Unit::Count,
-            Metric::GraphBytesPerMemory | Metric::ResidentBytesPerMemory | Metric::DiskBytes => Unit::Bytes,
+            | Metric::CompactSeconds
+            | Metric::SearchKeywordMedianSeconds
+            | Metric::SearchKeywordP99Seconds
+            | Metric::SearchAgentOpenSeconds
+            | Metric::SearchFirstSeconds
+            | Metric::VectorMedianSeconds
+            | Metric::VectorP99Seconds
+            | Metric::HybridMedianSeconds => Unit::Seconds,
+            Metric::RecallRemoved(_) | Metric::OpenRecordsReplayed | Metric::SearchHitsCount => Unit::Count,
+            Metric::GraphBytesPerMemory
+            | Metric::ResidentBytesPerMemory
+            | Metric::DiskBytes
+            | Metric::SearchIndexBytesPerMemory
+            | Metric::SearchFirstResidentBytesPerMemory
+            | Metric::SearchTextBytesPerMemory
+            | Metric::SearchDiskBytes => Unit::Bytes,
             Metric::VerifyBytesPerSecond => Unit::BytesPerSecond,
         }
     }

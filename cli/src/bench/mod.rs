@@ -1,18 +1,25 @@
 //! `cheesedb bench`: cheesedb measured on a million memories in one agent (writes, recall, open,
-//! RAM, verify, compaction), side by side with SQLite when built with the `sqlite` feature.
+//! RAM, verify, compaction), side by side with SQLite when built with the `sqlite` feature; then
+//! search on a million texts (keyword against SQLite FTS5, vectors, hybrid).
 //!
 //! Every engine gets the same seeded data and runs the same scenarios in the same process, one
 //! after the other; with `--repeat` the runs alternate which engine goes first and the report
 //! gives medians. Figures from one machine compare engines; they are not absolute speeds.
 
+mod cheesedb_search_side;
 mod cheesedb_side;
 mod engine;
 mod figures;
 mod folder;
+#[cfg(feature = "sqlite")]
+mod fts5_side;
 mod open_probe;
 mod progress;
 mod report;
 mod scenarios;
+mod search_corpus;
+mod search_engine;
+mod search_scenarios;
 mod size;
 #[cfg(feature = "sqlite")]
 mod sqlite_side;
@@ -20,18 +27,23 @@ mod workload;
 
 #[cfg(all(test, feature = "sqlite"))]
 mod agreement_tests;
+#[cfg(all(test, feature = "sqlite"))]
+mod search_agreement_tests;
 
 use std::path::{Path, PathBuf};
 
 use cheesedb::Io;
 use clap::{Args, ValueEnum};
 
+use crate::bench::cheesedb_search_side::CheesedbSearchSide;
 use crate::bench::cheesedb_side::{CheesedbSide, OpenMeasurement};
 use crate::bench::engine::Engine;
 use crate::bench::figures::{medians, Figures};
 use crate::bench::folder::BenchFolder;
 use crate::bench::progress::Progress;
 use crate::bench::report::Outcome;
+use crate::bench::search_engine::SearchEngine;
+use crate::bench::search_scenarios::SearchRun;
 use crate::bench::size::Size;
 use crate::failure::{Failure, EXIT_SUCCESS};
 use crate::output::Printer;
@@ -58,9 +70,47 @@ pub struct BenchArguments {
     #[arg(long, value_name = "COUNT", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=99))]
     pub repeat: u32,
 
+    /// Run one section only
+    #[arg(long, value_enum, value_name = "SECTION")]
+    pub only: Option<Section>,
+
     /// Open the benchmark's agent in FOLDER, token on standard input, and print what the open took
     #[arg(long, value_name = "FOLDER", hide = true)]
     pub open_probe: Option<PathBuf>,
+
+    /// With --open-probe: after the open, search for QUERY and print what that took
+    #[arg(long, value_name = "QUERY", hide = true, requires = "open_probe")]
+    pub probe_query: Option<String>,
+}
+
+/// The parts of the benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Section {
+    /// Writes, recalls, open, RAM, verify and compaction on one agent's graph of memories
+    Graph,
+    /// Keyword search (against SQLite FTS5), open and first search, writes with the index,
+    /// vector and hybrid search
+    Search,
+}
+
+/// Which sections a run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sections {
+    /// Writes, recalls, open, RAM, verify and compaction.
+    pub graph: bool,
+    /// Search.
+    pub search: bool,
+}
+
+impl Sections {
+    /// Both sections, or the one of `only`.
+    pub fn from_only(only: Option<Section>) -> Sections {
+        match only {
+            None => Sections { graph: true, search: true },
+            Some(Section::Graph) => Sections { graph: true, search: false },
+            Some(Section::Search) => Sections { graph: false, search: true },
+        }
+    }
 }
 
 /// Engines to compare with.
@@ -78,13 +128,14 @@ struct Settings {
     compare_sqlite: bool,
     repeat: u32,
     open_measurement: OpenMeasurement,
+    sections: Sections,
 }
 
 /// Runs the benchmark in `folder` (a temporary one when `None`) and prints the outcome.
 /// `io` is how cheesedb's files are reached (the global `--io`).
 pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, io: Io, printer: Printer) -> Result<u8, Failure> {
     if let Some(probe_folder) = arguments.open_probe {
-        open_probe::run_probe(&probe_folder, io)?;
+        open_probe::run_probe(&probe_folder, io, arguments.probe_query.as_deref())?;
         return Ok(EXIT_SUCCESS);
     }
     let size = match (arguments.smoke, arguments.quick) {
@@ -104,7 +155,14 @@ pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, io: Io, printer: 
     // The probe must be this very program; without it, opens are measured in this process.
     let open_measurement =
         std::env::current_exe().map_or(OpenMeasurement::InThisProcess, OpenMeasurement::InChildProcess);
-    let settings = Settings { size, io, compare_sqlite, repeat: arguments.repeat, open_measurement };
+    let settings = Settings {
+        size,
+        io,
+        compare_sqlite,
+        repeat: arguments.repeat,
+        open_measurement,
+        sections: Sections::from_only(arguments.only),
+    };
     let folder = BenchFolder::new(folder)?;
     let outcome = measure(&settings, &folder, Progress::new())?;
     report::print(&outcome, printer)?;
@@ -115,24 +173,22 @@ pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, io: Io, printer: 
 fn measure(settings: &Settings, folder: &BenchFolder, progress: Progress) -> Result<Outcome, Failure> {
     let mut runs = Vec::with_capacity(settings.repeat as usize);
     for run in 1..=settings.repeat {
-        let mut cheesedb =
-            CheesedbSide::create(&folder.fresh("cheesedb", run)?, settings.io, settings.open_measurement.clone())?;
-        let mut sqlite = match settings.compare_sqlite {
-            true => Some(open_sqlite(&folder.fresh("sqlite", run)?)?),
-            false => None,
-        };
         // Alternate which engine goes first, so neither always takes the first turn.
         let sqlite_first = run % 2 == 0;
-        let mut engines: Vec<&mut dyn Engine> = vec![&mut cheesedb];
-        if let Some(sqlite) = sqlite.as_deref_mut() {
-            engines.insert(usize::from(!sqlite_first), sqlite);
+        let mut cheesedb_figures = Figures::new();
+        let mut sqlite_figures = settings.compare_sqlite.then(Figures::new);
+        if settings.sections.graph {
+            let (cheesedb, sqlite) = measure_graph(settings, folder, run, sqlite_first, progress)?;
+            cheesedb_figures.extend(cheesedb);
+            sqlite_figures.iter_mut().zip(sqlite).for_each(|(figures, sqlite)| figures.extend(sqlite));
+            folder.release_runs()?;
         }
-        let mut figures = scenarios::run_all(engines, &settings.size, WORKLOAD_SEED, progress)?;
-        let sqlite_figures = sqlite.is_some().then(|| figures.remove(usize::from(!sqlite_first)));
-        let cheesedb_figures = figures.remove(0);
-        drop(sqlite);
-        drop(cheesedb);
-        folder.release_runs()?;
+        if settings.sections.search {
+            let (cheesedb, sqlite) = measure_search(settings, folder, run, sqlite_first, progress)?;
+            cheesedb_figures.extend(cheesedb);
+            sqlite_figures.iter_mut().zip(sqlite).for_each(|(figures, sqlite)| figures.extend(sqlite));
+            folder.release_runs()?;
+        }
         runs.push((cheesedb_figures, sqlite_figures));
     }
     let cheesedb = medians(&runs.iter().map(|(cheesedb, _)| cheesedb.clone()).collect::<Vec<_>>());
@@ -140,6 +196,7 @@ fn measure(settings: &Settings, folder: &BenchFolder, progress: Progress) -> Res
     let sqlite = (!sqlite_runs.is_empty()).then(|| medians(&sqlite_runs));
     Ok(Outcome {
         size: settings.size,
+        sections: settings.sections,
         io: settings.io,
         seed: WORKLOAD_SEED,
         file_system: folder::file_system_type(folder.root()),
@@ -148,6 +205,67 @@ fn measure(settings: &Settings, folder: &BenchFolder, progress: Progress) -> Res
         cheesedb,
         sqlite,
     })
+}
+
+/// One run of the graph section: cheesedb's figures and SQLite's.
+fn measure_graph(
+    settings: &Settings,
+    folder: &BenchFolder,
+    run: u32,
+    sqlite_first: bool,
+    progress: Progress,
+) -> Result<(Figures, Option<Figures>), Failure> {
+    let mut cheesedb =
+        CheesedbSide::create(&folder.fresh("cheesedb", run)?, settings.io, settings.open_measurement.clone())?;
+    let mut sqlite = match settings.compare_sqlite {
+        true => Some(open_sqlite(&folder.fresh("sqlite", run)?)?),
+        false => None,
+    };
+    let mut engines: Vec<&mut dyn Engine> = vec![&mut cheesedb];
+    if let Some(sqlite) = sqlite.as_deref_mut() {
+        engines.insert(usize::from(!sqlite_first), sqlite);
+    }
+    let mut figures = scenarios::run_all(engines, &settings.size, WORKLOAD_SEED, progress)?;
+    let sqlite_figures = sqlite.is_some().then(|| figures.remove(usize::from(!sqlite_first)));
+    Ok((figures.remove(0), sqlite_figures))
+}
+
+/// One run of the search section: cheesedb's figures and SQLite FTS5's.
+fn measure_search(
+    settings: &Settings,
+    folder: &BenchFolder,
+    run: u32,
+    sqlite_first: bool,
+    progress: Progress,
+) -> Result<(Figures, Option<Figures>), Failure> {
+    let open_measurement = settings.open_measurement.clone();
+    let mut cheesedb =
+        CheesedbSearchSide::create(&folder.fresh("cheesedb-search", run)?, settings.io, open_measurement.clone())?;
+    let mut vectors =
+        CheesedbSearchSide::create(&folder.fresh("cheesedb-vectors", run)?, settings.io, open_measurement)?;
+    let mut fts5 = match settings.compare_sqlite {
+        true => Some(open_fts5(&folder.fresh("sqlite-fts5", run)?)?),
+        false => None,
+    };
+    let search_run = SearchRun {
+        cheesedb: &mut cheesedb,
+        other: fts5.as_deref_mut().map(|fts5| fts5 as &mut dyn SearchEngine),
+        other_first: sqlite_first,
+        vectors: &mut vectors,
+        size: settings.size.search,
+        seed: WORKLOAD_SEED,
+    };
+    search_scenarios::run_all(search_run, progress)
+}
+
+#[cfg(feature = "sqlite")]
+fn open_fts5(folder: &Path) -> Result<Box<dyn SearchEngine>, Failure> {
+    Ok(Box::new(fts5_side::Fts5Side::create(folder)?))
+}
+
+#[cfg(not(feature = "sqlite"))]
+fn open_fts5(_folder: &Path) -> Result<Box<dyn SearchEngine>, Failure> {
+    Err(Failure::new("this cheesedb was built without SQLite"))
 }
 
 #[cfg(feature = "sqlite")]
@@ -181,6 +299,7 @@ mod tests {
             compare_sqlite: false,
             repeat: 1,
             open_measurement: OpenMeasurement::InThisProcess,
+            sections: Sections::from_only(None),
         };
         let outcome = measure(&settings, &folder, Progress::hidden()).unwrap();
         let figures = &outcome.cheesedb;
@@ -193,6 +312,14 @@ mod tests {
             Metric::GraphBytesPerMemory,
             Metric::VerifyBytesPerSecond,
             Metric::CompactSeconds,
+            Metric::SearchKeywordMedianSeconds,
+            Metric::SearchAgentOpenSeconds,
+            Metric::SearchFirstSeconds,
+            Metric::SearchTextBytesPerMemory,
+            Metric::SearchWritesPerSecondUnsearched,
+            Metric::SearchWritesPerSecondSearched,
+            Metric::VectorMedianSeconds,
+            Metric::HybridMedianSeconds,
         ] {
             assert!(figures.get(&metric).is_some_and(|value| *value > 0.0), "{metric:?} missing");
         }
@@ -201,7 +328,25 @@ mod tests {
         let strict = (shape.family_memories + shape.family_witnesses) as f64;
         assert_eq!(figures[&Metric::RecallRemoved(RecallKind::StrictUntrusted)], strict);
         assert!(outcome.sqlite.is_none());
-        assert!(report::to_text(&outcome).contains("targets"));
+        let text = report::to_text(&outcome);
+        assert!(text.contains("targets") && text.contains("FTS5"), "{text}");
+    }
+
+    #[test]
+    fn one_section_runs_alone() {
+        let folder = BenchFolder::new(None).unwrap();
+        let settings = Settings {
+            size: size::SMOKE,
+            io: Io::Std,
+            compare_sqlite: false,
+            repeat: 1,
+            open_measurement: OpenMeasurement::InThisProcess,
+            sections: Sections::from_only(Some(Section::Search)),
+        };
+        let outcome = measure(&settings, &folder, Progress::hidden()).unwrap();
+        assert!(outcome.cheesedb.contains_key(&Metric::SearchKeywordMedianSeconds));
+        assert!(!outcome.cheesedb.contains_key(&Metric::SingleWritesPerSecond));
+        assert!(report::targets(&outcome).iter().all(|check| !check.goal.contains("recall")));
     }
 
     #[cfg(feature = "sqlite")]
@@ -214,6 +359,7 @@ mod tests {
             compare_sqlite: true,
             repeat: 2,
             open_measurement: OpenMeasurement::InThisProcess,
+            sections: Sections::from_only(None),
         };
         let outcome = measure(&settings, &folder, Progress::hidden()).unwrap();
         let sqlite = outcome.sqlite.as_ref().unwrap();
@@ -221,6 +367,9 @@ mod tests {
             assert_eq!(sqlite[&Metric::RecallRemoved(kind)], outcome.cheesedb[&Metric::RecallRemoved(kind)]);
         }
         assert!(sqlite[&Metric::EightThreadsWritesPerSecond] > 0.0);
+        assert_eq!(sqlite[&Metric::SearchHitsCount], outcome.cheesedb[&Metric::SearchHitsCount]);
+        assert!(sqlite[&Metric::SearchKeywordMedianSeconds] > 0.0);
+        assert!(sqlite[&Metric::SearchFirstSeconds] > 0.0);
         assert_eq!(outcome.runs.len(), 2);
         assert!(report::to_json(&outcome)["cheesedb_advantage"]["single_writes_per_second"].is_number());
     }

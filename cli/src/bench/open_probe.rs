@@ -3,7 +3,8 @@
 //! The benchmark process has written a million memories and freed much of what it used; the
 //! allocator would hand that memory back to the open without the kernel seeing any growth. A
 //! fresh process (`cheesedb bench --open-probe FOLDER`, the token on standard input) measures
-//! the open as a user's program sees it.
+//! the open as a user's program sees it. Asked for a first search (`--probe-query QUERY`), it
+//! times that too: the search index is built by the first search after an open.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -16,8 +17,14 @@ use serde_json::{json, Value};
 use crate::bench::engine::OpenFigures;
 use crate::failure::Failure;
 
-/// Opens the store in `folder` and the agent of `token`, timing both.
-pub fn open_measured(folder: &Path, io: Io, token: &Token) -> Result<(Store, Agent, OpenFigures), Failure> {
+/// Opens the store in `folder` and the agent of `token`, timing both, then the first search
+/// for `first_query` if one is given.
+pub fn open_measured(
+    folder: &Path,
+    io: Io,
+    token: &Token,
+    first_query: Option<&str>,
+) -> Result<(Store, Agent, OpenFigures), Failure> {
     let resident_before = resident_bytes();
     let started = Instant::now();
     let store = Store::builder(folder).io(io).open()?;
@@ -25,54 +32,73 @@ pub fn open_measured(folder: &Path, io: Io, token: &Token) -> Result<(Store, Age
     let agent = store.open_agent(token)?;
     let agent_opened = Instant::now();
     let resident_after = resident_bytes();
-    let figures = OpenFigures {
+    let mut figures = OpenFigures {
         store_open: store_opened - started,
         agent_open: agent_opened - store_opened,
         structure_heap_bytes: Some(agent.graph_heap_bytes()? as u64),
         resident_growth_bytes: resident_before.zip(resident_after).map(|(before, after)| after.saturating_sub(before)),
         records_replayed: Some(replayed(&agent.report())),
+        ..OpenFigures::default()
     };
+    if let Some(query) = first_query {
+        let started = Instant::now();
+        agent.search(query, FIRST_SEARCH_LIMIT)?;
+        figures.first_search = Some(started.elapsed());
+        let resident_searched = resident_bytes();
+        figures.first_search_resident_growth_bytes =
+            resident_after.zip(resident_searched).map(|(before, after)| after.saturating_sub(before));
+        figures.index_heap_bytes = Some(agent.search_heap_bytes()? as u64);
+    }
     Ok((store, agent, figures))
 }
+
+/// Hits asked of the first search after an open: the top 10, as the timed searches.
+const FIRST_SEARCH_LIMIT: usize = 10;
 
 /// Records the open replayed from the log rather than loaded from a snapshot.
 fn replayed(report: &Report) -> u64 {
     report.records.saturating_sub(report.records_from_snapshot)
 }
 
-/// The child's side: reads the token from standard input, opens, prints the figures as JSON.
-pub fn run_probe(folder: &Path, io: Io) -> Result<(), Failure> {
+/// The child's side: reads the token from standard input, opens (and searches for
+/// `first_query`, if given), prints the figures as JSON.
+pub fn run_probe(folder: &Path, io: Io, first_query: Option<&str>) -> Result<(), Failure> {
     let mut token_text = String::new();
     std::io::stdin()
         .read_to_string(&mut token_text)
         .map_err(|error| Failure::new(format!("cannot read the token from standard input: {error}")))?;
     let token: Token =
         token_text.trim().parse().map_err(|_| Failure::new("the token on standard input is not valid"))?;
-    let (_store, _agent, figures) = open_measured(folder, io, &token)?;
+    let (_store, _agent, figures) = open_measured(folder, io, &token, first_query)?;
     let line = json!({
         "store_open_seconds": figures.store_open.as_secs_f64(),
         "agent_open_seconds": figures.agent_open.as_secs_f64(),
         "structure_heap_bytes": figures.structure_heap_bytes,
         "resident_growth_bytes": figures.resident_growth_bytes,
         "records_replayed": figures.records_replayed,
+        "first_search_seconds": figures.first_search.map(|elapsed| elapsed.as_secs_f64()),
+        "index_heap_bytes": figures.index_heap_bytes,
+        "first_search_resident_growth_bytes": figures.first_search_resident_growth_bytes,
     });
     crate::output::write_stdout(&format!("{line}\n"))
 }
 
 /// Runs the probe in a child process made from `executable` and reads its figures.
-pub fn measure_in_child(executable: &Path, folder: &Path, io: Io, token: &Token) -> Result<OpenFigures, Failure> {
+pub fn measure_in_child(
+    executable: &Path,
+    folder: &Path,
+    io: Io,
+    token: &Token,
+    first_query: Option<&str>,
+) -> Result<OpenFigures, Failure> {
     let cannot = |error: std::io::Error| Failure::new(format!("cannot run the open probe: {error}"));
-    let mut child = Command::new(executable)
-        .arg("bench")
-        .arg("--io")
-        .arg(io.name())
-        .arg("--open-probe")
-        .arg(folder)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(cannot)?;
+    let mut command = Command::new(executable);
+    command.arg("bench").arg("--io").arg(io.name()).arg("--open-probe").arg(folder);
+    if let Some(query) = first_query {
+        command.arg("--probe-query").arg(query);
+    }
+    let mut child =
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(cannot)?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(token.to_string().as_bytes()).map_err(cannot)?;
     }
@@ -93,6 +119,9 @@ pub fn measure_in_child(executable: &Path, folder: &Path, io: Io, token: &Token)
         structure_heap_bytes: value["structure_heap_bytes"].as_u64(),
         resident_growth_bytes: value["resident_growth_bytes"].as_u64(),
         records_replayed: value["records_replayed"].as_u64(),
+        first_search: seconds("first_search_seconds"),
+        index_heap_bytes: value["index_heap_bytes"].as_u64(),
+        first_search_resident_growth_bytes: value["first_search_resident_growth_bytes"].as_u64(),
     })
 }
 

@@ -5,7 +5,9 @@ use cheesedb::Io;
 use serde_json::{json, Map, Value};
 
 use crate::bench::figures::{Better, Figures, Metric, RecallKind, Unit};
+use crate::bench::search_corpus::{lots_for, VOCABULARY_WORDS};
 use crate::bench::size::Size;
+use crate::bench::Sections;
 use crate::failure::Failure;
 use crate::output::Printer;
 
@@ -16,6 +18,8 @@ const GIBIBYTE: f64 = 1024.0 * 1024.0 * 1024.0;
 pub struct Outcome {
     /// The size that ran.
     pub size: Size,
+    /// The sections that ran.
+    pub sections: Sections,
     /// How cheesedb reached its files.
     pub io: Io,
     /// The workload's seed.
@@ -52,14 +56,28 @@ pub struct TargetCheck {
     pub met: Option<bool>,
 }
 
-/// Checks the targets against the medians.
+/// Checks the targets of the sections that ran against the medians.
 pub fn targets(outcome: &Outcome) -> Vec<TargetCheck> {
+    let mut checks = Vec::new();
+    if outcome.sections.graph {
+        checks.extend(graph_targets(outcome));
+    }
+    if outcome.sections.search {
+        checks.extend(search_targets(outcome));
+    }
+    checks
+}
+
+/// How much better cheesedb did than SQLite on `metric`, when both measured it.
+fn compared(outcome: &Outcome, metric: Metric) -> Option<f64> {
+    let sqlite = outcome.sqlite.as_ref()?;
+    advantage(metric, *outcome.cheesedb.get(&metric)?, *sqlite.get(&metric)?)
+}
+
+fn graph_targets(outcome: &Outcome) -> Vec<TargetCheck> {
     let cheesedb = &outcome.cheesedb;
     let mut checks = Vec::new();
-    let compared = |metric: Metric| {
-        let sqlite = outcome.sqlite.as_ref()?;
-        advantage(metric, *cheesedb.get(&metric)?, *sqlite.get(&metric)?)
-    };
+    let compared = |metric: Metric| compared(outcome, metric);
     let removed = |kind: RecallKind| cheesedb.get(&Metric::RecallRemoved(kind)).copied().unwrap_or(0.0);
     for kind in RecallKind::ALL {
         let goal = format!(
@@ -98,6 +116,64 @@ pub fn targets(outcome: &Outcome) -> Vec<TargetCheck> {
         goal: "verify: at least 1 GiB/s of log".into(),
         measured: verify.map_or_else(|| "not measured".into(), |rate| show(Unit::BytesPerSecond, rate)),
         met: verify.map(|rate| rate >= GIBIBYTE),
+    });
+    checks
+}
+
+fn search_targets(outcome: &Outcome) -> Vec<TargetCheck> {
+    let cheesedb = &outcome.cheesedb;
+    let search = outcome.size.search;
+    let figure = |metric: Metric| cheesedb.get(&metric).copied();
+    let memories = count(search.memories as f64);
+    let mut checks = vec![ratio_check(
+        format!("keyword top 10 at {memories} memories: median at least 10x faster than SQLite FTS5"),
+        compared(outcome, Metric::SearchKeywordMedianSeconds),
+        10.0,
+    )];
+    checks.push(limit_check(
+        &format!("open of the searched agent ({memories} memories): at most 0.1 s"),
+        figure(Metric::SearchAgentOpenSeconds),
+        0.1,
+        Unit::Seconds,
+    ));
+    checks.push(limit_check(
+        "first search after the open: at most 1 s",
+        figure(Metric::SearchFirstSeconds),
+        1.0,
+        Unit::Seconds,
+    ));
+    // An index of no bytes after a search of a non-empty corpus is a count the engine does
+    // not keep, not a measurement.
+    let index = figure(Metric::SearchIndexBytesPerMemory).filter(|bytes| *bytes > 0.0);
+    let text = figure(Metric::SearchTextBytesPerMemory);
+    checks.push(TargetCheck {
+        goal: "index RAM: at most the indexed text".into(),
+        measured: match (index, text) {
+            (Some(index), Some(text)) => {
+                format!("{} against {} per memory", show(Unit::Bytes, index), show(Unit::Bytes, text))
+            }
+            _ => "not measured".into(),
+        },
+        met: index.zip(text).map(|(index, text)| index <= text),
+    });
+    checks.push(limit_check(
+        &format!(
+            "exact vector top 10 at {} vectors of {} dimensions: median at most 10 ms",
+            count(search.vectors as f64),
+            search.vector_dimension
+        ),
+        figure(Metric::VectorMedianSeconds),
+        0.01,
+        Unit::Seconds,
+    ));
+    let searched = figure(Metric::SearchWritesPerSecondSearched);
+    let unsearched = figure(Metric::SearchWritesPerSecondUnsearched);
+    let write_ratio = searched.zip(unsearched).filter(|(_, unsearched)| *unsearched > 0.0).map(|(s, u)| s / u);
+    checks.push(TargetCheck {
+        goal: "one durable write with the index built: at most 10% slower than without".into(),
+        measured: write_ratio
+            .map_or_else(|| "not measured".into(), |ratio| format!("{:.1}% of the rate without", ratio * 100.0)),
+        met: write_ratio.map(|ratio| ratio >= 0.9),
     });
     checks
 }
@@ -151,10 +227,20 @@ pub fn to_json(outcome: &Outcome) -> Value {
         .iter()
         .map(|(cheesedb, sqlite)| json!({ "cheesedb": figures_json(cheesedb), "sqlite": sqlite.as_ref().map(figures_json) }))
         .collect();
+    let search = outcome.size.search;
     json!({
         "size": outcome.size.name,
+        "sections": { "graph": outcome.sections.graph, "search": outcome.sections.search },
         "memories": shape.memories,
         "lots": shape.lots + shape.families as u64,
+        "search": {
+            "memories": search.memories,
+            "lots": lots_for(search.memories),
+            "vocabulary_words": VOCABULARY_WORDS,
+            "queries": search.queries,
+            "vectors": search.vectors,
+            "vector_dimension": search.vector_dimension,
+        },
         "io": outcome.io.name(),
         "seed": outcome.seed,
         "file_system": outcome.file_system,
@@ -176,12 +262,28 @@ pub fn to_text(outcome: &Outcome) -> String {
         1 => "one run".to_owned(),
         count => format!("medians of {count} runs"),
     };
-    lines.push(format!(
-        "cheesedb bench ({}): {} memories and {} lots in one agent; {runs}",
-        outcome.size.name,
-        count(shape.memories as f64),
-        count((shape.lots + shape.families as u64) as f64),
-    ));
+    if outcome.sections.graph {
+        lines.push(format!(
+            "cheesedb bench ({}): {} memories and {} lots in one agent; {runs}",
+            outcome.size.name,
+            count(shape.memories as f64),
+            count((shape.lots + shape.families as u64) as f64),
+        ));
+    }
+    if outcome.sections.search {
+        let search = outcome.size.search;
+        lines.push(format!(
+            "cheesedb bench ({}), search: {} memories and {} lots of 20 to 60 words from {} made-up words \
+             (Zipf), {} queries of 1 to 4 words; {} vectors of {} dimensions in another agent; {runs}",
+            outcome.size.name,
+            count(search.memories as f64),
+            count(lots_for(search.memories) as f64),
+            count(VOCABULARY_WORDS as f64),
+            count(search.queries as f64),
+            count(search.vectors as f64),
+            search.vector_dimension,
+        ));
+    }
     let file_system = outcome.file_system.as_deref().unwrap_or("unknown file system");
     let io = match outcome.io {
         Io::Std => "ordinary system calls",
@@ -190,7 +292,8 @@ pub fn to_text(outcome: &Outcome) -> String {
     };
     match &outcome.sqlite_version {
         Some(version) => lines.push(format!(
-            "data on {file_system}; cheesedb through {io}; SQLite {version} with WAL, synchronous=FULL, one transaction per write"
+            "data on {file_system}; cheesedb through {io}; SQLite {version} with WAL, synchronous=FULL, one transaction per write{}",
+            if outcome.sections.search { "; FTS5 with bm25()" } else { "" }
         )),
         None => lines.push(format!("data on {file_system}; cheesedb through {io}")),
     }
@@ -288,6 +391,7 @@ mod tests {
     fn outcome(cheesedb: Figures, sqlite: Option<Figures>) -> Outcome {
         Outcome {
             size: SMOKE,
+            sections: Sections { graph: true, search: false },
             io: Io::Std,
             seed: 1,
             file_system: Some("ext4".into()),
@@ -333,6 +437,31 @@ mod tests {
         let alone = targets(&outcome(cheesedb, None));
         assert_eq!(alone[0].met, None);
         assert!(alone[0].measured.contains("--compare sqlite"));
+    }
+
+    #[test]
+    fn search_targets_are_checked_when_the_search_section_ran() {
+        let cheesedb = Figures::from([
+            (Metric::SearchKeywordMedianSeconds, 0.001),
+            (Metric::SearchAgentOpenSeconds, 0.05),
+            (Metric::SearchFirstSeconds, 1.5),
+            (Metric::SearchIndexBytesPerMemory, 100.0),
+            (Metric::SearchTextBytesPerMemory, 280.0),
+            (Metric::VectorMedianSeconds, 0.008),
+            (Metric::SearchWritesPerSecondUnsearched, 1_000.0),
+            (Metric::SearchWritesPerSecondSearched, 850.0),
+        ]);
+        let sqlite = Figures::from([(Metric::SearchKeywordMedianSeconds, 0.02)]);
+        let mut outcome = outcome(cheesedb, Some(sqlite));
+        outcome.sections = Sections { graph: false, search: true };
+        let checks = targets(&outcome);
+        let met: Vec<Option<bool>> = checks.iter().map(|check| check.met).collect();
+        assert_eq!(met, vec![Some(true), Some(true), Some(false), Some(true), Some(true), Some(false)]);
+        assert_eq!(checks[0].measured, "20.00x");
+        assert_eq!(checks[5].measured, "85.0% of the rate without");
+        let text = to_text(&outcome);
+        assert!(text.contains("search: keyword top 10, median") && !text.contains("recall removing"), "{text}");
+        assert_eq!(to_json(&outcome)["search"]["vector_dimension"], json!(384));
     }
 
     #[test]

@@ -25,7 +25,33 @@ pub struct Size {
     pub open_repeats: usize,
     /// Verifies timed (the median is reported).
     pub verify_repeats: usize,
+    /// The search section.
+    pub search: SearchSize,
 }
+
+/// The data of the search section and the work of its scenarios.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchSize {
+    /// Memories in the searched agent (lots come on top, one per 100 memories).
+    pub memories: u64,
+    /// Keyword queries timed on each engine.
+    pub queries: usize,
+    /// Memories with a vector in the agent of the vector searches.
+    pub vectors: u64,
+    /// Numbers in each vector.
+    pub vector_dimension: usize,
+    /// Vector searches timed, and as many hybrid ones.
+    pub vector_queries: usize,
+    /// Rounds of the write comparison: in each, writes with the index built and without.
+    pub write_rounds: usize,
+    /// Durable writes of each kind in each round.
+    pub writes_per_round: usize,
+    /// Opens timed, each followed by a first search (the median is reported).
+    pub open_repeats: usize,
+}
+
+/// The dimension of the vectors: that of common small embedding models.
+const VECTOR_DIMENSION: usize = 384;
 
 /// What one recall scenario removes: a family of 10,000 memories.
 const RECALLED_FAMILY_MEMORIES: u64 = 10_000;
@@ -50,6 +76,16 @@ pub const FULL: Size = Size {
     writes_per_thread: 500,
     open_repeats: 5,
     verify_repeats: 3,
+    search: SearchSize {
+        memories: 1_000_000,
+        queries: 300,
+        vectors: 100_000,
+        vector_dimension: VECTOR_DIMENSION,
+        vector_queries: 100,
+        write_rounds: 10,
+        writes_per_round: 200,
+        open_repeats: 5,
+    },
 };
 
 /// A size that finishes in about two minutes with SQLite on a two-core machine.
@@ -70,6 +106,16 @@ pub const QUICK: Size = Size {
     writes_per_thread: 100,
     open_repeats: 3,
     verify_repeats: 3,
+    search: SearchSize {
+        memories: 100_000,
+        queries: 200,
+        vectors: 20_000,
+        vector_dimension: VECTOR_DIMENSION,
+        vector_queries: 50,
+        write_rounds: 10,
+        writes_per_round: 50,
+        open_repeats: 3,
+    },
 };
 
 /// A tiny size that only shows every scenario runs, in seconds.
@@ -84,6 +130,16 @@ pub const SMOKE: Size = Size {
     writes_per_thread: 5,
     open_repeats: 1,
     verify_repeats: 1,
+    search: SearchSize {
+        memories: 2_000,
+        queries: 30,
+        vectors: 500,
+        vector_dimension: VECTOR_DIMENSION,
+        vector_queries: 10,
+        write_rounds: 2,
+        writes_per_round: 10,
+        open_repeats: 1,
+    },
 };
 
 impl Size {

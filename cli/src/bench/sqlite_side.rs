@@ -120,7 +120,15 @@ pub fn version() -> &'static str {
 
 /// Opens the database file in `folder` with the benchmark's settings.
 fn connect(folder: &Path) -> Result<Connection, Failure> {
-    let connection = Connection::open(folder.join(DATABASE_FILE))?;
+    let connection = open_with_settings(&folder.join(DATABASE_FILE))?;
+    connection.execute_batch(RECALL_TABLES)?;
+    Ok(connection)
+}
+
+/// Opens the database file `path` with the settings both SQLite sides of the benchmark use:
+/// WAL, synchronous=FULL (durable commits), the page cache, temporary tables in memory.
+pub fn open_with_settings(path: &Path) -> Result<Connection, Failure> {
+    let connection = Connection::open(path)?;
     let journal_mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
     if !journal_mode.eq_ignore_ascii_case("wal") {
         return Err(Failure::new(format!("SQLite refused WAL mode (it kept {journal_mode})")));
@@ -129,7 +137,6 @@ fn connect(folder: &Path) -> Result<Connection, Failure> {
     connection.pragma_update(None, "cache_size", -CACHE_SIZE_KIBIBYTES)?;
     connection.pragma_update(None, "temp_store", "MEMORY")?;
     connection.busy_timeout(BUSY_TIMEOUT)?;
-    connection.execute_batch(RECALL_TABLES)?;
     Ok(connection)
 }
 
@@ -300,13 +307,7 @@ impl Engine for SqliteSide {
         let _newest: Option<i64> = connection.query_row("SELECT max(id) FROM nodes", [], |row| row.get(0))?;
         let ready = Instant::now();
         self.connection = Some(connection);
-        Ok(OpenFigures {
-            store_open: connected - started,
-            agent_open: ready - connected,
-            structure_heap_bytes: None,
-            resident_growth_bytes: None,
-            records_replayed: None,
-        })
+        Ok(OpenFigures { store_open: connected - started, agent_open: ready - connected, ..OpenFigures::default() })
     }
 
     fn verify(&mut self) -> Result<u64, Failure> {

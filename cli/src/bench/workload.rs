@@ -71,7 +71,6 @@ pub enum PlannedNode {
 
 impl PlannedNode {
     /// Whether this is a memory.
-    #[cfg(test)]
     pub fn is_memory(&self) -> bool {
         matches!(self, PlannedNode::Memory { .. })
     }
