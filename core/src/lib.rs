@@ -95,6 +95,10 @@ pub mod internal {
     pub use crate::{checksum, codec, digest, graph, log, memory, search};
 }
 
+/// Building an agent's search index from parts made of each segment apart (how the `cheesedb`
+/// crate builds it on threads): outside the documented API.
+#[doc(hidden)]
+pub use engine::search_build;
 pub use engine::{verify, AgentEngine, Batch, Write};
 pub use error::{Error, ErrorSource, VectorProblem};
 pub use fingerprint::Fingerprint;
