@@ -90,15 +90,12 @@ pub use corrupt_reason::CorruptReason;
 /// documented API and its compatibility promise.
 #[doc(hidden)]
 pub mod internal {
+    pub use crate::engine::search_build;
     #[cfg(feature = "mutants")]
     pub use crate::mutants;
     pub use crate::{checksum, codec, digest, graph, log, memory, search};
 }
 
-/// Building an agent's search index from parts made of each segment apart (how the `cheesedb`
-/// crate builds it on threads): outside the documented API.
-#[doc(hidden)]
-pub use engine::search_build;
 pub use engine::{verify, AgentEngine, Batch, Write};
 pub use error::{Error, ErrorSource, VectorProblem};
 pub use fingerprint::Fingerprint;

@@ -1,7 +1,7 @@
 //! The search index built with the segments indexed on threads.
 //!
 //! Splitting the text into words and looking each up dominates the first search after open, and
-//! the records of every segment can be indexed on their own (`cheesedb_core::search_build`), so
+//! the records of every segment can be indexed on their own (the core's `search_build`), so
 //! worker threads index segments while this thread reads them in order, hands them out, and
 //! joins the parts that come back. The core joins them in log order and checks what ties the
 //! segments together, so the index, and the error for a damaged log, are those of the one pass
@@ -13,8 +13,8 @@ use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Mutex;
 use std::thread;
 
-use cheesedb_core::graph::Graph;
-use cheesedb_core::search_build::{index_segment, SearchIndexJoin, SearchIndexPart};
+use cheesedb_core::internal::graph::Graph;
+use cheesedb_core::internal::search_build::{index_segment, SearchIndexJoin, SearchIndexPart};
 use cheesedb_core::verify::SegmentPlace;
 use cheesedb_core::{AgentEngine, Error, Storage};
 
