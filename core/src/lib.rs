@@ -90,6 +90,7 @@ pub use corrupt_reason::CorruptReason;
 /// documented API and its compatibility promise.
 #[doc(hidden)]
 pub mod internal {
+    pub use crate::engine::search_build;
     #[cfg(feature = "mutants")]
     pub use crate::mutants;
     pub use crate::{checksum, codec, digest, graph, log, memory, search};

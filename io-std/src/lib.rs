@@ -42,6 +42,7 @@ mod io;
 mod lock;
 mod mutex;
 mod permissions;
+mod search;
 mod shared;
 mod store;
 mod uring;

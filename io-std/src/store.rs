@@ -11,6 +11,7 @@ use crate::files::FileStorage;
 use crate::group::Shared;
 use crate::lock::FolderLock;
 use crate::mutex::lock;
+use crate::search::build_search_index_on_threads;
 use crate::shared::{SharedEngine, SharedStorage, StoreShared};
 
 /// Tells a failed open of a read-only store, whose storage refused a change, for what it is: a
@@ -131,7 +132,8 @@ impl<S: SharedStorage> Store<S> {
         if let Some(engine) = open_agents.get(&number).and_then(Weak::upgrade) {
             return Ok(Agent::new(engine, self.shared.clone()));
         }
-        let opened = catalog.open_agent(key).map_err(|error| explain_refusal(&self.shared.read_only, error))?;
+        let mut opened = catalog.open_agent(key).map_err(|error| explain_refusal(&self.shared.read_only, error))?;
+        opened.build_search_index_with(build_search_index_on_threads);
         let engine: SharedEngine<S> = Arc::new(Shared::new(opened));
         open_agents.retain(|_, engine| engine.strong_count() > 0);
         open_agents.insert(number, Arc::downgrade(&engine));

@@ -23,6 +23,7 @@ use alloc::vec::Vec;
 
 pub use batch::{Batch, Write};
 pub(crate) use files::read_all;
+pub use search::build as search_build;
 
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::digest::chain_genesis;
@@ -59,6 +60,8 @@ pub struct AgentEngine<S: Storage> {
     graph_unconfirmed: bool,
     /// The search index, built from the log when first needed after open, then kept in step.
     search: Option<search::SearchIndex>,
+    /// What builds the search index, when not the engine's own pass over the segments.
+    search_builder: Option<search_build::SearchIndexBuilder<S>>,
 }
 
 impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
@@ -142,6 +145,7 @@ impl<S: Storage> AgentEngine<S> {
             snapshot_stale: false,
             graph_unconfirmed: false,
             search: None,
+            search_builder: None,
         })
     }
 

@@ -1,7 +1,8 @@
 //! Search over the agent's alive lots and memories, and the vectors attached to them.
 //!
 //! The index lives in RAM only and is derived from the log: built by one pass over every
-//! segment the first time it is needed after open, then kept in step by every write, recall,
+//! segment the first time it is needed after open (or from parts of each segment joined in log
+//! order, see `build`, which gives the same index), then kept in step by every write, recall,
 //! Erase and compaction of this engine. Nothing of it is written to a file, so nothing of it
 //! can outlive an Erase on disk, and a reopen or a crash can only lead to a rebuild, never to a
 //! stale answer.
@@ -10,20 +11,16 @@
 //! redacts them in place as it redacts text, and compaction drops those of dead nodes. The
 //! index remembers where each vector record still holding numbers lies, so both can find them.
 
+pub mod build;
+
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use super::append::Entry;
-use super::files::read_all;
 use super::AgentEngine;
-use crate::codec::record::Body;
-use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
-use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::graph::Location;
 use crate::id::Id;
-use crate::log::names::segment_path;
-use crate::log::scan::{scan_records, Expected};
 use crate::search::{reciprocal_rank_fusion, Hit, KeywordIndex, VectorIndex};
 use crate::storage::Storage;
 
@@ -84,6 +81,21 @@ impl SearchIndex {
     fn vector_written(&mut self, id: u64, vector: &[f32], location: Location) {
         self.vectors.set(id, vector);
         self.vector_records.entry(id).or_default().push(location);
+    }
+
+    /// Puts the index of the segments after these ones after this one, as if one pass had gone
+    /// on through them: their documents after these, a later vector of a node replacing an
+    /// earlier one, their vector records after these.
+    fn append(&mut self, later: SearchIndex) {
+        self.keywords.append(later.keywords);
+        self.vectors.append(later.vectors);
+        if self.vector_records.is_empty() {
+            self.vector_records = later.vector_records;
+            return;
+        }
+        for (id, mut locations) in later.vector_records {
+            self.vector_records.entry(id).or_default().append(&mut locations);
+        }
     }
 
     /// RAM the index holds, in bytes.
@@ -212,7 +224,10 @@ impl<S: Storage> AgentEngine<S> {
     pub(crate) fn search_index(&mut self) -> Result<&mut SearchIndex, Error> {
         self.check_readable()?;
         if self.search.is_none() {
-            let built = self.build_search_index()?;
+            let built = match self.search_builder {
+                Some(build) => build(self)?.finish()?,
+                None => self.build_search_index()?,
+            };
             self.search = Some(built);
         }
         self.search.as_mut().ok_or(Error::Internal { what: "the search index exists once built" })
@@ -232,53 +247,14 @@ impl<S: Storage> AgentEngine<S> {
         }
     }
 
-    /// One pass over every segment: the text of every alive node, the last vector of every
-    /// alive node, and where every vector record still holding numbers lies.
+    /// One pass over every segment, in log order: the text of every alive node, the last
+    /// vector of every alive node, and where every vector record still holding numbers lies.
     fn build_search_index(&self) -> Result<SearchIndex, Error> {
         let mut index = SearchIndex::default();
-        for segment in 1..=self.active_segment() {
-            let path = segment_path(&self.folder, segment);
-            let bytes = self.with_segment(segment, &path, read_all)?;
-            let corrupt = |offset: u64, reason| Error::Corrupt { file: path.clone(), offset, reason };
-            let header = SegmentHeader::decode(&bytes).map_err(|reason| corrupt(0, reason))?;
-            let expected = Expected {
-                agent: self.agent,
-                segment,
-                sequence_before: header.sequence_before,
-                chain_before: header.chain_before,
-            };
-            let graph = &self.graph;
-            let end = scan_records(&bytes, &expected, SEGMENT_HEADER_BYTES, |record, offset| -> Result<(), Error> {
-                match record.body {
-                    Body::Lot { id, content, .. } | Body::Memory { id, content, .. } => {
-                        if let Some((_, text)) = content.present.filter(|_| graph.is_alive(id)) {
-                            index.keywords.add(id, text);
-                        }
-                    }
-                    Body::Vector { id, content } => {
-                        let Some((_, bytes)) = content.present else { return Ok(()) };
-                        let numbers =
-                            vector_numbers(bytes).ok_or(corrupt(offset, CorruptReason::VectorBytesNotNumbers))?;
-                        let location = Location::in_segment(segment, offset)?;
-                        index.vector_records.entry(id).or_default().push(location);
-                        if graph.is_alive(id) {
-                            // A later vector of the node replaces this one: the check is of the
-                            // other nodes' vectors.
-                            index.vectors.remove(id);
-                            index
-                                .vectors
-                                .check(&numbers)
-                                .map_err(|_| corrupt(offset, CorruptReason::VectorDimensionDiffers))?;
-                            index.vectors.set(id, &numbers);
-                        }
-                    }
-                    Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } => {}
-                }
-                Ok(())
-            })?;
-            if let Some(damage) = end.damage {
-                return Err(corrupt(damage.offset, damage.reason));
-            }
+        let mut bytes = Vec::new();
+        for place in self.segments_to_index()? {
+            self.read_segment(&place, &mut bytes)?;
+            build::index_records(&mut index, &bytes, &place, &self.graph, |_| {})?;
         }
         Ok(index)
     }

@@ -163,7 +163,8 @@ fn check_committed(
 }
 
 impl SegmentPlace {
-    fn corrupt(&self, offset: u64, reason: CorruptReason) -> Error {
+    /// The error of damage found at `offset` of this segment.
+    pub(crate) fn corrupt(&self, offset: u64, reason: CorruptReason) -> Error {
         Error::Corrupt { file: self.path.clone(), offset, reason }
     }
 }

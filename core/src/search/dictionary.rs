@@ -18,6 +18,8 @@
 //! work without std, it is one of the fastest on integer and short keys, and it is seeded per
 //! map, so text crafted to make words collide in one process does not in another.
 
+mod append;
+
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
@@ -107,19 +109,32 @@ impl Dictionary {
         if let Some(packed) = pack_bytes(word.as_bytes()) {
             return self.number_of_packed(packed);
         }
-        let pair = pack_pair(word);
-        let known = match pair {
-            Some(pair) => self.packed_pairs.get(&pair),
-            None => self.long.get(word),
-        };
-        if let Some(&number) = known {
+        match pack_pair(word) {
+            Some(pair) => self.number_of_pair(pair),
+            None => match self.long.get(word) {
+                Some(&number) => number,
+                None => self.number_of_long(Box::from(word)),
+            },
+        }
+    }
+
+    /// The number of the word of 9 to 16 bytes packed as `pair`, given now if the word is new.
+    fn number_of_pair(&mut self, pair: (u64, u64)) -> u32 {
+        if let Some(&number) = self.packed_pairs.get(&pair) {
             return number;
         }
         let number = self.new_number();
-        match pair {
-            Some(pair) => self.packed_pairs.insert(pair, number),
-            None => self.long.insert(Box::from(word), number),
-        };
+        self.packed_pairs.insert(pair, number);
+        number
+    }
+
+    /// The number of the long word `word`, given now if the word is new.
+    fn number_of_long(&mut self, word: Box<str>) -> u32 {
+        if let Some(&number) = self.long.get(&word) {
+            return number;
+        }
+        let number = self.new_number();
+        self.long.insert(word, number);
         number
     }
 

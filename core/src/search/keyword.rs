@@ -9,6 +9,8 @@
 //! alive, the last one counted at query time, so a removal is exact at once. Postings of
 //! removed documents are dropped in bulk once they make up most of the index.
 
+mod append;
+
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;

@@ -23,6 +23,8 @@
 //! postings is overwritten by the next store or the link. A rare word's few postings never
 //! leave its state.
 
+mod append;
+
 use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -319,19 +321,29 @@ impl<'a> BlockReader<'a> {
     }
 
     fn next_byte(&mut self) -> Option<u8> {
-        if let Some(&byte) = self.block.get(self.read) {
-            self.read += 1;
-            return Some(byte);
+        loop {
+            if let Some(&byte) = self.block.get(self.read) {
+                self.read += 1;
+                return Some(byte);
+            }
+            if !self.advance() {
+                return None;
+            }
         }
+    }
+
+    /// Moves on to the next block of the chain; false after the last one.
+    fn advance(&mut self) -> bool {
         if self.position == self.last_block {
-            return None;
+            return false;
         }
-        let link = self.arena.bytes(self.position, room_bytes(self.class), LINK_BYTES)?;
-        self.position = u32::from_le_bytes(<[u8; LINK_BYTES]>::try_from(link).ok()?);
+        let link = self.arena.bytes(self.position, room_bytes(self.class), LINK_BYTES);
+        let Some(link) = link.and_then(|link| <[u8; LINK_BYTES]>::try_from(link).ok()) else { return false };
+        self.position = u32::from_le_bytes(link);
         self.class = (self.class + 1).min(BLOCK_SIZE_CLASSES - 1);
         self.block = self.postings_of_block();
         self.read = 0;
-        self.next_byte()
+        true
     }
 }
 

@@ -7,6 +7,8 @@
 //! of tiny or huge numbers, whose norm would underflow or overflow in single precision, still
 //! gets its true cosine.
 
+mod append;
+
 use alloc::vec::Vec;
 use core::mem::size_of;
 
