@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,7 +13,7 @@ use common::Cli;
 use serde_json::{json, Value};
 
 /// What the stub saw of one request: the path, the Authorization header, the JSON body.
-type SeenRequest = (String, Option<String>, Value);
+use common::loopback_http::JsonRequest as SeenRequest;
 
 /// A chat-completions server on 127.0.0.1 that answers each request with `reply(request)`.
 struct StubServer {
@@ -78,41 +77,9 @@ impl Drop for StubServer {
     }
 }
 
-/// Reads one HTTP request and answers it; returns (path, authorization, body).
+/// Reads one HTTP request and answers it with `reply`.
 fn serve_one(stream: TcpStream, reply: fn(&Value) -> (u16, String)) -> Option<SeenRequest> {
-    stream.set_nonblocking(false).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line).ok()?;
-    let path = request_line.split_whitespace().nth(1)?.to_owned();
-    let mut content_length = 0;
-    let mut authorization = None;
-    loop {
-        let mut header = String::new();
-        reader.read_line(&mut header).ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':')?;
-        match name.to_ascii_lowercase().as_str() {
-            "content-length" => content_length = value.trim().parse().ok()?,
-            "authorization" => authorization = Some(value.trim().to_owned()),
-            _ => {}
-        }
-    }
-    let mut body = vec![0; content_length];
-    reader.read_exact(&mut body).ok()?;
-    let body: Value = serde_json::from_slice(&body).ok()?;
-    let (status, text) = reply(&body);
-    let mut stream = stream;
-    let response = format!(
-        "HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-        text.len()
-    );
-    stream.write_all(response.as_bytes()).ok()?;
-    Some((path, authorization, body))
+    common::loopback_http::exchange(stream, |request| reply(&request.body))
 }
 
 fn chat_reply(content: &str) -> String {
@@ -234,7 +201,7 @@ fn the_demo_talks_to_a_chat_completions_server() {
 
     let requests = stub.requests();
     assert_eq!(requests.len(), 5, "one extraction and four answers");
-    for (path, authorization, body) in &requests {
+    for SeenRequest { path, authorization, body } in &requests {
         assert_eq!(path, "/v1/chat/completions");
         assert_eq!(authorization.as_deref(), Some("Bearer test-key"));
         assert_eq!(body["model"], "stub-model");
@@ -257,7 +224,7 @@ fn junk_from_the_model_is_explained_and_nothing_invented_is_stored() {
     assert!(summary["fallback_reason"].as_str().unwrap().contains("42"));
     assert_eq!(summary["memories"].as_array().map(Vec::len), Some(4), "the scripted memories, nothing invented");
     assert_eq!(ways(&summary), vec![(true, true), (false, true), (false, false)]);
-    assert!(stub.requests().iter().all(|(_, authorization, _)| authorization.is_none()));
+    assert!(stub.requests().iter().all(|request| request.authorization.is_none()));
 }
 
 #[test]

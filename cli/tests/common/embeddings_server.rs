@@ -4,7 +4,6 @@
 //! its hash, so texts that share words have similar vectors. A few synonyms share a bucket,
 //! so a search by meaning finds what a search by words cannot. It can be switched to fail.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -35,15 +34,7 @@ pub enum Behaviour {
 }
 
 /// What the server saw of one request.
-#[derive(Debug, Clone)]
-pub struct SeenRequest {
-    /// The request's path.
-    pub path: String,
-    /// Its Authorization header.
-    pub authorization: Option<String>,
-    /// Its JSON body.
-    pub body: Value,
-}
+pub use super::loopback_http::JsonRequest as SeenRequest;
 
 /// A running server; it stops when dropped.
 pub struct EmbeddingsServer {
@@ -135,40 +126,7 @@ pub fn vector_of(text: &str, dimension: usize) -> Vec<f32> {
 }
 
 fn serve_one(stream: TcpStream, behaviour: Behaviour) -> Option<SeenRequest> {
-    stream.set_nonblocking(false).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line).ok()?;
-    let path = request_line.split_whitespace().nth(1)?.to_owned();
-    let mut content_length = 0;
-    let mut authorization = None;
-    loop {
-        let mut header = String::new();
-        reader.read_line(&mut header).ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':')?;
-        match name.to_ascii_lowercase().as_str() {
-            "content-length" => content_length = value.trim().parse().ok()?,
-            "authorization" => authorization = Some(value.trim().to_owned()),
-            _ => {}
-        }
-    }
-    let mut body = vec![0; content_length];
-    reader.read_exact(&mut body).ok()?;
-    let body: Value = serde_json::from_slice(&body).ok()?;
-    let (status, text) = answer(&path, &body, behaviour);
-    let response = format!(
-        "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-        if status == 200 { "OK" } else { "Error" },
-        text.len()
-    );
-    let mut stream = stream;
-    stream.write_all(response.as_bytes()).ok()?;
-    Some(SeenRequest { path, authorization, body })
+    super::loopback_http::exchange(stream, |request| answer(&request.path, &request.body, behaviour))
 }
 
 fn answer(path: &str, body: &Value, behaviour: Behaviour) -> (u16, String) {
