@@ -290,17 +290,22 @@ mod tests {
     use super::*;
     use crate::bench::figures::{Metric, RecallKind};
 
+    /// The settings of a smoke run in this process, on std files.
+    fn smoke_settings(compare_sqlite: bool, only: Option<Section>) -> Settings {
+        Settings {
+            size: size::SMOKE,
+            io: Io::Std,
+            compare_sqlite,
+            repeat: 1,
+            open_measurement: OpenMeasurement::InThisProcess,
+            sections: Sections::from_only(only),
+        }
+    }
+
     #[test]
     fn a_smoke_run_measures_every_scenario() {
         let folder = BenchFolder::new(None).unwrap();
-        let settings = Settings {
-            size: size::SMOKE,
-            io: Io::Std,
-            compare_sqlite: false,
-            repeat: 1,
-            open_measurement: OpenMeasurement::InThisProcess,
-            sections: Sections::from_only(None),
-        };
+        let settings = smoke_settings(false, None);
         let outcome = measure(&settings, &folder, Progress::hidden()).unwrap();
         let figures = &outcome.cheesedb;
         for metric in [
@@ -335,14 +340,7 @@ mod tests {
     #[test]
     fn one_section_runs_alone() {
         let folder = BenchFolder::new(None).unwrap();
-        let settings = Settings {
-            size: size::SMOKE,
-            io: Io::Std,
-            compare_sqlite: false,
-            repeat: 1,
-            open_measurement: OpenMeasurement::InThisProcess,
-            sections: Sections::from_only(Some(Section::Search)),
-        };
+        let settings = smoke_settings(false, Some(Section::Search));
         let outcome = measure(&settings, &folder, Progress::hidden()).unwrap();
         assert!(outcome.cheesedb.contains_key(&Metric::SearchKeywordMedianSeconds));
         assert!(!outcome.cheesedb.contains_key(&Metric::SingleWritesPerSecond));
@@ -353,14 +351,7 @@ mod tests {
     #[test]
     fn a_smoke_comparison_measures_both_engines_on_the_same_work() {
         let folder = BenchFolder::new(None).unwrap();
-        let settings = Settings {
-            size: size::SMOKE,
-            io: Io::Std,
-            compare_sqlite: true,
-            repeat: 2,
-            open_measurement: OpenMeasurement::InThisProcess,
-            sections: Sections::from_only(None),
-        };
+        let settings = Settings { repeat: 2, ..smoke_settings(true, None) };
         let outcome = measure(&settings, &folder, Progress::hidden()).unwrap();
         let sqlite = outcome.sqlite.as_ref().unwrap();
         for kind in RecallKind::ALL {
