@@ -13,7 +13,12 @@ use std::io::ErrorKind;
 use std::path::Path;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::failure::Failure;
+
+/// The most characters of an error reply quoted in a message.
+const EXCERPT_MAX_CHARACTERS: usize = 200;
 
 /// Where a server is and how to reach it.
 #[derive(Clone, PartialEq, Eq)]
@@ -55,6 +60,55 @@ impl Endpoint {
             .http_status_as_error(false)
             .build()
             .new_agent()
+    }
+
+    /// Posts `body` as JSON to `path` below the base URL through `http` (the key, if set, as a
+    /// bearer token) and returns the text of a successful reply, read up to `reply_max_bytes`.
+    pub fn post_json(
+        &self,
+        http: &ureq::Agent,
+        path: &str,
+        body: &Value,
+        reply_max_bytes: u64,
+    ) -> Result<String, PostFailure> {
+        let url = self.url(path);
+        let mut request = http.post(&url).header("Content-Type", "application/json");
+        if let Some(key) = &self.api_key {
+            request = request.header("Authorization", format!("Bearer {key}"));
+        }
+        let mut response = request
+            .send(body.to_string())
+            .map_err(|error| PostFailure::Unreachable(format!("no reply from {url}: {error}")))?;
+        let status = response.status();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(reply_max_bytes)
+            .read_to_string()
+            .map_err(|error| PostFailure::Unreachable(format!("cannot read the reply of {url}: {error}")))?;
+        if !status.is_success() {
+            let excerpt: String = text.chars().take(EXCERPT_MAX_CHARACTERS).collect();
+            return Err(PostFailure::Refused(format!("the server at {url} answered HTTP {status}: {excerpt}")));
+        }
+        Ok(text)
+    }
+}
+
+/// Why a request to an endpoint got no usable reply, in one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostFailure {
+    /// No reply came, or it could not be read.
+    Unreachable(String),
+    /// The server answered with an error status; the message quotes the start of its reply.
+    Refused(String),
+}
+
+impl PostFailure {
+    /// The one-line message.
+    pub fn into_message(self) -> String {
+        match self {
+            PostFailure::Unreachable(message) | PostFailure::Refused(message) => message,
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::demo::config::LlmConfig;
 use crate::demo::model::{check_answer, parse_extraction, MemoryView, Model, ModelFailure, ProposedMemory, SourceView};
+use crate::endpoint::PostFailure;
 use crate::progress::spinner;
 
 /// How many times one question is put to the model before giving up.
@@ -19,6 +20,8 @@ const EXTRACTION_MAX_TOKENS: u32 = 500;
 const ANSWER_MAX_TOKENS: u32 = 120;
 /// The most bytes of a server's reply read; a chat reply is far smaller.
 const RESPONSE_MAX_BYTES: u64 = 4 * 1024 * 1024;
+/// Where the chat API lies below the base URL.
+const CHAT_PATH: &str = "chat/completions";
 
 const EXTRACTION_INSTRUCTIONS: &str = "You turn sources into memories for an assistant's long-term memory. \
 Reply with JSON only, no other text, in exactly this form:
@@ -51,7 +54,7 @@ impl ChatModel {
     }
 
     fn endpoint(&self) -> String {
-        self.config.url("chat/completions")
+        self.config.url(CHAT_PATH)
     }
 
     /// Sends one conversation and returns the reply's text.
@@ -63,26 +66,13 @@ impl ChatModel {
             "max_tokens": reply_max_tokens,
             "stream": false,
         });
-        let mut request = self.http.post(self.endpoint()).header("Content-Type", "application/json");
-        if let Some(key) = &self.config.api_key {
-            request = request.header("Authorization", format!("Bearer {key}"));
-        }
         let progress = spinner("waiting for the model");
-        let sent = request.send(body.to_string());
+        let posted = self.config.post_json(&self.http, CHAT_PATH, &body, RESPONSE_MAX_BYTES);
         progress.finish_and_clear();
-        let mut response =
-            sent.map_err(|error| ChatError::Unreachable(format!("no reply from {}: {error}", self.endpoint())))?;
-        let status = response.status();
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(RESPONSE_MAX_BYTES)
-            .read_to_string()
-            .map_err(|error| ChatError::Unreachable(format!("cannot read the server's reply: {error}")))?;
-        if !status.is_success() {
-            let excerpt: String = text.chars().take(200).collect();
-            return Err(ChatError::BadReply(format!("the server answered HTTP {status}: {excerpt}")));
-        }
+        let text = posted.map_err(|failure| match failure {
+            PostFailure::Unreachable(problem) => ChatError::Unreachable(problem),
+            PostFailure::Refused(problem) => ChatError::BadReply(problem),
+        })?;
         reply_text(&text).map_err(ChatError::BadReply)
     }
 

@@ -6,13 +6,13 @@
 
 use serde_json::{json, Value};
 
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, PostFailure};
 
 /// The most bytes of a server's reply read: a batch of vectors of the largest dimension the
 /// engine takes, written as JSON numbers, fits many times over.
 const RESPONSE_MAX_BYTES: u64 = 256 * 1024 * 1024;
-/// The most characters of an error reply quoted in a reason.
-const EXCERPT_MAX_CHARACTERS: usize = 200;
+/// Where the embeddings API lies below the base URL.
+const EMBEDDINGS_PATH: &str = "embeddings";
 
 /// An embeddings server and the model it runs.
 pub struct Embedder {
@@ -35,7 +35,7 @@ impl Embedder {
 
     /// Where the requests go.
     pub fn url(&self) -> String {
-        self.endpoint.url("embeddings")
+        self.endpoint.url(EMBEDDINGS_PATH)
     }
 
     /// The model, as `embed.conf` names it.
@@ -50,23 +50,10 @@ impl Embedder {
             return Ok(Vec::new());
         }
         let body = json!({ "model": self.endpoint.model, "input": texts });
-        let mut request = self.http.post(self.url()).header("Content-Type", "application/json");
-        if let Some(key) = &self.endpoint.api_key {
-            request = request.header("Authorization", format!("Bearer {key}"));
-        }
-        let mut response =
-            request.send(body.to_string()).map_err(|error| format!("no reply from {}: {error}", self.url()))?;
-        let status = response.status();
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(RESPONSE_MAX_BYTES)
-            .read_to_string()
-            .map_err(|error| format!("cannot read the reply of {}: {error}", self.url()))?;
-        if !status.is_success() {
-            let excerpt: String = text.chars().take(EXCERPT_MAX_CHARACTERS).collect();
-            return Err(format!("the embeddings server answered HTTP {status}: {excerpt}"));
-        }
+        let text = self
+            .endpoint
+            .post_json(&self.http, EMBEDDINGS_PATH, &body, RESPONSE_MAX_BYTES)
+            .map_err(PostFailure::into_message)?;
         parse_embeddings(&text, texts.len())
     }
 
