@@ -44,9 +44,7 @@ impl StubServer {
                 match listener.accept() {
                     Ok((stream, _)) => {
                         served += 1;
-                        if let Some(request) = serve_one(stream, reply) {
-                            seen.lock().unwrap().push(request);
-                        }
+                        serve_one(stream, &seen, reply);
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
                 }
@@ -78,8 +76,8 @@ impl Drop for StubServer {
 }
 
 /// Reads one HTTP request and answers it with `reply`.
-fn serve_one(stream: TcpStream, reply: fn(&Value) -> (u16, String)) -> Option<SeenRequest> {
-    common::loopback_http::exchange(stream, |request| reply(&request.body))
+fn serve_one(stream: TcpStream, seen: &Mutex<Vec<SeenRequest>>, reply: fn(&Value) -> (u16, String)) {
+    common::loopback_http::exchange(stream, seen, |request| reply(&request.body));
 }
 
 fn chat_reply(content: &str) -> String {

@@ -61,9 +61,7 @@ impl EmbeddingsServer {
                 match listener.accept() {
                     Ok((stream, _)) => {
                         let behaviour = *answering.lock().unwrap();
-                        if let Some(request) = serve_one(stream, behaviour) {
-                            seen.lock().unwrap().push(request);
-                        }
+                        serve_one(stream, &seen, behaviour);
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(2)),
                 }
@@ -125,8 +123,8 @@ pub fn vector_of(text: &str, dimension: usize) -> Vec<f32> {
     vector
 }
 
-fn serve_one(stream: TcpStream, behaviour: Behaviour) -> Option<SeenRequest> {
-    super::loopback_http::exchange(stream, |request| answer(&request.path, &request.body, behaviour))
+fn serve_one(stream: TcpStream, seen: &Mutex<Vec<SeenRequest>>, behaviour: Behaviour) {
+    super::loopback_http::exchange(stream, seen, |request| answer(&request.path, &request.body, behaviour));
 }
 
 fn answer(path: &str, body: &Value, behaviour: Behaviour) -> (u16, String) {

@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -19,9 +20,15 @@ pub struct JsonRequest {
     pub body: Value,
 }
 
-/// Reads one request from `stream`, lets `answer` decide the status and JSON text, writes the
-/// answer and closes. `None` if the request could not be read.
-pub fn exchange(stream: TcpStream, answer: impl FnOnce(&JsonRequest) -> (u16, String)) -> Option<JsonRequest> {
+/// Reads one request from `stream`, adds it to `seen`, lets `answer` decide the status and JSON
+/// text, writes the answer and closes. The request is recorded before the answer is written, so
+/// a client that has its answer finds its request in `seen`. Nothing is recorded if the request
+/// could not be read.
+pub fn exchange(
+    stream: TcpStream,
+    seen: &Mutex<Vec<JsonRequest>>,
+    answer: impl FnOnce(&JsonRequest) -> (u16, String),
+) -> Option<()> {
     stream.set_nonblocking(false).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
     let mut reader = BufReader::new(stream.try_clone().ok()?);
@@ -48,12 +55,12 @@ pub fn exchange(stream: TcpStream, answer: impl FnOnce(&JsonRequest) -> (u16, St
     reader.read_exact(&mut body).ok()?;
     let request = JsonRequest { path, authorization, body: serde_json::from_slice(&body).ok()? };
     let (status, text) = answer(&request);
+    seen.lock().ok()?.push(request);
     let response = format!(
         "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
         if status == 200 { "OK" } else { "Error" },
         text.len()
     );
     let mut stream = stream;
-    stream.write_all(response.as_bytes()).ok()?;
-    Some(request)
+    stream.write_all(response.as_bytes()).ok()
 }
