@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::append::{validate_lot, Entry};
-use super::search::vector_bytes;
+use super::search::{vector_bytes, vector_dimension};
 use super::AgentEngine;
 use crate::error::Error;
 use crate::error::VectorProblem;
@@ -154,7 +154,7 @@ impl<S: Storage> AgentEngine<S> {
     /// (or, if it has none, of the batch's first vector).
     fn check_batch_vectors(&mut self, writes: &[Write]) -> Result<(), Error> {
         let mut dimensions = writes.iter().filter_map(|write| match write {
-            Write::Vector { numbers, .. } => Some(numbers.len() / 4),
+            Write::Vector { numbers, .. } => Some(vector_dimension(numbers)),
             Write::Lot { .. } | Write::Memory { .. } => None,
         });
         let Some(first) = dimensions.next() else { return Ok(()) };

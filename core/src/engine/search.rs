@@ -105,6 +105,11 @@ impl SearchIndex {
     }
 }
 
+/// How many numbers the stored bytes of a vector hold.
+pub(crate) fn vector_dimension(bytes: &[u8]) -> usize {
+    bytes.len() / NUMBER_BYTES
+}
+
 /// The numbers of a vector as a record stores them.
 pub(crate) fn vector_bytes(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|number| number.to_le_bytes()).collect()
