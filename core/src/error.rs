@@ -151,6 +151,9 @@ pub enum Error {
         /// What is wrong with it.
         problem: VectorProblem,
     },
+    /// Another write reached the agent between the steps of a staged batch, so the ids the
+    /// batch handed out are no longer the next ones: nothing of the batch was written.
+    BatchConflict,
 }
 
 /// Why a vector was refused.
@@ -345,6 +348,10 @@ impl fmt::Display for Error {
                 write!(formatter, "the history differs from the kept fingerprint at record {records}")
             }
             Error::InvalidVector { problem } => write!(formatter, "invalid vector: {problem}"),
+            Error::BatchConflict => write!(
+                formatter,
+                "another write reached the agent while a staged batch was open; nothing of the batch was written"
+            ),
         }
     }
 }

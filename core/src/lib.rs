@@ -96,7 +96,7 @@ pub mod internal {
     pub use crate::{checksum, codec, digest, graph, log, memory, search};
 }
 
-pub use engine::{verify, AgentEngine, Batch, Write};
+pub use engine::{verify, AgentEngine, Batch, StagedBatch, Write};
 pub use error::{Error, ErrorSource, VectorProblem};
 pub use fingerprint::Fingerprint;
 pub use id::{Id, Leg, Mode, Removal};

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cheesedb_core::{AgentEngine, Batch, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Report};
+use cheesedb_core::{AgentEngine, Batch, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Report, StagedBatch};
 
 use crate::files::FileStorage;
 use crate::mutex::lock;
@@ -218,6 +218,38 @@ impl<S: SharedStorage> Agent<S> {
     pub fn batch<T>(&self, collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>) -> Result<T, Error> {
         self.store.check_writable()?;
         self.with(|engine| engine.batch(collect))
+    }
+
+    /// Runs one step of a batch that stays open between calls (for callers that cannot pass
+    /// one closure to [`Agent::batch`]): `collect` works on a batch holding the writes of
+    /// `staged`, which keeps what it adds. The ids handed out are final as long as nothing
+    /// else writes to this agent before [`Agent::commit_staged`]; keep other writers out
+    /// meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// `Error::BatchConflict` when another write reached the agent since the first step; the
+    /// error `collect` returns; otherwise as [`Agent::add_lot`] before anything is written.
+    pub fn stage<T>(
+        &self,
+        staged: &mut StagedBatch,
+        collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        self.store.check_writable()?;
+        self.with(|engine| engine.stage(staged, collect))
+    }
+
+    /// Writes a staged batch: one commit, one sync, all or nothing. Every write is checked
+    /// again against the agent as it is now.
+    ///
+    /// # Errors
+    ///
+    /// `Error::BatchConflict` when another write reached the agent since the first step; a
+    /// check the writes no longer pass (`Error::DeadParent` after a recall, say); otherwise as
+    /// [`Agent::batch`].
+    pub fn commit_staged(&self, staged: StagedBatch) -> Result<(), Error> {
+        self.store.check_writable()?;
+        self.with(|engine| engine.commit_staged(staged))
     }
 
     /// Closes this handle. When it is the last handle of its agent, the snapshot that is due

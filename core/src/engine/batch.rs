@@ -40,6 +40,32 @@ pub enum Write {
     },
 }
 
+/// The writes of a batch that stays open between calls, for callers that cannot hand the
+/// engine one closure (a binding to another language, say): each step runs on a [`Batch`]
+/// holding the writes staged so far ([`AgentEngine::stage`]), and
+/// [`AgentEngine::commit_staged`] writes them all with one sync. Dropping it writes nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StagedBatch {
+    writes: Vec<Write>,
+    size_bytes: usize,
+    /// The agent's next id when the first write was staged: the ids handed out count from it.
+    first_id: Option<u64>,
+}
+
+impl StagedBatch {
+    /// How many writes are staged.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    /// Whether nothing is staged.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+}
+
 /// Collects writes that commit together. Ids handed out are final; a memory may name a lot or
 /// memory added earlier in the same batch.
 pub struct Batch<'e, S: Storage> {
@@ -54,14 +80,50 @@ impl<'e, S: Storage> Batch<'e, S> {
         self.engine.graph.next_id() + nodes as u64
     }
 
-    fn admit(&mut self, write: Write, content_bytes: usize) -> Result<Id, Error> {
+    /// Checks `write` against the agent and the writes collected so far, then collects it;
+    /// returns the id a lot or memory will have. The one door into a batch, so a staged batch
+    /// replayed at its commit passes exactly the checks its steps passed.
+    fn push(&mut self, write: Write) -> Result<Option<Id>, Error> {
+        let first_pending = self.engine.graph.next_id();
+        let content_bytes = match &write {
+            Write::Lot { label, content } => {
+                validate_lot(label, content)?;
+                label.len() + content.len()
+            }
+            Write::Memory { content, legs } => {
+                self.engine.validate_memory(content, legs, first_pending..self.next_id())?;
+                content.len() + legs.iter().map(|leg| leg.parents().len() * 8 + 2).sum::<usize>()
+            }
+            Write::Vector { id, numbers } => {
+                self.check_vector_target(*id)?;
+                numbers.len()
+            }
+        };
         limits::check("records in one batch", self.writes.len() + 1, BATCH_MAX_RECORDS)?;
         limits::check("batch size in bytes", self.size_bytes + content_bytes, BATCH_MAX_BYTES)?;
-        self.engine.validate_room(self.next_id() - self.engine.graph.next_id() + 1)?;
-        let id = Id::from(self.next_id());
+        let id = match write {
+            Write::Vector { .. } => None,
+            Write::Lot { .. } | Write::Memory { .. } => {
+                self.engine.validate_room(self.next_id() - first_pending + 1)?;
+                Some(Id::from(self.next_id()))
+            }
+        };
         self.size_bytes += content_bytes;
         self.writes.push(write);
         Ok(id)
+    }
+
+    /// Checks that `id` is alive or added earlier in this batch.
+    fn check_vector_target(&self, id: Id) -> Result<(), Error> {
+        if (self.engine.graph.next_id()..self.next_id()).contains(&id.get()) {
+            return Ok(());
+        }
+        self.engine.check_alive(id.get())
+    }
+
+    /// Collects a write that names a lot or memory, which always gets an id.
+    fn push_node(&mut self, write: Write) -> Result<Id, Error> {
+        self.push(write)?.ok_or(Error::Internal { what: "a lot or memory collected without an id" })
     }
 
     /// Adds a source to the batch; same checks as `AgentEngine::add_lot`.
@@ -71,9 +133,7 @@ impl<'e, S: Storage> Batch<'e, S> {
     /// `Error::InvalidName` for an empty label; `Error::LimitExceeded` when the label, the
     /// content, the batch or the agent's nodes would pass their limit. The batch is unchanged.
     pub fn add_lot(&mut self, label: &str, content: &[u8]) -> Result<Id, Error> {
-        validate_lot(label, content)?;
-        let write = Write::Lot { label: String::from(label), content: content.to_vec() };
-        self.admit(write, label.len() + content.len())
+        self.push_node(Write::Lot { label: String::from(label), content: content.to_vec() })
     }
 
     /// Adds a memory to the batch; same checks as `AgentEngine::remember`.
@@ -84,11 +144,7 @@ impl<'e, S: Storage> Batch<'e, S> {
     /// leg or parent (one added earlier in the batch counts as alive); `Error::LimitExceeded`
     /// past a limit. The batch is unchanged.
     pub fn remember(&mut self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
-        let first_pending = self.engine.graph.next_id();
-        self.engine.validate_memory(content, legs, first_pending..self.next_id())?;
-        let parents: usize = legs.iter().map(|leg| leg.parents().len() * 8 + 2).sum();
-        let write = Write::Memory { content: content.to_vec(), legs: legs.to_vec() };
-        self.admit(write, content.len() + parents)
+        self.push_node(Write::Memory { content: content.to_vec(), legs: legs.to_vec() })
     }
 
     /// Attaches `vector` to the lot or memory `id`, alive or added earlier in this batch,
@@ -102,16 +158,10 @@ impl<'e, S: Storage> Batch<'e, S> {
     /// is not finite, or all zeros; `Error::LimitExceeded` for one longer than
     /// `limits::VECTOR_DIMENSION_MAX` or a batch past its limits.
     pub fn set_vector(&mut self, id: Id, vector: &[f32]) -> Result<(), Error> {
-        if !(self.engine.graph.next_id()..self.next_id()).contains(&id.get()) {
-            self.engine.check_alive(id.get())?;
-        }
+        // The id is checked before the numbers, as `AgentEngine::set_vector` does.
+        self.check_vector_target(id)?;
         VectorIndex::default().check(vector)?;
-        limits::check("records in one batch", self.writes.len() + 1, BATCH_MAX_RECORDS)?;
-        let numbers = vector_bytes(vector);
-        limits::check("batch size in bytes", self.size_bytes + numbers.len(), BATCH_MAX_BYTES)?;
-        self.size_bytes += numbers.len();
-        self.writes.push(Write::Vector { id, numbers });
-        Ok(())
+        self.push(Write::Vector { id, numbers: vector_bytes(vector) }).map(|_| ())
     }
 
     /// How many writes were collected.
@@ -148,6 +198,51 @@ impl<S: Storage> AgentEngine<S> {
         self.check_batch_vectors(&writes)?;
         self.write_batch(&writes)?;
         Ok(value)
+    }
+
+    /// Runs one step of a staged batch: `collect` works on a batch holding the writes of
+    /// `staged`, with the checks of [`AgentEngine::batch`]; what it adds stays staged, even
+    /// when it then fails. The ids it hands out are final as long as nothing else writes to
+    /// the agent before [`AgentEngine::commit_staged`].
+    ///
+    /// # Errors
+    ///
+    /// - `Error::BatchConflict` when another write reached the agent since the first step:
+    ///   nothing is added, and the staged batch can only be dropped.
+    /// - `Error::AgentDeleted`, `Error::Poisoned`, `Error::ReadOnly` as for any write.
+    /// - The error `collect` returns.
+    pub fn stage<T>(
+        &self,
+        staged: &mut StagedBatch,
+        collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        self.check_writable()?;
+        let next_id = self.graph.next_id();
+        if staged.first_id.is_some_and(|first_id| first_id != next_id) {
+            return Err(Error::BatchConflict);
+        }
+        let mut batch =
+            Batch { engine: self, writes: core::mem::take(&mut staged.writes), size_bytes: staged.size_bytes };
+        let outcome = collect(&mut batch);
+        staged.writes = batch.writes;
+        staged.size_bytes = batch.size_bytes;
+        staged.first_id = (!staged.writes.is_empty()).then_some(next_id);
+        outcome
+    }
+
+    /// Writes a staged batch with one commit marker and one sync, after checking every write
+    /// again against the agent as it is now (a recall since a step may have killed a parent).
+    ///
+    /// # Errors
+    ///
+    /// `Error::BatchConflict` when another write reached the agent since the first step; the
+    /// check that a write no longer passes (`Error::DeadParent`, say); otherwise as
+    /// [`AgentEngine::batch`]. Nothing is written unless it returns `Ok`.
+    pub fn commit_staged(&mut self, staged: StagedBatch) -> Result<(), Error> {
+        if staged.first_id.is_some_and(|first_id| first_id != self.graph.next_id()) {
+            return Err(Error::BatchConflict);
+        }
+        self.batch(|batch| staged.writes.into_iter().try_for_each(|write| batch.push(write).map(|_| ())))
     }
 
     /// Checks that the vectors of a batch share the dimension of the agent's alive vectors

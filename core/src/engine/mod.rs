@@ -21,7 +21,7 @@ pub mod verify;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-pub use batch::{Batch, Write};
+pub use batch::{Batch, StagedBatch, Write};
 pub(crate) use files::read_all;
 pub use search::build as search_build;
 

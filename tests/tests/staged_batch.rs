@@ -1,0 +1,82 @@
+//! A batch staged over several calls: final ids at once, one commit, refused when another write
+//! came between its steps, checked again at the commit; on every backend.
+
+use cheesedb::{Agent, Error, Id, Leg, Mode, Options, Removal, StagedBatch};
+use cheesedb_tests::backend::Backend;
+
+fn open_alice<B: Backend>() -> (B, Agent<B::Storage>) {
+    let place = B::new();
+    let store = place.open(Options::default()).unwrap();
+    let token = store.create_agent("alice").unwrap();
+    let alice = store.open_agent(&token).unwrap();
+    (place, alice)
+}
+
+fn staged_writes_get_final_ids_and_commit_together<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
+    let earlier = alice.add_lot("user", b"before the batch").unwrap();
+    let mut staged = StagedBatch::default();
+    let lot = alice.stage(&mut staged, |batch| batch.add_lot("tool", b"result")).unwrap();
+    let memory = alice
+        .stage(&mut staged, |batch| batch.remember(b"what the tool showed", &[Leg::from([lot, earlier])]))
+        .unwrap();
+    alice.stage(&mut staged, |batch| batch.set_vector(memory, &[1.0, 0.5])).unwrap();
+    assert_eq!(staged.len(), 3);
+    assert_eq!(alice.get(lot), Err(Error::UnknownId { id: lot }), "nothing is written before the commit");
+
+    alice.commit_staged(staged).unwrap();
+    assert_eq!((lot, memory), (Id::from(2), Id::from(3)));
+    assert_eq!(alice.get(memory).unwrap().content(), Some(&b"what the tool showed"[..]));
+    assert!(alice.has_vector(memory).unwrap());
+}
+
+fn a_failed_step_keeps_the_earlier_steps_and_adds_nothing<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
+    let mut staged = StagedBatch::default();
+    let lot = alice.stage(&mut staged, |batch| batch.add_lot("tool", b"result")).unwrap();
+    let refused = alice.stage(&mut staged, |batch| batch.remember(b"no sources", &[]));
+    assert_eq!(refused, Err(Error::NoLegs));
+    let unknown = Id::from(99);
+    let refused = alice.stage(&mut staged, |batch| batch.remember(b"bad source", &[Leg::from([unknown])]));
+    assert_eq!(refused, Err(Error::UnknownId { id: unknown }));
+    assert_eq!(staged.len(), 1);
+    alice.commit_staged(staged).unwrap();
+    assert_eq!(alice.lots().unwrap(), vec![lot]);
+}
+
+fn a_write_between_steps_is_a_conflict_and_nothing_is_written<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
+    let mut staged = StagedBatch::default();
+    alice.stage(&mut staged, |batch| batch.add_lot("tool", b"staged")).unwrap();
+    let between = alice.add_lot("user", b"came between").unwrap();
+    assert_eq!(alice.stage(&mut staged, |batch| batch.add_lot("tool", b"more")), Err(Error::BatchConflict));
+    assert_eq!(alice.commit_staged(staged), Err(Error::BatchConflict));
+    assert_eq!(alice.lots().unwrap(), vec![between]);
+}
+
+fn a_recall_between_steps_is_caught_at_the_commit<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
+    let source = alice.add_lot("web", b"a rumour").unwrap();
+    let mut staged = StagedBatch::default();
+    alice.stage(&mut staged, |batch| batch.remember(b"built on the rumour", &[Leg::from([source])])).unwrap();
+    alice.recall(source, Mode::Fair, Removal::Untrusted).unwrap();
+    assert_eq!(alice.commit_staged(staged), Err(Error::DeadParent { id: source }));
+    assert_eq!(alice.memories().unwrap(), Vec::<Id>::new());
+}
+
+fn a_dropped_staged_batch_writes_nothing<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
+    let mut staged = StagedBatch::default();
+    alice.stage(&mut staged, |batch| batch.add_lot("tool", b"dropped")).unwrap();
+    drop(staged);
+    let next = alice.add_lot("user", b"after").unwrap();
+    assert_eq!(next, Id::from(1), "the dropped batch took no id");
+}
+
+cheesedb_tests::conformance!(
+    staged_writes_get_final_ids_and_commit_together,
+    a_failed_step_keeps_the_earlier_steps_and_adds_nothing,
+    a_write_between_steps_is_a_conflict_and_nothing_is_written,
+    a_recall_between_steps_is_caught_at_the_commit,
+    a_dropped_staged_batch_writes_nothing,
+);
