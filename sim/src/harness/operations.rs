@@ -3,11 +3,12 @@
 
 use std::collections::BTreeSet;
 
-use cheesedb_core::{Error, Id, Leg, Mode, Removal, Token};
+use cheesedb_core::{AgentEngine, Batch, Error, Id, Leg, Mode, Removal, StagedBatch, Token};
 
 use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
 use crate::compare::{compare_node, merge_uncertain, Mismatch};
 use crate::model::{AgentModel, ModelWrite};
+use crate::storage::SimStorage;
 
 /// Which kind of write was cut short, for the crash counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,22 +229,15 @@ impl World {
         let expected = after.batch(&writes);
         let count_before = model.nodes.len() as u64;
         let (engine, storage) = self.engine(agent)?;
+        // Every other batch is staged one write per step, the way a binding writes one: the
+        // parity of the next id chooses, so the seed's random draws stay as they were.
+        let staged = model.next_id() % 2 == 0;
         let called = call(&storage, "batch", || {
-            engine.batch(|batch| {
-                let mut ids = Vec::new();
-                for write in &writes {
-                    let id = match write {
-                        ModelWrite::Lot { label, content } => batch.add_lot(label, content)?,
-                        ModelWrite::Memory { content, legs } => batch.remember(content, &as_legs(legs))?,
-                        ModelWrite::Vector { id, vector } => {
-                            batch.set_vector(Id::from(*id), vector)?;
-                            continue;
-                        }
-                    };
-                    ids.push(id.get());
-                }
-                Ok(ids)
-            })
+            if staged {
+                stage_then_commit(engine, &writes)
+            } else {
+                engine.batch(|batch| collect_writes(batch, &writes))
+            }
         })?;
         match (expected, called) {
             (Ok(expected), Called::Done(got)) if got == expected => {
@@ -515,4 +509,33 @@ pub(crate) fn describe<T: core::fmt::Debug>(called: &Called<T>) -> String {
         Called::Refused(error) | Called::Failed(error) => format!("Err({error})"),
         Called::PowerLost => "a power loss".to_string(),
     }
+}
+
+/// Collects `writes` into `batch`; returns the ids of its lots and memories.
+fn collect_writes(batch: &mut Batch<'_, SimStorage>, writes: &[ModelWrite]) -> Result<Vec<u64>, Error> {
+    let mut ids = Vec::new();
+    for write in writes {
+        let id = match write {
+            ModelWrite::Lot { label, content } => batch.add_lot(label, content)?,
+            ModelWrite::Memory { content, legs } => batch.remember(content, &as_legs(legs))?,
+            ModelWrite::Vector { id, vector } => {
+                batch.set_vector(Id::from(*id), vector)?;
+                continue;
+            }
+        };
+        ids.push(id.get());
+    }
+    Ok(ids)
+}
+
+/// Writes `writes` as a staged batch, one step per write, then commits it; a refused step
+/// drops the staged batch, so nothing is written, as a refused closure batch.
+fn stage_then_commit(engine: &mut AgentEngine<SimStorage>, writes: &[ModelWrite]) -> Result<Vec<u64>, Error> {
+    let mut staged = StagedBatch::default();
+    let mut ids = Vec::new();
+    for write in writes {
+        ids.extend(engine.stage(&mut staged, |batch| collect_writes(batch, core::slice::from_ref(write)))?);
+    }
+    engine.commit_staged(staged)?;
+    Ok(ids)
 }
