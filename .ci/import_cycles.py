@@ -31,6 +31,7 @@ CRATE_SOURCE_FOLDERS = [
     "sim/src",
     "tests/src",
     "cli/src",
+    "python/src",
 ]
 
 

@@ -1,0 +1,229 @@
+//! The exceptions of the package and the one place that turns a `cheesedb::Error` into one.
+//!
+//! Every exception derives from `cheesedb.Error`, so `except cheesedb.Error` catches all that
+//! the package raises for a refusal of the engine. The message is the engine's own one-line
+//! description; the facts it carries (a file and offset, an id) are attributes as well, so a
+//! caller need not parse text.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(cheesedb, Error, PyException, "The base of every error cheesedb raises.");
+create_exception!(
+    cheesedb,
+    LockedError,
+    Error,
+    "Another open store holds this folder: another process, or another Store object in this one."
+);
+create_exception!(
+    cheesedb,
+    CorruptError,
+    Error,
+    "Stored bytes failed a check. Attributes: file (relative to the store folder), offset (where the \
+     damage starts), reason (which check failed)."
+);
+create_exception!(
+    cheesedb,
+    StorageError,
+    Error,
+    "The disk or the operating system refused an operation before anything was written. Attributes: \
+     operation, path, kind (such as 'no space left' or 'permission denied')."
+);
+create_exception!(
+    cheesedb,
+    OutcomeUnknownError,
+    Error,
+    "A write or sync failed after some of it may have reached the disk: check with a read before \
+     retrying. Attributes as StorageError. The agent accepts no writes until reopened."
+);
+create_exception!(
+    cheesedb,
+    PoisonedError,
+    Error,
+    "An earlier write or sync failed on this agent; it accepts no writes until it is opened again."
+);
+create_exception!(cheesedb, UnknownIdError, Error, "No lot or memory of this agent has the id. Attribute: id.");
+create_exception!(
+    cheesedb,
+    DeadParentError,
+    Error,
+    "A parent named in a leg was recalled; recalled nodes cannot be built on. Attribute: id."
+);
+create_exception!(
+    cheesedb,
+    AlreadyRecalledError,
+    Error,
+    "The id was recalled already and this recall would change nothing. Attribute: id."
+);
+create_exception!(
+    cheesedb,
+    InvalidArgumentError,
+    Error,
+    "An argument cannot be used: past a limit, an empty leg or no leg, an empty or reserved name, a \
+     vector that is empty or holds nan, a mode other than 'fair' or 'strict', an id or limit that is \
+     negative or past 2**64, or a write through the agent while its batch is open on this thread."
+);
+create_exception!(
+    cheesedb,
+    UnknownAgentError,
+    Error,
+    "No agent has this name, or the token is unknown to this store or is not a cheesedb token."
+);
+create_exception!(cheesedb, AgentExistsError, Error, "An agent with this name exists already.");
+create_exception!(cheesedb, AgentDeletedError, Error, "The agent was deleted while this handle was open.");
+create_exception!(cheesedb, ReadOnlyError, Error, "The store is open read-only; every write is refused.");
+create_exception!(
+    cheesedb,
+    RepairNeededError,
+    Error,
+    "A read-only open would need a repair that writes; open the store read-write once."
+);
+create_exception!(
+    cheesedb,
+    FolderNotPrivateError,
+    Error,
+    "The store folder may be written by other users or is owned by another user."
+);
+create_exception!(
+    cheesedb,
+    HistoryMismatchError,
+    Error,
+    "The agent's history does not pass through a kept fingerprint: records were rewritten or removed."
+);
+create_exception!(
+    cheesedb,
+    BatchConflictError,
+    Error,
+    "Another write reached the agent while a batch was open; nothing of the batch was written."
+);
+create_exception!(cheesedb, ClosedError, Error, "The store, agent or batch was closed; open it again.");
+create_exception!(
+    cheesedb,
+    InternalError,
+    Error,
+    "A rule cheesedb keeps for itself was found broken: a bug of cheesedb, please report it."
+);
+
+/// Adds every exception class to the module.
+///
+/// # Errors
+///
+/// The error of adding an attribute to the module.
+pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    module.add("Error", py.get_type::<Error>())?;
+    module.add("LockedError", py.get_type::<LockedError>())?;
+    module.add("CorruptError", py.get_type::<CorruptError>())?;
+    module.add("StorageError", py.get_type::<StorageError>())?;
+    module.add("OutcomeUnknownError", py.get_type::<OutcomeUnknownError>())?;
+    module.add("PoisonedError", py.get_type::<PoisonedError>())?;
+    module.add("UnknownIdError", py.get_type::<UnknownIdError>())?;
+    module.add("DeadParentError", py.get_type::<DeadParentError>())?;
+    module.add("AlreadyRecalledError", py.get_type::<AlreadyRecalledError>())?;
+    module.add("InvalidArgumentError", py.get_type::<InvalidArgumentError>())?;
+    module.add("UnknownAgentError", py.get_type::<UnknownAgentError>())?;
+    module.add("AgentExistsError", py.get_type::<AgentExistsError>())?;
+    module.add("AgentDeletedError", py.get_type::<AgentDeletedError>())?;
+    module.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
+    module.add("RepairNeededError", py.get_type::<RepairNeededError>())?;
+    module.add("FolderNotPrivateError", py.get_type::<FolderNotPrivateError>())?;
+    module.add("HistoryMismatchError", py.get_type::<HistoryMismatchError>())?;
+    module.add("BatchConflictError", py.get_type::<BatchConflictError>())?;
+    module.add("ClosedError", py.get_type::<ClosedError>())?;
+    module.add("InternalError", py.get_type::<InternalError>())?;
+    Ok(())
+}
+
+/// The attributes an exception carries besides its message.
+type Facts = Vec<(&'static str, Py<PyAny>)>;
+
+/// The exception for `error`, with its message and its facts as attributes.
+pub(crate) fn to_python(py: Python<'_>, error: cheesedb::Error) -> PyErr {
+    use cheesedb::Error as E;
+    let message = error.to_string();
+    let (exception, facts): (PyErr, Facts) = match &error {
+        E::Locked => (LockedError::new_err(message), Vec::new()),
+        E::Corrupt { file, offset, reason } => (
+            CorruptError::new_err(message),
+            vec![("file", text(py, file)), ("offset", number(py, *offset)), ("reason", text(py, reason.describe()))],
+        ),
+        E::Io { operation, path, kind, .. } => {
+            (StorageError::new_err(message), storage_facts(py, operation, path, kind.describe()))
+        }
+        E::OutcomeUnknown { operation, path, kind, .. } => {
+            (OutcomeUnknownError::new_err(message), storage_facts(py, operation, path, kind.describe()))
+        }
+        E::Poisoned => (PoisonedError::new_err(message), Vec::new()),
+        E::Internal { .. } => (InternalError::new_err(message), Vec::new()),
+        E::UnknownId { id } => (UnknownIdError::new_err(message), vec![("id", number(py, id.get()))]),
+        E::DeadParent { id } => (DeadParentError::new_err(message), vec![("id", number(py, id.get()))]),
+        E::AlreadyRecalled { id } => (AlreadyRecalledError::new_err(message), vec![("id", number(py, id.get()))]),
+        E::NoLegs | E::EmptyLeg { .. } | E::LimitExceeded { .. } | E::InvalidName { .. } | E::InvalidVector { .. } => {
+            (InvalidArgumentError::new_err(message), Vec::new())
+        }
+        E::AgentExists { .. } => (AgentExistsError::new_err(message), Vec::new()),
+        E::UnknownAgent { .. } | E::UnknownToken | E::MalformedToken => {
+            (UnknownAgentError::new_err(message), Vec::new())
+        }
+        E::AgentDeleted => (AgentDeletedError::new_err(message), Vec::new()),
+        E::ReadOnly => (ReadOnlyError::new_err(message), Vec::new()),
+        E::RepairNeeded { .. } => (RepairNeededError::new_err(message), Vec::new()),
+        E::FolderNotPrivate { .. } => (FolderNotPrivateError::new_err(message), Vec::new()),
+        E::HistoryMismatch { records } => {
+            (HistoryMismatchError::new_err(message), vec![("records", number(py, *records))])
+        }
+        E::BatchConflict => (BatchConflictError::new_err(message), Vec::new()),
+        // A backend this package does not offer, or a condition newer than this package: the
+        // base class still says what happened.
+        _ => (Error::new_err(message), Vec::new()),
+    };
+    let value = exception.value(py);
+    for (name, fact) in facts {
+        // An exception instance takes attributes; should one be refused, the message still
+        // says everything.
+        let _ = value.setattr(name, fact);
+    }
+    exception
+}
+
+/// The facts of a storage failure.
+fn storage_facts(py: Python<'_>, operation: &str, path: &str, kind: &str) -> Facts {
+    vec![("operation", text(py, operation)), ("path", text(py, path)), ("kind", text(py, kind))]
+}
+
+/// A Python str.
+fn text(py: Python<'_>, value: &str) -> Py<PyAny> {
+    pyo3::types::PyString::new(py, value).into_any().unbind()
+}
+
+/// A Python int.
+fn number(py: Python<'_>, value: u64) -> Py<PyAny> {
+    pyo3::types::PyInt::new(py, value).into_any().unbind()
+}
+
+/// An `InvalidArgumentError` with `message`.
+pub(crate) fn invalid_argument(message: impl Into<String>) -> PyErr {
+    InvalidArgumentError::new_err(message.into())
+}
+
+/// A `ClosedError` saying that `what` was closed.
+pub(crate) fn closed(what: &str) -> PyErr {
+    ClosedError::new_err(format!("the {what} is closed; open it again to use it"))
+}
+
+/// Turns the result of an engine call into the result of a Python call.
+pub(crate) trait IntoPython<T> {
+    /// The value, or the exception for the engine's error.
+    ///
+    /// # Errors
+    ///
+    /// The exception [`to_python`] makes of the engine's error.
+    fn into_python(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPython<T> for Result<T, cheesedb::Error> {
+    fn into_python(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|error| to_python(py, error))
+    }
+}

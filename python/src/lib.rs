@@ -1,0 +1,30 @@
+//! The native part of the `cheesedb` Python package: the `cheesedb` crate's `Store` and `Agent`
+//! as Python classes, its errors as Python exceptions.
+//!
+//! Every call that reaches the engine converts its arguments first, then lets go of the GIL
+//! while the engine works (and waits on the disk or a lock), so other Python threads run
+//! meanwhile. The Python package `cheesedb` re-exports all of it; see its README.
+
+mod agent;
+mod batch;
+mod convert;
+mod errors;
+mod gate;
+mod node;
+mod report;
+mod store;
+
+use pyo3::prelude::*;
+
+/// The module `cheesedb._native`.
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<store::Store>()?;
+    module.add_class::<agent::Agent>()?;
+    module.add_class::<batch::Batch>()?;
+    module.add_class::<node::Node>()?;
+    module.add_class::<node::Hit>()?;
+    errors::register(module)?;
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,174 @@
+//! `Store`: a folder of agents, opened from Python.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use cheesedb::Token;
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+use crate::agent::{Agent, AgentSlot};
+use crate::errors::{closed, to_python, IntoPython};
+use crate::gate::Gate;
+use crate::node::python_repr;
+
+/// Locks `mutex` even if a thread panicked holding it: each guards plain values (an option, a
+/// list, a map) that are only ever changed whole.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A store folder holding any number of agents: `cheesedb.Store(path)`.
+///
+/// Opening creates the folder (private to this user) if needed and locks it: a second Store on
+/// the same folder, in this process or another, raises LockedError until this one is closed.
+/// With read_only=True nothing is written or locked and every write raises ReadOnlyError.
+/// Also a context manager: `with cheesedb.Store(path) as store:` closes it at the end.
+#[pyclass(module = "cheesedb", frozen)]
+pub(crate) struct Store {
+    path: PathBuf,
+    read_only: bool,
+    store: Mutex<Option<cheesedb::Store>>,
+    /// The agents opened from this store, closed with it.
+    agents: Mutex<Vec<Weak<AgentSlot>>>,
+    /// One write gate per agent name, shared by every handle of that agent opened here.
+    gates: Mutex<HashMap<String, Arc<Gate>>>,
+}
+
+impl Store {
+    /// A clone of the engine's store, for one call.
+    fn handle(&self) -> PyResult<cheesedb::Store> {
+        lock(&self.store).clone().ok_or_else(|| closed("store"))
+    }
+
+    /// The gate of the agent named `name`.
+    fn gate(&self, name: &str) -> Arc<Gate> {
+        lock(&self.gates).entry(name.to_owned()).or_default().clone()
+    }
+}
+
+#[pymethods]
+impl Store {
+    #[new]
+    #[pyo3(signature = (path, *, read_only = false))]
+    fn new(py: Python<'_>, path: PathBuf, read_only: bool) -> PyResult<Store> {
+        let opened = py.detach(|| cheesedb::Store::builder(&path).read_only(read_only).open()).into_python(py)?;
+        Ok(Store {
+            path,
+            read_only,
+            store: Mutex::new(Some(opened)),
+            agents: Mutex::new(Vec::new()),
+            gates: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The store folder, as given.
+    #[getter]
+    fn path(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// Whether the store was opened read-only.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Creates an agent named `name` (non-empty, at most 256 bytes of UTF-8) and returns its
+    /// token, the only way to open it. The token is shown only now: the store keeps its hash.
+    #[pyo3(text_signature = "(self, name)")]
+    fn create_agent(&self, py: Python<'_>, name: String) -> PyResult<String> {
+        let store = self.handle()?;
+        let token = py.detach(|| store.create_agent(&name)).into_python(py)?;
+        Ok(token.to_string())
+    }
+
+    /// Opens the agent that `token` belongs to. Several handles of one agent share its engine.
+    #[pyo3(text_signature = "(self, token)")]
+    fn open_agent(&self, py: Python<'_>, token: String) -> PyResult<Agent> {
+        let store = self.handle()?;
+        let token: Token = token.parse().map_err(|error| to_python(py, error))?;
+        let (handle, name) = py
+            .detach(|| {
+                let handle = store.open_agent(&token)?;
+                let name = handle.name()?;
+                Ok((handle, name))
+            })
+            .into_python(py)?;
+        let slot = Arc::new(AgentSlot::new(handle));
+        let mut agents = lock(&self.agents);
+        agents.retain(|agent| agent.strong_count() > 0);
+        agents.push(Arc::downgrade(&slot));
+        drop(agents);
+        Ok(Agent::new(slot, self.gate(&name), name))
+    }
+
+    /// Deletes the agent named `name` and every file made for it. Its open handles raise
+    /// AgentDeletedError from then on.
+    #[pyo3(text_signature = "(self, name)")]
+    fn delete_agent(&self, py: Python<'_>, name: String) -> PyResult<()> {
+        let store = self.handle()?;
+        py.detach(|| store.delete_agent(&name)).into_python(py)
+    }
+
+    /// The names of all agents, in the order they were created.
+    #[pyo3(text_signature = "(self)")]
+    fn agent_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let store = self.handle()?;
+        py.detach(|| store.agent_names()).into_python(py)
+    }
+
+    /// Closes the store and every agent opened from it, releasing the folder; later calls
+    /// raise ClosedError. A batch still open keeps the folder until it ends.
+    #[pyo3(text_signature = "(self)")]
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let store = lock(&self.store).take();
+        let agents: Vec<cheesedb::Agent> = std::mem::take(&mut *lock(&self.agents))
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter_map(|slot| slot.take())
+            .collect();
+        py.detach(|| {
+            // Every agent is closed even when one fails; the first failure is reported.
+            let mut first_failure = Ok(());
+            for agent in agents {
+                let closed = agent.close();
+                if first_failure.is_ok() {
+                    first_failure = closed;
+                }
+            }
+            drop(store);
+            first_failure
+        })
+        .into_python(py)
+    }
+
+    fn __enter__(this: Bound<'_, Self>) -> Bound<'_, Self> {
+        this
+    }
+
+    /// Closes the store; an error of closing is raised only when the block itself did not
+    /// raise, so it never hides the block's own exception.
+    #[pyo3(signature = (exception_type, _exception = None, _traceback = None))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exception_type: Option<&Bound<'_, PyType>>,
+        _exception: Option<&Bound<'_, PyAny>>,
+        _traceback: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let closed = self.close(py);
+        if exception_type.is_none() {
+            closed?;
+        }
+        Ok(false)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let state = if lock(&self.store).is_some() { "" } else { ", closed" };
+        let read_only = if self.read_only { "True" } else { "False" };
+        let path = python_repr(py, &self.path.display().to_string());
+        format!("Store(path={path}, read_only={read_only}{state})")
+    }
+}
