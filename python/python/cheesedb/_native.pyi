@@ -1,0 +1,208 @@
+"""Type stubs of the native module; the package re-exports everything here."""
+
+import os
+from types import TracebackType
+from typing import Iterable, List, Optional, Sequence, Type, Union
+
+from typing_extensions import Literal, Self, TypedDict, final
+
+__version__: str
+
+Content = Union[str, bytes, bytearray]
+Legs = Iterable[Iterable[int]]
+Vector = Sequence[float]
+RecallMode = Literal["fair", "strict"]
+
+class Report(TypedDict):
+    """What opening an agent found and did."""
+
+    segments: int
+    records: int
+    records_from_snapshot: int
+    snapshot_ignored: Optional[str]
+    dropped_bytes: int
+    dropped_records: int
+    erasures_completed_on_open: int
+    temporary_files_removed: int
+    segments_started_on_open: int
+    unfinished_rolls_undone_on_open: int
+    erase_journals_replayed_on_open: int
+    erase_journals_discarded_on_open: int
+    repaired_anything: bool
+
+@final
+class Store:
+    """A store folder holding any number of agents.
+
+    Opening creates the folder (private to this user) if needed and locks it: a second Store on
+    the same folder, in this process or another, raises LockedError until this one is closed.
+    With read_only=True nothing is written or locked and every write raises ReadOnlyError.
+    Also a context manager that closes the store at the end.
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, read_only: bool = False) -> None: ...
+    @property
+    def path(self) -> str:
+        """The store folder, as given."""
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened read-only."""
+    def create_agent(self, name: str) -> str:
+        """Creates an agent named `name` and returns its token, shown only now."""
+    def open_agent(self, token: str) -> "Agent":
+        """Opens the agent that `token` belongs to."""
+    def delete_agent(self, name: str) -> None:
+        """Deletes the agent named `name` and every file made for it."""
+    def agent_names(self) -> List[str]:
+        """The names of all agents, in the order they were created."""
+    def close(self) -> None:
+        """Closes the store and every agent opened from it, releasing the folder."""
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exception_type: Optional[Type[BaseException]],
+        _exception: Optional[BaseException] = None,
+        _traceback: Optional[TracebackType] = None,
+    ) -> bool: ...
+
+@final
+class Agent:
+    """One agent's memory, opened with Store.open_agent(token); shared between threads."""
+
+    @property
+    def name(self) -> str:
+        """The name this agent was created with."""
+    def add_lot(self, label: str, content: Content) -> int:
+        """Adds a source (a lot) and returns its id; durable when it returns."""
+    def remember(self, content: Content, legs: Legs) -> int:
+        """Adds a memory learned through `legs` (such as [[a], [b, c]]) and returns its id."""
+    def preview_recall(self, id: int, mode: RecallMode = "fair") -> List[int]:
+        """The memories that recall(id, mode) would remove, without writing anything."""
+    def recall(self, id: int, mode: RecallMode = "fair", erase: bool = False) -> List[int]:
+        """Recalls `id` and every memory that depended on it; returns the memories removed."""
+    def get(self, id: int) -> "Node":
+        """One lot or memory, read from disk and checked against its digest."""
+    def list(self) -> List["Node"]:
+        """The alive lots and memories, ascending by id."""
+    def search(self, query: str, limit: int = 10) -> List["Hit"]:
+        """Lots and memories whose content holds words of `query`, best first (BM25)."""
+    def set_vector(self, id: int, vector: Vector) -> None:
+        """Attaches a vector to the lot or memory `id`, replacing any it had."""
+    def search_vector(self, vector: Vector, limit: int = 10) -> List["Hit"]:
+        """The lots and memories whose vectors are nearest to `vector` by cosine."""
+    def search_hybrid(self, query: str, vector: Vector, limit: int = 10) -> List["Hit"]:
+        """A keyword search and a vector search fused by reciprocal rank."""
+    def has_vector(self, id: int) -> bool:
+        """Whether the lot or memory `id` has a vector."""
+    def verify(self, kept: Optional[str] = None) -> str:
+        """Re-reads and checks the whole history; returns its head fingerprint."""
+    def batch(self) -> "Batch":
+        """Writes that commit together: use as `with agent.batch() as batch:`."""
+    def compact(self) -> None:
+        """Rewrites the agent's files without the text of recalled lots and memories."""
+    def report(self) -> Report:
+        """What opening this agent found and did."""
+    def close(self) -> None:
+        """Closes this handle; later calls raise ClosedError."""
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exception_type: Optional[Type[BaseException]],
+        _exception: Optional[BaseException] = None,
+        _traceback: Optional[TracebackType] = None,
+    ) -> bool: ...
+
+@final
+class Batch:
+    """Writes that commit together with one sync when the `with` block ends."""
+
+    def add_lot(self, label: str, content: Content) -> int:
+        """Adds a source to the batch; returns the id it will have."""
+    def remember(self, content: Content, legs: Legs) -> int:
+        """Adds a memory to the batch; returns the id it will have."""
+    def set_vector(self, id: int, vector: Vector) -> None:
+        """Attaches a vector to a lot or memory, alive or added earlier in the batch."""
+    def __len__(self) -> int: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exception_type: Optional[Type[BaseException]],
+        _exception: Optional[BaseException] = None,
+        _traceback: Optional[TracebackType] = None,
+    ) -> bool: ...
+
+@final
+class Node:
+    """One lot or memory; frozen."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def kind(self) -> Literal["lot", "memory"]: ...
+    @property
+    def alive(self) -> bool: ...
+    @property
+    def content(self) -> Optional[bytes]: ...
+    @property
+    def label(self) -> Optional[str]: ...
+    @property
+    def legs(self) -> List[List[int]]: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Hit:
+    """One answer of a search; frozen."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class Error(Exception):
+    """The base of every error cheesedb raises."""
+
+class LockedError(Error): ...
+
+class CorruptError(Error):
+    file: str
+    offset: int
+    reason: str
+
+class StorageError(Error):
+    operation: str
+    path: str
+    kind: str
+
+class OutcomeUnknownError(Error):
+    operation: str
+    path: str
+    kind: str
+
+class PoisonedError(Error): ...
+
+class UnknownIdError(Error):
+    id: int
+
+class DeadParentError(Error):
+    id: int
+
+class AlreadyRecalledError(Error):
+    id: int
+
+class InvalidArgumentError(Error): ...
+class UnknownAgentError(Error): ...
+class AgentExistsError(Error): ...
+class AgentDeletedError(Error): ...
+class ReadOnlyError(Error): ...
+class RepairNeededError(Error): ...
+class FolderNotPrivateError(Error): ...
+
+class HistoryMismatchError(Error):
+    records: int
+
+class BatchConflictError(Error): ...
+class ClosedError(Error): ...
+class InternalError(Error): ...
