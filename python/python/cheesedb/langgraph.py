@@ -9,8 +9,8 @@ How items map onto cheesedb records:
 
 - Every ``put`` writes one lot labelled ``"langgraph"`` whose content is a JSON
   object holding the namespace, key, value, ``created_at`` and ``updated_at``.
-  All the puts of one ``batch`` call are written in one cheesedb batch: one
-  commit, one sync, all or nothing.
+  All the puts of one ``batch`` call, with their vectors, are written in one
+  cheesedb batch: one commit, one sync, all or nothing.
 - A ``put`` of a key that exists supersedes the item: reads see only the newest
   version, and the older versions stay in the log as history, alive, so that
   memories learned from them stay alive too. ``created_at`` is kept from the
@@ -281,9 +281,12 @@ class CheeseStore(BaseStore):
             if any(not leg for leg in parent_legs) or not parent_legs:
                 raise ValueError("every leg of remember needs at least one source")
             record = self._new_record(namespace, str(key), value)
-            memory_id = self._agent.remember(_encode(record), legs=parent_legs)
+            content = _encode(record)
+            with self._agent.batch() as cheese_batch:
+                memory_id = cheese_batch.remember(content, legs=parent_legs)
+                if vector is not None:
+                    cheese_batch.set_vector(memory_id, vector)
             record = _with_id(record, memory_id)
-            self._attach_vector(memory_id, vector)
             self._add(record)
             return _item(record)
 
@@ -349,14 +352,16 @@ class CheeseStore(BaseStore):
         if not writes:
             return
         contents = [_encode(record) for record, _ in writes]
+        texts = [self._index_text(op.value, op.index) for _, op in writes]
         with self._agent.batch() as cheese_batch:
-            ids = [cheese_batch.add_lot(LOT_LABEL, content) for content in contents]
-        for (record, op), lot_id in zip(writes, ids):
+            ids = []
+            for content, text in zip(contents, texts):
+                lot_id = cheese_batch.add_lot(LOT_LABEL, content)
+                if text is not None and text in vectors:
+                    cheese_batch.set_vector(lot_id, vectors[text])
+                ids.append(lot_id)
+        for (record, _op), lot_id in zip(writes, ids):
             self._add(_with_id(record, lot_id))
-        for (record, op), lot_id in zip(writes, ids):
-            text = self._index_text(op.value, op.index)
-            if text is not None and text in vectors:
-                self._attach_vector(lot_id, vectors[text])
 
     def _new_record(self, namespace: Namespace, key: str, value: Mapping[str, Any]) -> _Record:
         now = datetime.now(timezone.utc)
@@ -592,9 +597,6 @@ class CheeseStore(BaseStore):
             return None
         return self._checked(self.embeddings.embed_documents([text])[0])
 
-    def _attach_vector(self, node_id: int, vector: Optional[list[float]]) -> None:
-        if vector is not None:
-            self._agent.set_vector(node_id, vector)
 
 
 # ----------------------------------------------------------------------
