@@ -198,8 +198,9 @@ class CheeseStore(BaseStore):
         self._erase = bool(erase)
         self._lock = threading.RLock()
         self._records: dict[int, _Record] = {}
-        # Each key's alive versions, oldest first: the last is what reads see.
-        self._versions: dict[tuple[Namespace, str], list[int]] = {}
+        # Each namespace's keys, and each key's alive versions, oldest first: the last is
+        # what reads see. A namespace without an alive item is dropped.
+        self._namespaces: dict[Namespace, dict[str, list[int]]] = {}
         self.index_config = _prepare_index(index)
         self.embeddings = (
             ensure_embeddings(self.index_config.get("embed")) if self.index_config else None
@@ -379,7 +380,7 @@ class CheeseStore(BaseStore):
     # Reads
 
     def _current(self, namespace: Namespace, key: str) -> Optional[_Record]:
-        versions = self._versions.get((namespace, key))
+        versions = self._namespaces.get(namespace, {}).get(key)
         return self._records[versions[-1]] if versions else None
 
     def _get(self, namespace: Namespace, key: str) -> Optional[CheeseItem]:
@@ -391,49 +392,62 @@ class CheeseStore(BaseStore):
         prefix = tuple(op.namespace_prefix)
         width = len(prefix)
         found = []
-        for (namespace, _key), versions in self._versions.items():
+        for namespace, keys in self._namespaces.items():
             if namespace[:width] != prefix:
                 continue
-            record = self._records[versions[-1]]
-            if _passes(record.value, op.filter):
-                found.append(record)
+            for versions in keys.values():
+                record = self._records[versions[-1]]
+                if _passes(record.value, op.filter):
+                    found.append(record)
         found.sort(key=lambda record: record.id, reverse=True)
         return found
+
+    def _is_candidate(self, node_id: int, op: SearchOp) -> Optional[_Record]:
+        """The record of ``node_id`` if it is a newest version that the search covers."""
+        record = self._records.get(node_id)
+        if record is None:
+            return None
+        prefix = tuple(op.namespace_prefix)
+        if record.namespace[: len(prefix)] != prefix:
+            return None
+        if self._namespaces[record.namespace][record.key][-1] != node_id:
+            return None
+        return record if _passes(record.value, op.filter) else None
 
     def _search(self, op: SearchOp, vectors: dict[str, list[float]]) -> list[CheeseSearchItem]:
         if op.filter:
             _check_filter(op.filter)
-        candidates = self._candidates(op)
         wanted = max(op.offset, 0) + max(op.limit, 0)
         if not op.query:
-            ranked = [(record, None) for record in candidates]
+            ranked = [(record, None) for record in self._candidates(op)]
         else:
-            by_id = {record.id: record for record in candidates}
             vector = vectors.get(_query_slot(op.query))
-            scored = self._ranked_hits(op.query, vector, by_id, wanted)
-            hit_ids = {record.id for record, _score in scored}
-            ranked = scored + [(r, None) for r in candidates if r.id not in hit_ids]
+            ranked = self._ranked_hits(op, vector, wanted)
+            if len(ranked) < wanted:
+                # Too few hits: the other items fill the page, unscored.
+                hit_ids = {record.id for record, _score in ranked}
+                ranked += [(r, None) for r in self._candidates(op) if r.id not in hit_ids]
         page = ranked[op.offset : op.offset + op.limit]
         return [_search_item(record, score) for record, score in page]
 
     def _ranked_hits(
-        self,
-        query: str,
-        vector: Optional[list[float]],
-        by_id: dict[int, _Record],
-        wanted: int,
+        self, op: SearchOp, vector: Optional[list[float]], wanted: int
     ) -> list[tuple[_Record, Optional[float]]]:
-        """Hits of the agent's search that are among ``by_id``, best first.
+        """Hits of the agent's search that the search op covers, best first.
 
         The agent searches all its records (older versions and the app's own
         too), so the request grows until enough hits survive or none are left.
         """
-        if not by_id or wanted <= 0:
+        if not self._records or wanted <= 0:
             return []
         asked = max(_FIRST_SEARCH_HITS, wanted * _SEARCH_GROWTH)
         while True:
-            hits = self._agent_search(query, vector, asked)
-            kept = [(by_id[hit.id], float(hit.score)) for hit in hits if hit.id in by_id]
+            hits = self._agent_search(str(op.query), vector, asked)
+            kept = []
+            for hit in hits:
+                record = self._is_candidate(hit.id, op)
+                if record is not None:
+                    kept.append((record, float(hit.score)))
             if len(kept) >= wanted or len(hits) < asked:
                 return kept
             asked *= _SEARCH_GROWTH
@@ -444,7 +458,7 @@ class CheeseStore(BaseStore):
         return list(self._agent.search_hybrid(query, vector, limit=limit))
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[Namespace]:
-        namespaces = {namespace for namespace, _key in self._versions}
+        namespaces = list(self._namespaces)
         conditions = op.match_conditions or ()
         matching = [ns for ns in namespaces if all(_matches(c, ns) for c in conditions)]
         if op.max_depth is not None:
@@ -463,7 +477,8 @@ class CheeseStore(BaseStore):
 
     def _add(self, record: _Record) -> None:
         self._records[record.id] = record
-        versions = self._versions.setdefault((record.namespace, record.key), [])
+        keys = self._namespaces.setdefault(record.namespace, {})
+        versions = keys.setdefault(record.key, [])
         versions.append(record.id)
         if len(versions) > 1 and versions[-2] > record.id:
             versions.sort()
@@ -473,18 +488,20 @@ class CheeseStore(BaseStore):
         record = self._records.pop(node_id, None)
         if record is None:
             return Removed(None, None, node_id)
-        slot = (record.namespace, record.key)
-        versions = self._versions[slot]
+        keys = self._namespaces[record.namespace]
+        versions = keys[record.key]
         versions.remove(node_id)
         if not versions:
-            del self._versions[slot]
+            del keys[record.key]
+            if not keys:
+                del self._namespaces[record.namespace]
         return Removed(record.namespace, record.key, node_id)
 
     def _recall_key(self, namespace: Namespace, key: str, mode: str) -> list[Removed]:
         removed: list[Removed] = []
         # Newest first: a newer version learned from an older one dies with it,
         # and is then skipped here.
-        for version_id in reversed(list(self._versions.get((namespace, key), ()))):
+        for version_id in reversed(list(self._namespaces.get(namespace, {}).get(key, ()))):
             if version_id not in self._records:
                 continue
             cascaded = self._agent.recall(version_id, mode=mode, erase=self._erase)
