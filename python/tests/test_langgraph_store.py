@@ -428,6 +428,11 @@ def test_a_bad_namespace_label_is_refused_by_every_read_and_delete(memory, names
         memory.batch([SearchOp(namespace)])
 
 
+def test_recall_refuses_an_unknown_mode_even_for_a_missing_key(memory):
+    with pytest.raises(cheesedb.InvalidArgumentError):
+        memory.recall(DOCS, "missing", mode="gentle")
+
+
 def test_ttl_and_unknown_ops_are_refused(memory):
     with pytest.raises(NotImplementedError):
         memory.put(DOCS, "k", {"v": 1}, ttl=5)

@@ -307,10 +307,13 @@ class CheeseStore(BaseStore):
 
         Raises:
             InvalidNamespaceError: a namespace that langgraph would refuse.
+            cheesedb.InvalidArgumentError: a mode other than fair or strict.
             cheesedb.Error: a failed write.
         """
         namespace = tuple(namespace)
         _validate_labels(namespace)
+        if mode not in ("fair", "strict"):
+            raise cheesedb.InvalidArgumentError(f"mode must be 'fair' or 'strict', not {mode!r}")
         with self._lock:
             return self._recall_key(namespace, str(key), mode)
 
