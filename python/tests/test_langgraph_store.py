@@ -21,7 +21,13 @@ from langgraph.store.base import (  # noqa: E402
 )
 
 import cheesedb  # noqa: E402
-from cheesedb.langgraph import LOT_LABEL, CheeseItem, CheeseSearchItem, CheeseStore, Removed  # noqa: E402
+from cheesedb.langgraph import (  # noqa: E402
+    LOT_LABEL,
+    CheeseItem,
+    CheeseSearchItem,
+    CheeseStore,
+    Removed,
+)
 
 DOCS = ("docs",)
 FACTS = ("facts",)
@@ -136,7 +142,11 @@ def test_values_read_now_match_values_read_after_a_reopen(store_path, store, ali
     store.close()
     reopened_store, again = reopened(store_path, token)
     with reopened_store:
-        assert again.get(DOCS, "a").value == before == {"pair": [1, 2], "nested": {"x": [True, None, 1.5]}}
+        assert (
+            again.get(DOCS, "a").value
+            == before
+            == {"pair": [1, 2], "nested": {"x": [True, None, 1.5]}}
+        )
 
 
 # remember and recall
@@ -322,7 +332,9 @@ def test_delete_without_erase_hides_the_text_until_compact(store_path, store):
 
 
 def test_an_index_embeds_values_and_ranks_by_hybrid_search(memory, alice):
-    indexed = CheeseStore(alice, index={"embed": bag_of_words, "dims": DIMENSIONS, "fields": ["text"]})
+    indexed = CheeseStore(
+        alice, index={"embed": bag_of_words, "dims": DIMENSIONS, "fields": ["text"]}
+    )
     indexed.put(DOCS, "a", {"text": "umbrella for the rain"})
     indexed.put(DOCS, "b", {"text": "green tea"})
     indexed.put(DOCS, "c", {"text": "not embedded"}, index=False)
@@ -386,7 +398,9 @@ def test_threads_share_one_store(store_path, store):
         thread.join()
     assert failures == []
     expected = {(("thread", str(t)), f"k{k}"): {"n": 20 + k} for t in range(6) for k in range(5)}
-    assert {(item.namespace, item.key): item.value for item in memory.search((), limit=100)} == expected
+    assert {
+        (item.namespace, item.key): item.value for item in memory.search((), limit=100)
+    } == expected
     store.close()
     reopened_store, again = reopened(store_path, token)
     with reopened_store:

@@ -291,9 +291,7 @@ class CheeseStore(BaseStore):
             self._add(record)
             return _item(record)
 
-    def recall(
-        self, namespace: Namespace, key: str, *, mode: str = "fair"
-    ) -> list[Removed]:
+    def recall(self, namespace: Namespace, key: str, *, mode: str = "fair") -> list[Removed]:
         """Removes every version of the item and what was learned from it.
 
         ``mode`` is ``"fair"`` (a memory dies when none of its legs holds) or
@@ -616,7 +614,6 @@ class CheeseStore(BaseStore):
         if text is None or self.embeddings is None:
             return None
         return self._checked(self.embeddings.embed_documents([text])[0])
-
 
 
 # ----------------------------------------------------------------------
