@@ -165,6 +165,13 @@ class CheeseStore(BaseStore):
             then ranks by cheesedb's hybrid search (keywords and vectors fused).
             Without it, a query ranks by keywords (BM25) alone.
 
+    Versions: each put writes a lot labelled ``"langgraph"`` holding the item as
+    JSON. A put of an existing key supersedes it (reads see the newest version)
+    and the older versions stay alive as history, so what was learned from them
+    stays too, until ``delete``, which recalls every version of the key (mode
+    fair; Erase with ``erase=True``) and with them what was learned only from
+    them. Every returned item carries the cheesedb id of its version (``.id``).
+
     Search: without a query, items come newest write first. With a query, the
     items that match it come first, best first (``score`` set), and the other
     items of the namespace that pass the filter follow with ``score=None``,
@@ -254,7 +261,8 @@ class CheeseStore(BaseStore):
         Each source is a cheesedb id, an item returned by this store (its
         version), or a ``(namespace, key)`` pair (that key's newest version).
         ``sources`` makes one leg per source: the item stays while ANY of them
-        stays, and dies when the last is recalled. ``legs`` gives full control
+        stays, and dies when the last is recalled in mode fair (a strict recall
+        of any one of them removes it). ``legs`` gives full control
         instead: a list of legs, each a list of sources that must ALL stay for
         that leg to hold. The item supersedes any earlier version of the key.
 
