@@ -48,6 +48,7 @@ pub enum Write {
 pub struct StagedBatch {
     writes: Vec<Write>,
     size_bytes: usize,
+    node_count: u64,
     /// The agent's next id when the first write was staged: the ids handed out count from it.
     first_id: Option<u64>,
 }
@@ -72,12 +73,13 @@ pub struct Batch<'e, S: Storage> {
     engine: &'e AgentEngine<S>,
     writes: Vec<Write>,
     size_bytes: usize,
+    /// Lots and memories among `writes`, kept as they are pushed so an id costs no recount.
+    node_count: u64,
 }
 
 impl<'e, S: Storage> Batch<'e, S> {
     fn next_id(&self) -> u64 {
-        let nodes = self.writes.iter().filter(|write| !matches!(write, Write::Vector { .. })).count();
-        self.engine.graph.next_id() + nodes as u64
+        self.engine.graph.next_id() + self.node_count
     }
 
     /// Checks `write` against the agent and the writes collected so far, then collects it;
@@ -109,6 +111,7 @@ impl<'e, S: Storage> Batch<'e, S> {
             }
         };
         self.size_bytes += content_bytes;
+        self.node_count += u64::from(id.is_some());
         self.writes.push(write);
         Ok(id)
     }
@@ -191,7 +194,7 @@ impl<S: Storage> AgentEngine<S> {
     pub fn batch<T>(&mut self, collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>) -> Result<T, Error> {
         self.check_writable()?;
         let (value, writes) = {
-            let mut batch = Batch { engine: self, writes: Vec::new(), size_bytes: 0 };
+            let mut batch = Batch { engine: self, writes: Vec::new(), size_bytes: 0, node_count: 0 };
             let value = collect(&mut batch)?;
             (value, batch.writes)
         };
@@ -221,11 +224,16 @@ impl<S: Storage> AgentEngine<S> {
         if staged.first_id.is_some_and(|first_id| first_id != next_id) {
             return Err(Error::BatchConflict);
         }
-        let mut batch =
-            Batch { engine: self, writes: core::mem::take(&mut staged.writes), size_bytes: staged.size_bytes };
+        let mut batch = Batch {
+            engine: self,
+            writes: core::mem::take(&mut staged.writes),
+            size_bytes: staged.size_bytes,
+            node_count: staged.node_count,
+        };
         let outcome = collect(&mut batch);
         staged.writes = batch.writes;
         staged.size_bytes = batch.size_bytes;
+        staged.node_count = batch.node_count;
         staged.first_id = (!staged.writes.is_empty()).then_some(next_id);
         outcome
     }
