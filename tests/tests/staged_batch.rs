@@ -64,6 +64,18 @@ fn a_recall_between_steps_is_caught_at_the_commit<B: Backend>() {
     assert_eq!(alice.memories().unwrap(), Vec::<Id>::new());
 }
 
+fn a_recall_between_two_steps_is_caught_at_the_commit<B: Backend>() {
+    let (_place, alice) = open_alice::<B>();
+    let source = alice.add_lot("web", b"a rumour").unwrap();
+    let mut staged = StagedBatch::default();
+    alice.stage(&mut staged, |batch| batch.remember(b"built on the rumour", &[Leg::from([source])])).unwrap();
+    alice.recall(source, Mode::Fair, Removal::Untrusted).unwrap();
+    let lot = alice.stage(&mut staged, |batch| batch.add_lot("tool", b"later step")).unwrap();
+    assert_eq!(lot, Id::from(3), "a recall takes no id, so the ids still hold");
+    assert_eq!(alice.commit_staged(staged), Err(Error::DeadParent { id: source }));
+    assert_eq!(alice.lots().unwrap(), Vec::<Id>::new());
+}
+
 fn a_dropped_staged_batch_writes_nothing<B: Backend>() {
     let (_place, alice) = open_alice::<B>();
     let mut staged = StagedBatch::default();
@@ -78,5 +90,6 @@ cheesedb_tests::conformance!(
     a_failed_step_keeps_the_earlier_steps_and_adds_nothing,
     a_write_between_steps_is_a_conflict_and_nothing_is_written,
     a_recall_between_steps_is_caught_at_the_commit,
+    a_recall_between_two_steps_is_caught_at_the_commit,
     a_dropped_staged_batch_writes_nothing,
 );

@@ -51,6 +51,11 @@ pub struct StagedBatch {
     node_count: u64,
     /// The agent's next id when the first write was staged: the ids handed out count from it.
     first_id: Option<u64>,
+    /// The sequence of the agent's last record at the latest step.
+    sequence: u64,
+    /// Whether a record reached the agent between two steps (a recall, say), so the commit
+    /// must check every write again; otherwise the checks of the steps still hold.
+    revalidate: bool,
 }
 
 impl StagedBatch {
@@ -231,6 +236,9 @@ impl<S: Storage> AgentEngine<S> {
             node_count: staged.node_count,
         };
         let outcome = collect(&mut batch);
+        let sequence = self.log.sequence();
+        staged.revalidate |= !batch.writes.is_empty() && staged.sequence != sequence && staged.first_id.is_some();
+        staged.sequence = sequence;
         staged.writes = batch.writes;
         staged.size_bytes = batch.size_bytes;
         staged.node_count = batch.node_count;
@@ -250,7 +258,13 @@ impl<S: Storage> AgentEngine<S> {
         if staged.first_id.is_some_and(|first_id| first_id != self.graph.next_id()) {
             return Err(Error::BatchConflict);
         }
-        self.batch(|batch| staged.writes.into_iter().try_for_each(|write| batch.push(write).map(|_| ())))
+        if staged.revalidate || staged.sequence != self.log.sequence() {
+            return self.batch(|batch| staged.writes.into_iter().try_for_each(|write| batch.push(write).map(|_| ())));
+        }
+        // Nothing reached the agent since the steps checked the writes: they hold as checked.
+        self.check_writable()?;
+        self.check_batch_vectors(&staged.writes)?;
+        self.write_batch(&staged.writes).map(|_| ())
     }
 
     /// Checks that the vectors of a batch share the dimension of the agent's alive vectors
