@@ -39,17 +39,15 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, NamedTuple, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
 try:
     from langgraph.store.base import (
         BaseStore,
         GetOp,
         IndexConfig,
-        InvalidNamespaceError,
         Item,
         ListNamespacesOp,
-        MatchCondition,
         Op,
         PutOp,
         Result,
@@ -65,6 +63,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
     ) from missing
 
 import cheesedb
+from cheesedb import _store_rules as store_rules
 
 __all__ = ["CheeseStore", "CheeseItem", "CheeseSearchItem", "Removed", "LOT_LABEL"]
 
@@ -80,8 +79,6 @@ _FORMAT_VERSION = 1
 # for four times more, until enough survive the namespace and filter.
 _FIRST_SEARCH_HITS = 64
 _SEARCH_GROWTH = 4
-
-_FILTER_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 Namespace = tuple[str, ...]
 Source = Union[int, Item, tuple[Namespace, str]]
@@ -208,7 +205,7 @@ class CheeseStore(BaseStore):
         # Each namespace's keys, and each key's alive versions, oldest first: the last is
         # what reads see. A namespace without an alive item is dropped.
         self._namespaces: dict[Namespace, dict[str, list[int]]] = {}
-        self.index_config = _prepare_index(index)
+        self.index_config = store_rules.prepare_index(index)
         self.embeddings = (
             ensure_embeddings(self.index_config.get("embed")) if self.index_config else None
         )
@@ -231,14 +228,14 @@ class CheeseStore(BaseStore):
             cheesedb.Error: what the agent raised while writing.
         """
         ops = list(ops)
-        _validate_ops(ops)
+        store_rules.validate_ops(ops)
         vectors = self._embed_sync(ops)
         return self._run(ops, vectors)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """As `batch`, on a worker thread, with embeddings made asynchronously."""
         ops = list(ops)
-        _validate_ops(ops)
+        store_rules.validate_ops(ops)
         vectors = await self._embed_async(ops)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self._run, ops, vectors)
@@ -277,7 +274,7 @@ class CheeseStore(BaseStore):
             cheesedb.Error: a parent that is unknown or dead, or a failed write.
         """
         namespace = tuple(namespace)
-        _validate_put_namespace(namespace)
+        store_rules.validate_put_namespace(namespace)
         if legs is None:
             if not sources:
                 raise ValueError("remember needs at least one source (or legs=)")
@@ -317,7 +314,7 @@ class CheeseStore(BaseStore):
             cheesedb.Error: a failed write.
         """
         namespace = tuple(namespace)
-        _validate_labels(namespace)
+        store_rules.validate_labels(namespace)
         if mode not in ("fair", "strict"):
             raise cheesedb.InvalidArgumentError(f"mode must be 'fair' or 'strict', not {mode!r}")
         with self._lock:
@@ -406,7 +403,7 @@ class CheeseStore(BaseStore):
                 continue
             for versions in keys.values():
                 record = self._records[versions[-1]]
-                if _passes(record.value, op.filter):
+                if store_rules.passes(record.value, op.filter):
                     found.append(record)
         found.sort(key=lambda record: record.id, reverse=True)
         return found
@@ -421,11 +418,11 @@ class CheeseStore(BaseStore):
             return None
         if self._namespaces[record.namespace][record.key][-1] != node_id:
             return None
-        return record if _passes(record.value, op.filter) else None
+        return record if store_rules.passes(record.value, op.filter) else None
 
     def _search(self, op: SearchOp, vectors: dict[str, list[float]]) -> list[CheeseSearchItem]:
         if op.filter:
-            _check_filter(op.filter)
+            store_rules.check_filter(op.filter)
         wanted = max(op.offset, 0) + max(op.limit, 0)
         if not op.query:
             ranked = [(record, None) for record in self._candidates(op)]
@@ -469,7 +466,7 @@ class CheeseStore(BaseStore):
     def _list_namespaces(self, op: ListNamespacesOp) -> list[Namespace]:
         namespaces = list(self._namespaces)
         conditions = op.match_conditions or ()
-        matching = [ns for ns in namespaces if all(_matches(c, ns) for c in conditions)]
+        matching = [ns for ns in namespaces if all(store_rules.matches(c, ns) for c in conditions)]
         if op.max_depth is not None:
             matching = list({ns[: op.max_depth] for ns in matching})
         matching.sort()
@@ -709,139 +706,3 @@ def _query_slot(query: str) -> str:
     # Queries and documents share the vector table; a prefix keeps a query from
     # taking the vector of a document with the same text.
     return "\x00query\x00" + query
-
-
-# ----------------------------------------------------------------------
-# Validation, filters and namespace matching
-
-
-def _prepare_index(index: Optional[IndexConfig]) -> Optional[dict[str, Any]]:
-    if not index:
-        return None
-    config: dict[str, Any] = dict(index)
-    if config.get("embed") is None:
-        raise ValueError("index needs an 'embed' function or Embeddings")
-    config["__tokenized_fields"] = [
-        (path, tokenize_path(path)) if path != "$" else (path, path)
-        for path in (config.get("fields") or ["$"])
-    ]
-    return config
-
-
-def _validate_labels(namespace: Namespace) -> None:
-    for label in namespace:
-        if not isinstance(label, str):
-            raise InvalidNamespaceError(
-                f"Invalid namespace label {label!r} in {namespace}: labels must be strings."
-            )
-        if not label:
-            raise InvalidNamespaceError(f"Namespace labels cannot be empty: {namespace}")
-        if "." in label:
-            raise InvalidNamespaceError(
-                f"Invalid namespace label {label!r} in {namespace}: labels cannot contain '.'."
-            )
-        if "\x00" in label:
-            raise InvalidNamespaceError(
-                f"Invalid namespace label {label!r} in {namespace}: labels cannot contain NUL."
-            )
-
-
-def _validate_put_namespace(namespace: Namespace) -> None:
-    if not namespace:
-        raise InvalidNamespaceError("Namespace cannot be empty.")
-    _validate_labels(namespace)
-    if namespace[0] == "langgraph":
-        raise InvalidNamespaceError(
-            f'Root label for namespace cannot be "langgraph". Got: {namespace}'
-        )
-
-
-def _validate_ops(ops: list[Op]) -> None:
-    """Checks every namespace before anything runs, so a bad op writes nothing."""
-    for op in ops:
-        if isinstance(op, PutOp):
-            namespace = tuple(op.namespace)
-            if op.value is None:
-                _validate_labels(namespace)
-            else:
-                _validate_put_namespace(namespace)
-        elif isinstance(op, GetOp):
-            _validate_labels(tuple(op.namespace))
-        elif isinstance(op, SearchOp):
-            _validate_labels(tuple(op.namespace_prefix))
-        elif isinstance(op, ListNamespacesOp):
-            for condition in op.match_conditions or ():
-                _validate_labels(tuple(condition.path))
-
-
-def _check_filter(filter_value: Any) -> None:
-    """Refuses an unknown ``$`` operator even where no item reaches it."""
-    if isinstance(filter_value, dict):
-        for name, inner in filter_value.items():
-            if isinstance(name, str) and name.startswith("$") and name not in _FILTER_OPERATORS:
-                raise ValueError(f"Unsupported operator: {name}")
-            _check_filter(inner)
-    elif isinstance(filter_value, (list, tuple)):
-        for inner in filter_value:
-            _check_filter(inner)
-
-
-def _passes(value: dict[str, Any], filter_value: Optional[dict[str, Any]]) -> bool:
-    if not filter_value:
-        return True
-    return all(_compare(value.get(name), wanted) for name, wanted in filter_value.items())
-
-
-def _compare(item_value: Any, filter_value: Any) -> bool:
-    """Matches a value against a filter the way langgraph's stores do (JSONB-like)."""
-    if isinstance(filter_value, dict):
-        if any(isinstance(name, str) and name.startswith("$") for name in filter_value):
-            return all(
-                _apply_operator(item_value, operator, operand)
-                for operator, operand in filter_value.items()
-            )
-        if not isinstance(item_value, dict):
-            return False
-        return all(_compare(item_value.get(name), inner) for name, inner in filter_value.items())
-    if isinstance(filter_value, (list, tuple)):
-        return (
-            isinstance(item_value, (list, tuple))
-            and len(item_value) == len(filter_value)
-            and all(_compare(got, wanted) for got, wanted in zip(item_value, filter_value))
-        )
-    return item_value == filter_value
-
-
-_ORDERINGS: dict[str, Callable[[float, float], bool]] = {
-    "$gt": lambda got, bound: got > bound,
-    "$gte": lambda got, bound: got >= bound,
-    "$lt": lambda got, bound: got < bound,
-    "$lte": lambda got, bound: got <= bound,
-}
-
-
-def _apply_operator(value: Any, operator: str, operand: Any) -> bool:
-    if operator == "$eq":
-        return value == operand
-    if operator == "$ne":
-        return value != operand
-    ordering = _ORDERINGS.get(operator)
-    if ordering is None:
-        raise ValueError(f"Unsupported operator: {operator}")
-    try:
-        return ordering(float(value), float(operand))
-    except (TypeError, ValueError):
-        return False
-
-
-def _matches(condition: MatchCondition, namespace: Namespace) -> bool:
-    path = tuple(condition.path)
-    if len(namespace) < len(path):
-        return False
-    if condition.match_type == "prefix":
-        pairs = zip(namespace, path)
-    elif condition.match_type == "suffix":
-        pairs = zip(reversed(namespace), reversed(path))
-    else:
-        raise ValueError(f"Unsupported match type: {condition.match_type}")
-    return all(wanted == "*" or label == wanted for label, wanted in pairs)
