@@ -76,6 +76,25 @@ fn a_recall_between_two_steps_is_caught_at_the_commit<B: Backend>() {
     assert_eq!(alice.lots().unwrap(), Vec::<Id>::new());
 }
 
+fn a_batch_staged_on_one_agent_is_checked_again_on_another<B: Backend>() {
+    let place = B::new();
+    let store = place.open(Options::default()).unwrap();
+    let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
+    let bob = store.open_agent(&store.create_agent("bob").unwrap()).unwrap();
+    // The same writes on both agents, but alice recalls her 1 and bob his 2: the same next id
+    // and the same length of log, while the parent staged below is dead only in bob.
+    for agent in [&alice, &bob] {
+        agent.add_lot("web", b"first").unwrap();
+        agent.add_lot("web", b"second").unwrap();
+    }
+    alice.recall(Id::from(1), Mode::Fair, Removal::Untrusted).unwrap();
+    bob.recall(Id::from(2), Mode::Fair, Removal::Untrusted).unwrap();
+    let mut staged = StagedBatch::default();
+    alice.stage(&mut staged, |batch| batch.remember(b"learned by alice", &[Leg::from([Id::from(2)])])).unwrap();
+    assert_eq!(bob.commit_staged(staged), Err(Error::DeadParent { id: Id::from(2) }));
+    assert_eq!(bob.memories().unwrap(), Vec::<Id>::new());
+}
+
 fn a_dropped_staged_batch_writes_nothing<B: Backend>() {
     let (_place, alice) = open_alice::<B>();
     let mut staged = StagedBatch::default();
@@ -91,5 +110,6 @@ cheesedb_tests::conformance!(
     a_write_between_steps_is_a_conflict_and_nothing_is_written,
     a_recall_between_steps_is_caught_at_the_commit,
     a_recall_between_two_steps_is_caught_at_the_commit,
+    a_batch_staged_on_one_agent_is_checked_again_on_another,
     a_dropped_staged_batch_writes_nothing,
 );

@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use super::append::{validate_lot, Entry};
 use super::search::{vector_bytes, vector_dimension};
 use super::AgentEngine;
+use crate::digest::Hash;
 use crate::error::Error;
 use crate::error::VectorProblem;
 use crate::id::{Id, Leg};
@@ -51,8 +52,9 @@ pub struct StagedBatch {
     node_count: u64,
     /// The agent's next id when the first write was staged: the ids handed out count from it.
     first_id: Option<u64>,
-    /// The sequence of the agent's last record at the latest step.
-    sequence: u64,
+    /// The chain hash of the agent's last record at the latest step: it names both the agent
+    /// and how far its log went, so an unchanged chain means nothing reached it since.
+    chain: Hash,
     /// Whether a record reached the agent between two steps (a recall, say), so the commit
     /// must check every write again; otherwise the checks of the steps still hold.
     revalidate: bool,
@@ -236,9 +238,9 @@ impl<S: Storage> AgentEngine<S> {
             node_count: staged.node_count,
         };
         let outcome = collect(&mut batch);
-        let sequence = self.log.sequence();
-        staged.revalidate |= !batch.writes.is_empty() && staged.sequence != sequence && staged.first_id.is_some();
-        staged.sequence = sequence;
+        let chain = self.log.chain();
+        staged.revalidate |= !batch.writes.is_empty() && staged.chain != chain && staged.first_id.is_some();
+        staged.chain = chain;
         staged.writes = batch.writes;
         staged.size_bytes = batch.size_bytes;
         staged.node_count = batch.node_count;
@@ -258,7 +260,7 @@ impl<S: Storage> AgentEngine<S> {
         if staged.first_id.is_some_and(|first_id| first_id != self.graph.next_id()) {
             return Err(Error::BatchConflict);
         }
-        if staged.revalidate || staged.sequence != self.log.sequence() {
+        if staged.revalidate || staged.chain != self.log.chain() {
             return self.batch(|batch| staged.writes.into_iter().try_for_each(|write| batch.push(write).map(|_| ())));
         }
         // Nothing reached the agent since the steps checked the writes: they hold as checked.
