@@ -84,7 +84,23 @@ Namespace = tuple[str, ...]
 Source = Union[int, Item, tuple[Namespace, str]]
 
 
-class CheeseItem(Item):
+class _WithId:
+    """What both item classes add to langgraph's: the cheesedb ``id``, also in ``dict()``."""
+
+    __slots__ = ()
+
+    def __init__(self, *, id: int, **fields: Any) -> None:  # noqa: A002 - the name is the API
+        super().__init__(**fields)
+        self.id = id
+
+    def dict(self) -> dict:
+        """The item as a plain dict, with its ``id``."""
+        result = super().dict()
+        result["id"] = self.id
+        return result
+
+
+class CheeseItem(_WithId, Item):
     """A langgraph `Item` that also says its cheesedb id (``item.id``).
 
     The id is that of the version read: name it as a parent with
@@ -93,31 +109,11 @@ class CheeseItem(Item):
 
     __slots__ = ("id",)
 
-    def __init__(self, *, id: int, **fields: Any) -> None:  # noqa: A002 - the name is the API
-        super().__init__(**fields)
-        self.id = id
 
-    def dict(self) -> dict:
-        """The item as a plain dict, with its ``id``."""
-        result = super().dict()
-        result["id"] = self.id
-        return result
-
-
-class CheeseSearchItem(SearchItem):
+class CheeseSearchItem(_WithId, SearchItem):
     """A langgraph `SearchItem` that also says its cheesedb id (``item.id``)."""
 
     __slots__ = ("id",)
-
-    def __init__(self, *, id: int, **fields: Any) -> None:  # noqa: A002 - the name is the API
-        super().__init__(**fields)
-        self.id = id
-
-    def dict(self) -> dict:
-        """The item as a plain dict, with its ``id``."""
-        result = super().dict()
-        result["id"] = self.id
-        return result
 
 
 class Removed(NamedTuple):
