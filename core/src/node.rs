@@ -32,6 +32,13 @@ pub struct Node {
 }
 
 impl Node {
+    /// A node with these facts, for code that rebuilds one away from the engine that read it
+    /// (a client of the memory server). `content` is `None` for a withheld or erased text.
+    #[must_use]
+    pub fn from_parts(id: Id, kind: NodeKind, alive: bool, content: Option<Vec<u8>>) -> Node {
+        Node { id, kind, alive, content }
+    }
+
     /// Whether it was not recalled.
     #[must_use]
     pub fn is_alive(&self) -> bool {

@@ -42,6 +42,7 @@ mod io;
 mod lock;
 mod mutex;
 mod permissions;
+pub mod protocol;
 mod search;
 mod shared;
 mod store;
