@@ -35,6 +35,7 @@
 
 mod agent;
 mod builder;
+mod client;
 mod files;
 mod folder;
 mod group;
@@ -56,6 +57,7 @@ pub use cheesedb_core::{
     Mode, NameKind, Node, NodeKind, Options, Removal, Report, StagedBatch, Storage, StorageError, StorageErrorKind,
     StorageFile, Token, VectorProblem,
 };
+pub use client::{Client, ClientAgent, ClientBatch};
 pub use files::{FileHandle, FileStorage};
 pub use io::{Io, UnknownIo};
 pub use lock::LOCK_FILE;
@@ -70,5 +72,7 @@ mod tests {
     fn handles_can_be_shared_between_threads() {
         assert_send_sync_clone::<crate::Store>();
         assert_send_sync_clone::<crate::Agent>();
+        assert_send_sync_clone::<crate::Client>();
+        assert_send_sync_clone::<crate::ClientAgent>();
     }
 }

@@ -29,7 +29,8 @@ mod wire_error;
 pub use frame::{read_frame_body, read_frame_length, write_frame, FrameError, FRAME_LENGTH_BYTES, FRAME_MAX_BYTES};
 pub use request::{BatchWrite, Request};
 pub use response::Response;
-pub use wire::{WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireReport};
+pub(crate) use wire::wire_leg;
+pub use wire::{engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireReport};
 pub use wire_error::{WireError, WireStorageKind, WireVectorProblem};
 
 /// The version of the protocol this crate speaks; a client and a server of different versions

@@ -90,6 +90,17 @@ impl Response {
         Ok(response)
     }
 
+    /// The protocol version a hello answer announces, read from its first bytes alone, so that
+    /// the answer of a server of any version is understood: `None` for another response.
+    #[must_use]
+    pub fn hello_version(bytes: &[u8]) -> Option<u32> {
+        let (variant, rest) = postcard::take_from_bytes::<u32>(bytes).ok()?;
+        if variant != 0 {
+            return None;
+        }
+        postcard::take_from_bytes::<u32>(rest).ok().map(|(version, _)| version)
+    }
+
     /// Encodes the response as a frame's body into `body`, replacing what it held.
     ///
     /// # Errors

@@ -67,7 +67,7 @@ pub(crate) fn wire_leg(leg: &Leg) -> Vec<u64> {
 
 /// A leg from a list of parent ids (sorted and without repeats, as `Leg` keeps them).
 #[must_use]
-pub(crate) fn engine_leg(parents: &[u64]) -> Leg {
+pub fn engine_leg(parents: &[u64]) -> Leg {
     parents.iter().copied().map(Id::from).collect()
 }
 
