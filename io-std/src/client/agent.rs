@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Report};
+use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Report, TrustLevel};
 
 use super::batch::ClientBatch;
 use super::connection::Connection;
@@ -318,6 +318,19 @@ impl ClientAgent {
     pub fn has_vector(&self, id: Id) -> Result<bool, Error> {
         self.call(&Request::HasVector { id: id.get() }, |response| match response {
             Response::Flag(flag) => Some(flag),
+            _ => None,
+        })
+    }
+
+    /// The trust level of the lot or memory `id` under the server's trust rules (its data
+    /// folder's `trust.toml`); as [`Agent::trust`](crate::Agent::trust).
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::trust`](crate::Agent::trust), and the errors of a connection.
+    pub fn trust(&self, id: Id) -> Result<TrustLevel, Error> {
+        self.call(&Request::Trust { id: id.get() }, |response| match response {
+            Response::Trust(level) => Some(level.into()),
             _ => None,
         })
     }

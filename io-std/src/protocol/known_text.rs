@@ -39,6 +39,8 @@ const CORRUPT_REASONS: &[CorruptReason] = &[
     CorruptReason::UnknownRecordKind,
     CorruptReason::LegsCutShort,
     CorruptReason::ContentCutShort,
+    CorruptReason::TrackedParentsMalformed,
+    CorruptReason::TrackedParentNotInEveryLeg,
     CorruptReason::ErasedContentPaddingNotZero,
     CorruptReason::SegmentHeaderCutShort,
     CorruptReason::SegmentHeaderChecksumMismatch,
@@ -155,6 +157,9 @@ const LIMITS: &[&str] = &[
     "segment size",
     "preallocation in bytes",
     "bytes read into memory at once",
+    "ids read since the last write (the read set)",
+    "parents of one leg with the read set added",
+    "tracked parents of one memory",
 ];
 
 /// Which rule of the engine broke (`Error::Internal`).
@@ -179,6 +184,9 @@ const INTERNAL_RULES: &[&str] = &[
     "the server named a damage this client does not know",
     "the server failed in a way this client does not know",
     "a request encodes",
+    "a memory's parents are older than it",
+    "the trust walk ends with its start known",
+    "a lot's record is a lot",
     "a response encodes",
 ];
 

@@ -12,7 +12,7 @@
 //! the protocol, so two versions always understand each other's hello. Then the client opens
 //! one agent by its token ([`Request::OpenAgent`]; a wrong token and an unknown one get the same
 //! answer) and works on it, one request at a time, each answered by one response (a long list
-//! comes in several frames, each but the last marked `more`). Store-level requests
+//! comes in several responses, each but the last marked `more`). Store-level requests
 //! (create, list and delete agents) need no open agent.
 //!
 //! Every failure is a [`Response::Failed`] carrying a [`WireError`], which turns back into the
@@ -30,7 +30,9 @@ pub use frame::{read_frame_body, read_frame_length, write_frame, FrameError, FRA
 pub use request::{BatchWrite, Request};
 pub use response::Response;
 pub(crate) use wire::wire_leg;
-pub use wire::{engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireReport};
+pub use wire::{
+    engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireReport, WireTrust,
+};
 pub use wire_error::{WireError, WireStorageKind, WireVectorProblem};
 
 /// The version of the protocol this crate speaks; a client and a server of different versions
@@ -39,6 +41,3 @@ pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The name of the server's socket inside the data folder.
 pub const SOCKET_FILE: &str = "cheesedb.sock";
-
-/// How many ids, hits or names one frame of a list carries; a longer list takes several.
-pub const LIST_ITEMS_PER_FRAME: usize = 65_536;

@@ -2,13 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::wire::{WireHit, WireLeftBehind, WireNode, WireReport};
+use super::wire::{WireHit, WireLeftBehind, WireNode, WireReport, WireTrust};
 use super::wire_error::WireError;
 use crate::Error;
 
-/// One answer of the server. Lists longer than
-/// [`LIST_ITEMS_PER_FRAME`](super::LIST_ITEMS_PER_FRAME) come in several responses, each but
-/// the last with `more` set.
+/// One answer of the server. A long list comes in several responses, each but the last with
+/// `more` set, so that no frame passes its limit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Response {
     /// The answer to a hello: the server's protocol version and name. Always the first variant,
@@ -71,8 +70,8 @@ pub enum Response {
         /// Whether more of the list follows.
         more: bool,
     },
-    /// A trust level: 0 low, 1 normal, 2 high.
-    Trust(u8),
+    /// A trust level.
+    Trust(WireTrust),
 }
 
 impl Response {

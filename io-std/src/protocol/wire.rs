@@ -1,7 +1,7 @@
 //! The values of the engine as the protocol carries them: plain data, each with its way back
 //! into the engine's type.
 
-use cheesedb_core::{Hit, Id, LeftBehind, Leg, Mode, Node, NodeKind, Removal, Report};
+use cheesedb_core::{Hit, Id, LeftBehind, Leg, Mode, Node, NodeKind, Removal, Report, TrustLevel};
 use serde::{Deserialize, Serialize};
 
 use super::known_text;
@@ -18,6 +18,8 @@ pub struct WireNode {
     /// Its content; `None` when withheld or erased.
     #[serde(with = "super::bytes::optional")]
     pub content: Option<Vec<u8>>,
+    /// The parents it got from read tracking.
+    pub tracked_parents: Vec<u64>,
 }
 
 /// [`NodeKind`].
@@ -41,7 +43,13 @@ impl From<&Node> for WireNode {
             NodeKind::Lot { label } => WireNodeKind::Lot { label: label.clone() },
             NodeKind::Memory { legs } => WireNodeKind::Memory { legs: legs.iter().map(|leg| wire_leg(leg)).collect() },
         };
-        WireNode { id: node.id.get(), kind, alive: node.is_alive(), content: node.content().map(<[u8]>::to_vec) }
+        WireNode {
+            id: node.id.get(),
+            kind,
+            alive: node.is_alive(),
+            content: node.content().map(<[u8]>::to_vec),
+            tracked_parents: node.tracked_parents().iter().map(|id| id.get()).collect(),
+        }
     }
 }
 
@@ -55,7 +63,8 @@ impl WireNode {
                 NodeKind::Memory { legs: legs.into_iter().map(|leg| engine_leg(&leg)).collect() }
             }
         };
-        Node::from_parts(Id::from(self.id), kind, self.alive, self.content)
+        let tracked_parents = self.tracked_parents.into_iter().map(Id::from).collect();
+        Node::from_parts(Id::from(self.id), kind, self.alive, self.content, tracked_parents)
     }
 }
 
@@ -222,5 +231,36 @@ impl From<&LeftBehind> for WireLeftBehind {
 impl From<WireLeftBehind> for LeftBehind {
     fn from(left: WireLeftBehind) -> LeftBehind {
         LeftBehind { path: left.path, reason: left.reason }
+    }
+}
+
+/// A [`TrustLevel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireTrust {
+    /// `TrustLevel::Low`.
+    Low,
+    /// `TrustLevel::Normal`.
+    Normal,
+    /// `TrustLevel::High`.
+    High,
+}
+
+impl From<TrustLevel> for WireTrust {
+    fn from(level: TrustLevel) -> WireTrust {
+        match level {
+            TrustLevel::Low => WireTrust::Low,
+            TrustLevel::Normal => WireTrust::Normal,
+            TrustLevel::High => WireTrust::High,
+        }
+    }
+}
+
+impl From<WireTrust> for TrustLevel {
+    fn from(level: WireTrust) -> TrustLevel {
+        match level {
+            WireTrust::Low => TrustLevel::Low,
+            WireTrust::Normal => TrustLevel::Normal,
+            WireTrust::High => TrustLevel::High,
+        }
     }
 }
