@@ -4,7 +4,7 @@
 //! a panic, which would be a bug, is reported the same way rather than as a trace.
 
 // The memory server writes the access log; until it does, parts of the module stand unused.
-#[allow(dead_code, unused_imports)]
+#[allow(dead_code)]
 mod access_log;
 mod arguments;
 mod bench;
@@ -23,6 +23,7 @@ mod search;
 mod session;
 mod snippet;
 mod tokens;
+mod utc_time;
 
 use std::process::ExitCode;
 
