@@ -144,6 +144,17 @@ Examples:
   cheesedb report alice")]
     Report(AgentOnly),
 
+    /// Show who did what to an agent through the memory server, every entry verified
+    #[command(after_help = "Each entry: when, the client's process and user ids, the operation, the ids
+involved and the outcome; never content. The entries form a hash chain across the rotated files
+in access/ in the data folder: an entry edited, removed or moved fails the command (exit 3)
+naming the file and entry. It reads the files only, with or without a server running.
+
+Examples:
+  cheesedb log alice
+  cheesedb log alice --json")]
+    Log(AgentName),
+
     /// Serve one agent to AI apps over the Model Context Protocol (stdio)
     #[command(after_help = "The app starts this command and speaks JSON-RPC on its standard input and
 output; nothing listens on the network.
@@ -265,6 +276,13 @@ pub struct AgentAndId {
 #[derive(Debug, Args)]
 pub struct AgentOnly {
     /// The agent's name (or its token)
+    pub agent: String,
+}
+
+/// A subcommand that takes an agent by name only.
+#[derive(Debug, Args)]
+pub struct AgentName {
+    /// The agent's name
     pub agent: String,
 }
 

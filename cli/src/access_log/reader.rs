@@ -99,7 +99,11 @@ pub fn read(data_folder: &Path, agent: &str, limits: &Limits) -> Result<Verified
         };
         match &before {
             Some((before_number, before_file)) => check_join(&shown, number, &scanned, *before_number, before_file)?,
-            None => check_start(&shown, number, &scanned, numbers.len(), limits)?,
+            None => {
+                // Files between the oldest and the newest that are missing are found at the join.
+                let span = numbers.last().map_or(1, |newest| newest - number + 1);
+                check_start(&shown, number, &scanned, span, limits)?;
+            }
         }
         if let Some(line) = scanned.torn_line {
             if !newest {
@@ -186,7 +190,7 @@ fn check_start(
     shown: &str,
     number: u64,
     file: &ScannedFile,
-    files_present: usize,
+    files_spanned: u64,
     limits: &Limits,
 ) -> Result<(), LogDamage> {
     let damage = |kind, detail: String| LogDamage::line(shown, 1, None, kind, detail);
@@ -199,9 +203,9 @@ fn check_start(
     // Rotation removes a file only after making the next one, and keeps the newest
     // `old_files_kept + 1`: fewer files than that, with older ones gone, means some were removed.
     let kept = limits.old_files_kept.saturating_add(1);
-    if u64::try_from(files_present).unwrap_or(u64::MAX) < kept {
+    if files_spanned < kept {
         let detail = format!(
-            "files before it are missing: rotation keeps {kept} files and removes only older ones, yet {files_present} are left"
+            "files before it are missing: rotation keeps {kept} files and removes only older ones, yet {files_spanned} are left"
         );
         return Err(damage(DamageKind::Removed, detail));
     }
