@@ -100,8 +100,14 @@ impl Wire {
     /// Reads the hello and answers it; false when the connection is to be closed.
     fn hello_exchanged(&mut self, state: &ServerState) -> bool {
         let timeout = state.settings.client_timeout;
-        if !self.read_frame(Some(timeout), timeout).is_ok_and(|read| read) {
-            return false;
+        match self.read_frame(Some(timeout), timeout) {
+            Ok(true) => {}
+            Ok(false) | Err(FrameError::Io(_)) => return false,
+            Err(FrameError::TooLarge { size_bytes }) => {
+                let refusal = FrameError::TooLarge { size_bytes }.into_error(false);
+                let _ = self.send_all(&[Response::failed(&refusal)], timeout);
+                return false;
+            }
         }
         match Request::hello_version(&self.body) {
             Some(PROTOCOL_VERSION) => self.send_all(&[hello()], timeout),
