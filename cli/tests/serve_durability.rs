@@ -51,14 +51,12 @@ fn client_work(
             Ok(id) => {
                 let earlier = acknowledged.written.insert((agent_index, id.get()), content);
                 assert!(earlier.is_none(), "id {id} handed out twice to one client");
-                if step % 17 == 0 {
-                    if agent.recall(id, Mode::Fair, Removal::Untrusted).is_ok() {
-                        acknowledged.recalled.push((agent_index, id.get()));
-                    }
+                if step % 17 == 0 && agent.recall(id, Mode::Fair, Removal::Untrusted).is_ok() {
+                    acknowledged.recalled.push((agent_index, id.get()));
                 }
             }
             Err(Error::DeadParent { .. }) => {}
-            Err(error) if matches!(error, Error::ConnectionLost { .. } | Error::ServerUnavailable { .. }) => break,
+            Err(Error::ConnectionLost { .. } | Error::ServerUnavailable { .. }) => break,
             Err(error) => panic!("client {client_index}: {error}"),
         }
     }

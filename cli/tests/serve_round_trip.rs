@@ -133,7 +133,9 @@ fn store_requests_answer_as_the_library_does() {
             std::thread::spawn(move || client.create_agent(&format!("agent-{index}")).unwrap())
         })
         .collect();
-    threads.into_iter().for_each(|thread| drop(thread.join().unwrap()));
+    for thread in threads {
+        thread.join().unwrap();
+    }
     assert_eq!(client.agent_names().unwrap().len(), 5);
     server.stop();
 }

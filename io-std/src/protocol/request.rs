@@ -387,6 +387,16 @@ mod tests {
         assert!(Request::decode(&bytes).is_err());
     }
 
+    #[test]
+    fn the_fuzz_corpus_holds_requests() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/request_decoder");
+        for entry in std::fs::read_dir(corpus).unwrap() {
+            let path = entry.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(Request::decode(&bytes).is_ok(), "{} does not decode", path.display());
+        }
+    }
+
     proptest! {
         #[test]
         fn any_bytes_decode_or_fail_without_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {

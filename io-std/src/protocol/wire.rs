@@ -41,7 +41,7 @@ impl From<&Node> for WireNode {
     fn from(node: &Node) -> WireNode {
         let kind = match &node.kind {
             NodeKind::Lot { label } => WireNodeKind::Lot { label: label.clone() },
-            NodeKind::Memory { legs } => WireNodeKind::Memory { legs: legs.iter().map(|leg| wire_leg(leg)).collect() },
+            NodeKind::Memory { legs } => WireNodeKind::Memory { legs: legs.iter().map(wire_leg).collect() },
         };
         WireNode {
             id: node.id.get(),
