@@ -1,14 +1,12 @@
-//! What the server writes to the access log for each request it served.
+//! What the server writes to the access log for each request it served: the entry.
 
-use std::collections::HashSet;
-use std::sync::{Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cheesedb::protocol::{Response, WireError};
 
 use super::peer::Peer;
 use super::reply::Reply;
-use crate::access_log::{AccessEntry, AccessLogs};
+use crate::access_log::AccessEntry;
 
 /// The entry for `operation` by `peer`, naming `asked` (the ids of the request) and the ids
 /// the reply gave; never any content.
@@ -52,48 +50,6 @@ fn error_kind(error: &WireError) -> String {
     let debug = format!("{error:?}");
     let kind = debug.split([' ', '{', '(']).next().unwrap_or("error");
     format!("error: {kind}")
-}
-
-/// The access logs as the server writes them.
-#[derive(Debug)]
-pub struct AccessRecorder {
-    logs: AccessLogs,
-    /// Agents whose failed log was reported already.
-    reported: Mutex<HashSet<String>>,
-}
-
-impl AccessRecorder {
-    /// Writes to `logs`.
-    pub fn new(logs: AccessLogs) -> AccessRecorder {
-        AccessRecorder { logs, reported: Mutex::new(HashSet::new()) }
-    }
-
-    /// Appends `entry` to the log of `agent_name`. A failure does not undo the request, whose
-    /// work is done: it is reported on standard error, once per agent until a later append
-    /// succeeds.
-    pub fn append(&self, agent_name: &str, entry: &AccessEntry) {
-        let outcome = self.logs.append(agent_name, entry);
-        let mut reported = self.reported.lock().unwrap_or_else(PoisonError::into_inner);
-        match outcome {
-            Ok(()) => {
-                if !reported.is_empty() {
-                    reported.remove(agent_name);
-                }
-            }
-            Err(failure) => {
-                if reported.insert(agent_name.to_owned()) {
-                    eprintln!("cheesedb serve: an access log could not be written: {}", failure.message());
-                }
-            }
-        }
-    }
-
-    /// Makes every entry durable: the server calls it when it stops.
-    pub fn sync(&self) {
-        if let Err(failure) = self.logs.sync() {
-            eprintln!("cheesedb serve: the access logs could not be synced: {}", failure.message());
-        }
-    }
 }
 
 #[cfg(test)]

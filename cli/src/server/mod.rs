@@ -4,9 +4,8 @@
 //! root) and the number of connections, then gives the connection a thread of its own
 //! ([`connection`]), which holds the connection's [`session`]. Sessions of one agent share its
 //! engine (the store opens each agent once), so their writes join in group commit. Every
-//! request served is written to the agent's access log with the peer's pid and uid, right after
-//! its answer is sent (so the client does not wait for it; a server killed in between loses
-//! that one entry, as a crash can lose the last entries of an unsynced log).
+//! request served is written to the agent's access log with the peer's pid and uid, by a thread
+//! of its own once the answer is sent, so no client waits for the log ([`access_writer`]).
 //!
 //! A slow client only holds its own thread: a frame must be whole, and an answer read, within
 //! the client timeout. SIGTERM or SIGINT stops the server: no new connection is accepted, each
@@ -14,6 +13,7 @@
 //! store closed.
 
 mod access;
+mod access_writer;
 mod connection;
 mod connections;
 mod gate;
@@ -39,7 +39,7 @@ use cheesedb::{Error, Store, TrustRules};
 
 use crate::access_log::AccessLogs;
 use crate::failure::Failure;
-use access::AccessRecorder;
+use access_writer::AccessRecorder;
 use connections::Connections;
 use gate::Gates;
 use peer::peer_of;
@@ -76,7 +76,7 @@ pub fn serve(
     ready: impl FnOnce(),
 ) -> Result<(), Failure> {
     let store = open_store(folder, socket, read_only)?;
-    let access = AccessRecorder::new(AccessLogs::open(folder)?);
+    let access = AccessRecorder::start(AccessLogs::open(folder)?)?;
     let trust_rules = trust::load(folder)?;
     let listener = socket_file::claim(socket)?;
     let state = Arc::new(ServerState { store, gates: Gates::default(), settings, access, trust_rules });
@@ -91,7 +91,7 @@ pub fn serve(
     socket_file::remove(socket);
     connections.stop_reading();
     connections.wait_until_all_ended();
-    state.access.sync();
+    state.access.finish();
     drop(state);
     Ok(())
 }

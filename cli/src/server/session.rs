@@ -104,7 +104,7 @@ impl Session {
     /// connection calls it once the answer is sent (or could not be), before it reads on.
     pub fn log_served(&mut self) {
         if let Some((name, entry)) = self.served.take() {
-            self.state.access.append(&name, &entry);
+            self.state.access.append(name, entry);
         }
     }
 
