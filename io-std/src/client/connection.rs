@@ -11,6 +11,7 @@ use crate::protocol::{
 };
 
 use super::peer::check_server_user;
+use super::readable::{poll_readable, POLL_BEFORE_SLEEP};
 
 /// Bytes the reader keeps: a `get` answer and its frame arrive with one read.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
@@ -146,6 +147,9 @@ impl Connection {
     /// Reads one frame's body into `self.body`.
     fn receive(&mut self, write_in_flight: bool) -> Result<(), Error> {
         self.check_usable(write_in_flight)?;
+        if self.reader.buffer().is_empty() {
+            poll_readable(self.reader.get_ref(), POLL_BEFORE_SLEEP);
+        }
         let outcome = match read_frame_length(&mut self.reader) {
             Ok(Some(size)) => read_frame_body(&mut self.reader, size, &mut self.body).map_err(FrameError::Io),
             Ok(None) => Err(FrameError::Io(std::io::Error::from(std::io::ErrorKind::UnexpectedEof))),

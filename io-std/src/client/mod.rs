@@ -5,6 +5,7 @@ mod agent;
 mod batch;
 mod connection;
 mod peer;
+mod readable;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
