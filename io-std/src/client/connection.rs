@@ -147,7 +147,8 @@ impl Connection {
     /// Reads one frame's body into `self.body`.
     fn receive(&mut self, write_in_flight: bool) -> Result<(), Error> {
         self.check_usable(write_in_flight)?;
-        if self.reader.buffer().is_empty() {
+        // A write's answer waits for its sync, far longer than a poll: sleep at once.
+        if !write_in_flight && self.reader.buffer().is_empty() {
             poll_readable(self.reader.get_ref(), POLL_BEFORE_SLEEP);
         }
         let outcome = match read_frame_length(&mut self.reader) {
