@@ -4,7 +4,8 @@
 #     comparison times the same work; SQLite's Erase leaves the text in no file; cheesedb's
 #     keyword search and SQLite FTS5 match the same texts for the same OR queries;
 #  2. every scenario of `cheesedb bench --compare sqlite` runs and prints its JSON, at a tiny
-#     size whose figures mean nothing (docs/BENCHMARKS.md has the real command).
+#     size whose figures mean nothing (docs/BENCHMARKS.md has the real command);
+#  3. `cheesedb bench --server` starts a server, measures both sides and stops it cleanly.
 # Both steps use the test profile, so the bundled SQLite is compiled once (about 80 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,4 +34,18 @@ for kind in ("fair_untrusted", "strict_untrusted", "fair_erase", "strict_erase")
     assert result["cheesedb"][key] == result["sqlite"][key], f"{key} differs"
 assert result["cheesedb"]["search_hits_count"] == result["sqlite"]["search_hits_count"], "search hits differ"
 print("bench smoke run: every scenario ran on both engines; they removed the same counts and found as many hits")
+EOF
+
+cargo run -q --profile test -p cheesedb-cli --features sqlite -- bench --server --smoke --json >"$output"
+python3 - "$output" <<'EOF'
+import json
+import sys
+
+with open(sys.argv[1]) as file:
+    result = json.load(file)
+for side in ("in_process", "through_server"):
+    for key in ("get_median_us", "get_p99_us", "durable_writes_per_second"):
+        assert result[side][key] > 0, f"{side}: {key} missing"
+assert result["server_write_ratio"] > 0
+print("bench --server smoke run: both sides measured")
 EOF

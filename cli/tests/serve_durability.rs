@@ -12,6 +12,10 @@ use std::time::Duration;
 use cheesedb::{Error, Id, Leg, Mode, Removal, Store, Token};
 use common::server_process::ServerProcess;
 
+/// How long the clients write before the kill, unless `SERVE_SOAK_MS` says otherwise
+/// (`.ci/serve_soak.sh` runs it for a minute).
+const WRITE_FOR_MS_DEFAULT: u64 = 1500;
+
 /// Clients writing at once.
 const CLIENTS: usize = 16;
 /// Agents they share.
@@ -81,7 +85,9 @@ fn every_acknowledged_write_survives_sigkill() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(1500));
+    let write_for_ms =
+        std::env::var("SERVE_SOAK_MS").ok().and_then(|text| text.parse().ok()).unwrap_or(WRITE_FOR_MS_DEFAULT);
+    std::thread::sleep(Duration::from_millis(write_for_ms));
     server.kill();
     stop.store(true, Ordering::Relaxed);
     threads.into_iter().for_each(|thread| thread.join().unwrap());
@@ -96,6 +102,11 @@ fn every_acknowledged_write_survives_sigkill() {
         recalled.extend(acknowledged.recalled);
     }
     assert!(written.len() > 100, "only {} writes in the run", written.len());
+    println!(
+        "{} acknowledged writes and {} recalls by {CLIENTS} clients before SIGKILL",
+        written.len(),
+        recalled.len()
+    );
 
     // Restarted on the stale socket, the server has every acknowledged write.
     let server = ServerProcess::start(folder.path(), &[]);

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The memory server's longer run: 16 library clients on 4 agents write and recall for a minute
+# (SERVE_SOAK_MS to change it), the server is killed with SIGKILL, started again on its stale
+# socket, and every acknowledged write and recall must be there, with no id handed out twice.
+# The same test runs for 1.5 s in `cargo test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SERVE_SOAK_MS="${SERVE_SOAK_MS:-60000}" cargo test --release -p cheesedb-cli --test serve_durability -- --nocapture
