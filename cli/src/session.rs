@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use cheesedb::{Agent, Error, Io, Options, Report, Store, Token};
 
+use crate::agent_handle::AgentHandle;
 use crate::failure::Failure;
 use crate::output::escaped;
 use crate::tokens::{tokens_path, SavedTokens};
@@ -139,11 +140,11 @@ pub fn open_named_agent(folder: &Path, store: &Store, agent: &str) -> Result<(To
 }
 
 /// Opens the store and the agent named `agent` (a name with a saved token, or a token).
-pub fn open_agent(folder: &Path, agent: &str) -> Result<(Store, Agent), Failure> {
+pub fn open_agent(folder: &Path, agent: &str) -> Result<AgentHandle, Failure> {
     let store = open_store(folder)?;
     let (_token, handle) = open_named_agent(folder, &store, agent)?;
     note_repairs(agent, &handle.report());
-    Ok((store, handle))
+    Ok(AgentHandle::in_process(handle, store))
 }
 
 /// Tells the user, on standard error, when opening the agent repaired what a crash left: the

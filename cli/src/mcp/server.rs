@@ -6,9 +6,10 @@ use std::cell::Cell;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use cheesedb::{Agent, Error, Store, Token};
+use cheesedb::{Error, Token};
 use serde_json::{json, Value};
 
+use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
 use crate::failure::Failure;
 use crate::mcp::protocol::{
@@ -129,12 +130,12 @@ impl Server {
 
     /// Opens the store and the agent for one tool call. The caller drops both when done, so
     /// the folder lock is never held between calls.
-    fn open_agent(&self) -> Result<(Store, Agent), String> {
+    fn open_agent(&self) -> Result<AgentHandle, String> {
         let store = open_store(&self.folder).map_err(|failure| failure.to_string())?;
         match store.open_agent(&self.token) {
             Ok(agent) => {
                 note_repairs(&self.agent_name, &agent.report());
-                Ok((store, agent))
+                Ok(AgentHandle::in_process(agent, store))
             }
             Err(Error::UnknownToken) => {
                 Err(format!("{} was deleted; this server can no longer reach it", describe_agent(&self.agent_name)))
