@@ -20,6 +20,7 @@ mod progress;
 mod search;
 mod session;
 mod snippet;
+mod store_handle;
 mod tokens;
 
 use std::process::ExitCode;

@@ -13,6 +13,7 @@ use cheesedb::{Agent, Error, Io, Options, Report, Store, Token};
 use crate::agent_handle::AgentHandle;
 use crate::failure::Failure;
 use crate::output::escaped;
+use crate::store_handle::StoreHandle;
 use crate::tokens::{tokens_path, SavedTokens};
 
 /// How long to wait for another open store to let go of the folder.
@@ -67,6 +68,11 @@ pub fn open_store(folder: &Path) -> Result<Store, Failure> {
             Err(error) => return Err(Failure::from(error).context(&format!("opening {}", folder.display()))),
         }
     }
+}
+
+/// Opens the store in `folder` for the commands that manage agents.
+pub fn open_store_handle(folder: &Path) -> Result<StoreHandle, Failure> {
+    open_store(folder).map(StoreHandle::Local)
 }
 
 /// Where the token of an agent argument came from.
