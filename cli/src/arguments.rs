@@ -106,10 +106,10 @@ Examples:
     Search(SearchArguments),
 
     /// Give every lot and memory without a vector one, from the embeddings server in embed.conf
-    #[command(after_help = "embed.conf in the data folder names an OpenAI-compatible embeddings server:
-  base_url = http://localhost:8080/v1
-  model    = your-embedding-model
-  # api_key = your-key
+    #[command(after_help = "embed.conf in the data folder (TOML) names an OpenAI-compatible embeddings server:
+  base_url = \"http://localhost:8080/v1\"
+  model    = \"your-embedding-model\"
+  # api_key = \"your-key\"
 Once it exists, every lot and memory written with the command or over MCP gets its vector at
 once; this fills in those written before, or whose embedding failed.
 
@@ -165,7 +165,7 @@ Examples:
     Mcp(AgentOnly),
 
     /// Tell the story of a bad source three ways, with a model (from llm.conf) or a scripted one
-    #[command(after_help = "With llm.conf in the data folder (base_url, model, optional api_key) the demo
+    #[command(after_help = "With llm.conf in the data folder (TOML: base_url, model, optional api_key) the demo
 talks to that OpenAI-compatible server; without it, a scripted model plays the part.
 The demo works in a temporary folder of its own and never touches your agents.
 
