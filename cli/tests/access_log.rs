@@ -4,7 +4,7 @@
 
 // The module is compiled into this test as it is into the command, so entries are written
 // exactly as the server writes them.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 #[path = "../src/access_log/mod.rs"]
 mod access_log;
@@ -339,4 +339,17 @@ fn a_link_in_place_of_a_log_file_is_never_followed() {
     assert!(logs.append("alice", &entry(1)).is_err());
     assert!(cli.run(&["log", "alice"]).fails_with(2).contains("symbolic link"));
     assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+}
+
+#[test]
+fn deleting_an_agent_keeps_its_access_log_and_says_so() {
+    let cli = Cli::new();
+    cli.create_agent("alice");
+    cli.create_agent("bob");
+    write_entries(cli.folder(), "alice", 2, Limits::default());
+    let deleted = cli.json(&["agent", "delete", "alice"]);
+    assert_eq!(deleted["access_log_kept"], serde_json::json!(["access/alice.1.log"]));
+    assert_eq!(cli.json(&["log", "alice"]).as_array().unwrap().len(), 2, "still readable after the delete");
+    let text = cli.run(&["agent", "delete", "bob"]);
+    assert!(!text.ok().contains("access log"), "an agent never served has no log to mention");
 }
