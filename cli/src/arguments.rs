@@ -155,6 +155,18 @@ Examples:
   cheesedb log alice --json")]
     Log(AgentName),
 
+    /// Serve the store to several programs at once over a Unix socket
+    #[command(after_help = "The server holds the store open and serves every client over a Unix socket
+(default: cheesedb.sock in the data folder, mode 0600). Each connection opens one agent by its
+token; only this user and root may connect. SIGTERM or Ctrl-C stops it cleanly: the request in
+flight is finished, the socket removed and the store closed. A socket left by a killed server is
+replaced; a live one means another server runs, and this one refuses to start.
+
+Examples:
+  cheesedb serve &
+  cheesedb serve --socket /run/user/1000/cheesedb.sock")]
+    Serve(ServeArguments),
+
     /// Serve one agent to AI apps over the Model Context Protocol (stdio)
     #[command(after_help = "The app starts this command and speaks JSON-RPC on its standard input and
 output; nothing listens on the network.
@@ -270,6 +282,24 @@ pub struct AgentAndId {
     pub agent: String,
     /// The lot or memory
     pub id: u64,
+}
+
+/// `cheesedb serve`
+#[derive(Debug, Args)]
+pub struct ServeArguments {
+    /// Where to listen [default: cheesedb.sock in the data folder]
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+
+    /// Connections served at once; one more is refused with an error
+    #[arg(long, value_name = "N", default_value_t = crate::server::CONNECTIONS_MAX_DEFAULT,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub connections_max: u32,
+
+    /// How long a client may take to finish a request it started, to read an answer, or to
+    /// send the next write of a batch it opened, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = crate::server::CLIENT_TIMEOUT_DEFAULT_MS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub client_timeout_ms: u64,
 }
 
 /// A subcommand that takes only an agent.

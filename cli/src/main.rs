@@ -3,7 +3,7 @@
 //! Every error ends the command with one line on standard error and a non-zero exit status;
 //! a panic, which would be a bug, is reported the same way rather than as a trace.
 
-// The memory server writes the access log; until it does, parts of the module stand unused.
+// Parts of the module serve only its tests and `cheesedb log`'s reader.
 #[allow(dead_code)]
 mod access_log;
 mod agent_handle;
@@ -22,12 +22,11 @@ mod nodes;
 mod output;
 mod progress;
 mod search;
+mod server;
 mod session;
 mod snippet;
 mod store_handle;
 mod tokens;
-// The memory server and the MCP tools read the rules; until they do, `load` stands unused.
-#[allow(dead_code)]
 mod trust_rules;
 mod utc_time;
 

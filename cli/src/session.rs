@@ -40,7 +40,7 @@ pub fn chosen_io() -> Io {
 }
 
 /// Whether this process opens stores read-only.
-fn chosen_read_only() -> bool {
+pub fn chosen_read_only() -> bool {
     CHOSEN_READ_ONLY.get().copied().unwrap_or(false)
 }
 

@@ -154,6 +154,53 @@ pub enum Error {
     /// Another write reached the agent between the steps of a staged batch, so the ids the
     /// batch handed out are no longer the next ones: nothing of the batch was written.
     BatchConflict,
+    /// No memory server answers at the socket: none runs for the folder, or the path is not a
+    /// socket a server listens on. Nothing was sent.
+    ServerUnavailable {
+        /// The socket's path.
+        path: String,
+        /// What connecting met, in words (such as "connection refused").
+        reason: String,
+    },
+    /// The connection to the memory server broke before the answer came: the server stopped
+    /// or timed this client out. When the request was a write, it may or may not have been
+    /// stored, as with [`Error::OutcomeUnknown`]: check with a read before retrying.
+    ConnectionLost {
+        /// What broke, in words.
+        reason: String,
+        /// Whether a write was in flight, so that its outcome is unknown.
+        write_in_flight: bool,
+    },
+    /// The memory server speaks another version of the protocol than this client.
+    VersionMismatch {
+        /// The client's version.
+        client: u32,
+        /// The server's version.
+        server: u32,
+    },
+    /// A frame of the protocol is larger than its limit: refused before it was read or sent.
+    FrameTooLarge {
+        /// The frame's size.
+        size_bytes: u64,
+        /// The largest size allowed.
+        limit_bytes: u64,
+    },
+    /// The peer of a connection sent bytes that are not a message of the protocol.
+    MalformedMessage {
+        /// What was wrong with them.
+        reason: &'static str,
+    },
+    /// The memory server already serves as many connections as it allows; try again later.
+    ServerBusy {
+        /// The number of connections it allows.
+        connections_max: u64,
+    },
+    /// The other end of a connection runs as a user that may not use it: a server only serves
+    /// its own user and root, and a client only trusts a server of its own user or root.
+    PeerRefused {
+        /// The user id of the refused peer.
+        uid: u32,
+    },
 }
 
 /// Why a vector was refused.
@@ -204,7 +251,7 @@ impl Error {
     /// [`Error::OutcomeUnknown`]): a caller that retries without checking may store it twice.
     #[must_use]
     pub fn is_outcome_unknown(&self) -> bool {
-        matches!(self, Error::OutcomeUnknown { .. })
+        matches!(self, Error::OutcomeUnknown { .. } | Error::ConnectionLost { write_in_flight: true, .. })
     }
 
     /// The error of a backend failure while the engine was doing `operation` (in words, such as
@@ -351,6 +398,32 @@ impl fmt::Display for Error {
             Error::BatchConflict => write!(
                 formatter,
                 "another write reached the agent while a staged batch was open; nothing of the batch was written"
+            ),
+            Error::ServerUnavailable { path, reason } => {
+                write!(formatter, "no cheesedb server answers at {path}: {reason}")
+            }
+            Error::ConnectionLost { reason, write_in_flight: true } => write!(
+                formatter,
+                "the connection to the cheesedb server broke ({reason}); the write may have been stored: check before retrying"
+            ),
+            Error::ConnectionLost { reason, write_in_flight: false } => {
+                write!(formatter, "the connection to the cheesedb server broke ({reason})")
+            }
+            Error::VersionMismatch { client, server } => write!(
+                formatter,
+                "the cheesedb server speaks protocol version {server}, this client version {client}: use matching versions"
+            ),
+            Error::FrameTooLarge { size_bytes, limit_bytes } => {
+                write!(formatter, "a message of {size_bytes} bytes is larger than the protocol's limit of {limit_bytes}")
+            }
+            Error::MalformedMessage { reason } => write!(formatter, "not a message of the cheesedb protocol: {reason}"),
+            Error::ServerBusy { connections_max } => write!(
+                formatter,
+                "the cheesedb server already serves its {connections_max} connections; try again later"
+            ),
+            Error::PeerRefused { uid } => write!(
+                formatter,
+                "refused a connection with user {uid}: a server serves only its own user and root"
             ),
         }
     }

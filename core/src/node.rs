@@ -34,6 +34,17 @@ pub struct Node {
 }
 
 impl Node {
+    /// A node with these facts, for code that rebuilds one away from the engine that read it
+    /// (a client of the memory server). `content` is `None` for a withheld or erased text;
+    /// `tracked_parents` are those of [`Node::tracked_parents`] (sorted and made unique here).
+    #[must_use]
+    pub fn from_parts(id: Id, kind: NodeKind, alive: bool, content: Option<Vec<u8>>, tracked_parents: Vec<Id>) -> Node {
+        let mut tracked = tracked_parents;
+        tracked.sort_unstable();
+        tracked.dedup();
+        Node { id, kind, alive, content, tracked }
+    }
+
     /// Whether it was not recalled.
     #[must_use]
     pub fn is_alive(&self) -> bool {

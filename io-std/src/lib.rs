@@ -35,6 +35,7 @@
 
 mod agent;
 mod builder;
+mod client;
 mod files;
 mod folder;
 mod group;
@@ -42,6 +43,7 @@ mod io;
 mod lock;
 mod mutex;
 mod permissions;
+pub mod protocol;
 mod search;
 mod shared;
 mod store;
@@ -55,6 +57,7 @@ pub use cheesedb_core::{
     Mode, NameKind, Node, NodeKind, Options, ReadSet, Removal, Report, StagedBatch, Storage, StorageError,
     StorageErrorKind, StorageFile, Token, TrustLevel, TrustRules, UnknownTrustLevel, VectorProblem, READ_SET_MAX_IDS,
 };
+pub use client::{Client, ClientAgent, ClientBatch};
 pub use files::{FileHandle, FileStorage};
 pub use io::{Io, UnknownIo};
 pub use lock::LOCK_FILE;
@@ -69,5 +72,7 @@ mod tests {
     fn handles_can_be_shared_between_threads() {
         assert_send_sync_clone::<crate::Store>();
         assert_send_sync_clone::<crate::Agent>();
+        assert_send_sync_clone::<crate::Client>();
+        assert_send_sync_clone::<crate::ClientAgent>();
     }
 }

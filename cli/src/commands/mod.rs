@@ -18,6 +18,7 @@ pub mod recall;
 pub mod remember;
 pub mod report;
 pub mod search;
+pub mod serve;
 pub mod text_input;
 pub mod verify;
 
@@ -54,6 +55,7 @@ pub fn run(command: Command, context: &Context) -> Result<u8, Failure> {
         Command::Compact(arguments) => compact::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Report(arguments) => report::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Log(arguments) => log::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Serve(arguments) => serve::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Mcp(arguments) => mcp::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Demo(arguments) => demo::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Bench(arguments) => {

@@ -167,3 +167,4 @@ pub fn files_below(folder: &Path) -> Vec<PathBuf> {
 pub mod embeddings_server;
 pub mod loopback_http;
 pub mod mcp_process;
+pub mod server_process;

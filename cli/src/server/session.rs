@@ -1,0 +1,264 @@
+//! One connection's session: the agent it opened, its read tracking and its open batch, and
+//! what each request does to them.
+
+use std::sync::Arc;
+
+use cheesedb::protocol::{engine_leg, BatchWrite, Request, Response, WireHit, WireLeftBehind, WireNode, WireReport};
+use cheesedb::{Agent, Error, Fingerprint, Hit, Id, Leg, StagedBatch, Token};
+
+use super::access;
+use super::gate::Gate;
+use super::peer::Peer;
+use super::reply::Reply;
+use super::tracking::Tracking;
+use super::ServerState;
+
+/// The agent a session opened.
+struct OpenAgent {
+    agent: Agent,
+    name: String,
+    gate: Arc<Gate>,
+}
+
+/// A batch being staged.
+struct OpenBatch {
+    staged: StagedBatch,
+    /// Whether a memory was staged: its commit used the reads, which are then forgotten.
+    remembered: bool,
+}
+
+/// One connection's state on the server.
+pub struct Session {
+    state: Arc<ServerState>,
+    /// Tells this session's batch apart at its agent's gate.
+    id: u64,
+    peer: Peer,
+    agent: Option<OpenAgent>,
+    tracking: Tracking,
+    /// The batch being staged; while it is, this session holds its agent's gate.
+    batch: Option<OpenBatch>,
+}
+
+/// Legs from their lists of parent ids.
+fn legs(lists: &[Vec<u64>]) -> Vec<Leg> {
+    lists.iter().map(|parents| engine_leg(parents)).collect()
+}
+
+/// A limit from the wire.
+fn limit(limit: u64) -> usize {
+    usize::try_from(limit).unwrap_or(usize::MAX)
+}
+
+fn ids(ids: Vec<Id>) -> Reply {
+    Reply::Ids(ids.into_iter().map(Id::get).collect())
+}
+
+fn hits(hits: &[Hit]) -> Vec<WireHit> {
+    hits.iter().map(WireHit::from).collect()
+}
+
+fn fingerprint(fingerprint: Fingerprint) -> Reply {
+    Reply::One(Response::Fingerprint { records: fingerprint.records, chain: fingerprint.chain })
+}
+
+fn done() -> Reply {
+    Reply::One(Response::Done)
+}
+
+fn new_id(id: Id) -> Reply {
+    Reply::One(Response::Id(id.get()))
+}
+
+impl Session {
+    /// A session for `peer`, before any agent is opened.
+    pub fn new(state: Arc<ServerState>, id: u64, peer: Peer) -> Session {
+        Session { state, id, peer, agent: None, tracking: Tracking::default(), batch: None }
+    }
+
+    /// Whether a batch is being staged (its client must not keep the agent's writers waiting).
+    pub fn batch_open(&self) -> bool {
+        self.batch.is_some()
+    }
+
+    /// Serves `request` and writes it to the access log of the agent it concerns.
+    pub fn handle(&mut self, request: Request) -> Reply {
+        let operation = request.operation();
+        let asked = request.ids();
+        let logged_agent = match &request {
+            Request::CreateAgent { name } | Request::DeleteAgent { name } => Some(name.clone()),
+            Request::AgentNames | Request::LeftBehind | Request::Hello { .. } => None,
+            _ => self.agent.as_ref().map(|open| open.name.clone()),
+        };
+        let reply = self.serve(request).unwrap_or_else(|error| Reply::One(Response::failed(&error)));
+        let logged_agent = logged_agent.or_else(|| self.agent.as_ref().map(|open| open.name.clone()));
+        if let Some(name) = logged_agent {
+            self.state.access.append(&name, &access::entry(self.peer, operation, asked, &reply));
+        }
+        reply
+    }
+
+    fn serve(&mut self, request: Request) -> Result<Reply, Error> {
+        match request {
+            Request::Hello { .. } => Ok(Reply::One(super::connection::hello())),
+            Request::OpenAgent { token } => self.open_agent(&Token::from_bytes(token)),
+            Request::CreateAgent { name } => {
+                Ok(Reply::One(Response::Token(*self.state.store.create_agent(&name)?.as_bytes())))
+            }
+            Request::AgentNames => Ok(Reply::Names(self.state.store.agent_names()?)),
+            Request::DeleteAgent { name } => self.state.store.delete_agent(&name).map(|()| done()),
+            Request::LeftBehind => {
+                Ok(Reply::LeftBehind(self.state.store.left_behind()?.iter().map(WireLeftBehind::from).collect()))
+            }
+            Request::TrackReads { on } => {
+                self.tracking.set(on);
+                Ok(done())
+            }
+            Request::BatchStage(write) => self.stage(write),
+            Request::BatchCommit => self.commit(),
+            Request::BatchDrop => {
+                self.drop_batch();
+                Ok(done())
+            }
+            request if request.is_write() => self.write(request),
+            request => self.read(request),
+        }
+    }
+
+    fn open_agent(&mut self, token: &Token) -> Result<Reply, Error> {
+        if self.agent.is_some() {
+            return Err(Error::MalformedMessage { reason: "an agent is open on this connection already" });
+        }
+        let agent = self.state.store.open_agent(token)?;
+        let name = agent.name()?;
+        let gate = self.state.gates.of(&name);
+        self.agent = Some(OpenAgent { agent, name, gate });
+        Ok(done())
+    }
+
+    fn open(&self) -> Result<&OpenAgent, Error> {
+        self.agent.as_ref().ok_or(Error::MalformedMessage { reason: "a request before an agent was opened" })
+    }
+
+    /// A write outside a batch: it passes the agent's gate beside other such writes.
+    fn write(&mut self, request: Request) -> Result<Reply, Error> {
+        if self.batch.is_some() {
+            return Err(Error::MalformedMessage { reason: "a batch is open: write through the batch" });
+        }
+        let open = self.open()?;
+        let (agent, gate) = (&open.agent, open.gate.clone());
+        let reads = self.tracking.reads();
+        let reply = gate.write(|| -> Result<Reply, Error> {
+            Ok(match request {
+                Request::AddLot { label, content } => new_id(agent.add_lot(&label, &content)?),
+                Request::Remember { content, legs: lists } => match reads {
+                    Some(reads) => new_id(agent.remember_tracked(&content, &legs(&lists), reads)?),
+                    None => new_id(agent.remember(&content, &legs(&lists))?),
+                },
+                Request::Recall { id, mode, removal } => {
+                    ids(agent.recall(Id::from(id), mode.into(), removal.into())?)
+                }
+                Request::Compact => agent.compact().map(|()| done())?,
+                Request::SetVector { id, vector } => agent.set_vector(Id::from(id), &vector).map(|()| done())?,
+                _ => return Err(Error::Internal { what: "a request the server sorts as a write is one" }),
+            })
+        })?;
+        if let Reply::One(Response::Id(_)) = reply {
+            self.tracking.clear();
+        }
+        Ok(reply)
+    }
+
+    /// A request that writes nothing.
+    fn read(&mut self, request: Request) -> Result<Reply, Error> {
+        let agent = &self.open()?.agent;
+        Ok(match request {
+            Request::PreviewRecall { id, mode, removal } => {
+                ids(agent.preview_recall_with(Id::from(id), mode.into(), removal.into())?)
+            }
+            Request::Get { id } => {
+                let node = agent.get(Id::from(id))?;
+                self.tracking.note_node(&node);
+                Reply::One(Response::Node(WireNode::from(&node)))
+            }
+            Request::Audit { id } => Reply::One(Response::Node(WireNode::from(&agent.audit(Id::from(id))?))),
+            Request::Name => Reply::One(Response::Name(agent.name()?)),
+            Request::Lots => ids(agent.lots()?),
+            Request::Memories => ids(agent.memories()?),
+            Request::Verify => fingerprint(agent.verify()?),
+            Request::VerifyExtends { records, chain } => {
+                fingerprint(agent.verify_extends(&Fingerprint { records, chain })?)
+            }
+            Request::Report => Reply::One(Response::Report(WireReport::from(&agent.report()))),
+            Request::Search { query, limit: most } => self.found(&agent.search(&query, limit(most))?),
+            Request::SearchVector { vector, limit: most } => self.found(&agent.search_vector(&vector, limit(most))?),
+            Request::SearchHybrid { query, vector, limit: most } => {
+                self.found(&agent.search_hybrid(&query, &vector, limit(most))?)
+            }
+            Request::HasVector { id } => Reply::One(Response::Flag(agent.has_vector(Id::from(id))?)),
+            Request::Trust { id } => {
+                Reply::One(Response::Trust(agent.trust(Id::from(id), &self.state.trust_rules)?.into()))
+            }
+            _ => return Err(Error::Internal { what: "a request the server sorts as a read is one" }),
+        })
+    }
+
+    /// The hits of a search, noted as read.
+    fn found(&mut self, found: &[Hit]) -> Reply {
+        let hits = hits(found);
+        self.tracking.note_hits(&hits);
+        Reply::Hits(hits)
+    }
+
+    /// One write of the session's batch; the first opens it, holding the agent's gate.
+    fn stage(&mut self, write: BatchWrite) -> Result<Reply, Error> {
+        let open =
+            self.agent.as_ref().ok_or(Error::MalformedMessage { reason: "a request before an agent was opened" })?;
+        let batch = match &mut self.batch {
+            Some(batch) => batch,
+            None => {
+                open.gate.hold(self.id);
+                self.batch.insert(OpenBatch { staged: StagedBatch::default(), remembered: false })
+            }
+        };
+        let reads = self.tracking.reads();
+        batch.remembered |= matches!(write, BatchWrite::Remember { .. });
+        open.agent.stage(&mut batch.staged, |batch| match write {
+            BatchWrite::AddLot { label, content } => batch.add_lot(&label, &content).map(new_id),
+            BatchWrite::Remember { content, legs: lists } => match reads {
+                Some(reads) => batch.remember_tracked(&content, &legs(&lists), reads).map(new_id),
+                None => batch.remember(&content, &legs(&lists)).map(new_id),
+            },
+            BatchWrite::SetVector { id, vector } => batch.set_vector(Id::from(id), &vector).map(|()| done()),
+        })
+    }
+
+    /// Writes the session's batch (an empty one if none was staged) and lets go of the gate.
+    fn commit(&mut self) -> Result<Reply, Error> {
+        let open =
+            self.agent.as_ref().ok_or(Error::MalformedMessage { reason: "a request before an agent was opened" })?;
+        let batch = self.batch.take();
+        let remembered = batch.as_ref().is_some_and(|batch| batch.remembered);
+        let outcome = open.agent.commit_staged(batch.map(|batch| batch.staged).unwrap_or_default());
+        open.gate.release(self.id);
+        outcome?;
+        if remembered {
+            self.tracking.clear();
+        }
+        Ok(done())
+    }
+
+    /// Drops the session's batch, if any, and lets go of the gate.
+    fn drop_batch(&mut self) {
+        if self.batch.take().is_some() {
+            if let Some(open) = &self.agent {
+                open.gate.release(self.id);
+            }
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.drop_batch();
+    }
+}

@@ -1,0 +1,50 @@
+//! Read tracking of one session: the ids it read through `get` and the searches since its last
+//! memory, which become parents of the next one.
+
+use cheesedb::protocol::WireHit;
+use cheesedb::{Id, Node, ReadSet};
+
+/// A session's read tracking: off, or on with what was read.
+#[derive(Debug, Default)]
+pub struct Tracking {
+    reads: Option<ReadSet>,
+}
+
+impl Tracking {
+    /// Turns tracking on or off; off forgets what was read.
+    pub fn set(&mut self, on: bool) {
+        match (on, &self.reads) {
+            (true, None) => self.reads = Some(ReadSet::new()),
+            (false, _) => self.reads = None,
+            (true, Some(_)) => {}
+        }
+    }
+
+    /// Notes a node `get` returned. A recalled node's text was withheld: nothing was read.
+    pub fn note_node(&mut self, node: &Node) {
+        if let Some(reads) = &mut self.reads {
+            if node.is_alive() {
+                reads.note(node.id);
+            }
+        }
+    }
+
+    /// Notes the hits of a search.
+    pub fn note_hits(&mut self, hits: &[WireHit]) {
+        if let Some(reads) = &mut self.reads {
+            hits.iter().for_each(|hit| reads.note(Id::from(hit.id)));
+        }
+    }
+
+    /// What was read, when tracking is on.
+    pub fn reads(&self) -> Option<&ReadSet> {
+        self.reads.as_ref()
+    }
+
+    /// Forgets what was read, after a memory was written with it.
+    pub fn clear(&mut self) {
+        if let Some(reads) = &mut self.reads {
+            reads.clear();
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Many clients writing and recalling through the server at once: nothing lost, no id twice,
+//! and every acknowledged write still there after the server is killed with SIGKILL and
+//! started again.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cheesedb::{Error, Id, Leg, Mode, Removal, Store, Token};
+use common::server_process::ServerProcess;
+
+/// Clients writing at once.
+const CLIENTS: usize = 16;
+/// Agents they share.
+const AGENTS: usize = 4;
+
+/// What one client was told was stored: id -> content, and the ids it recalled.
+#[derive(Default)]
+struct Acknowledged {
+    written: BTreeMap<(usize, u64), Vec<u8>>,
+    recalled: Vec<(usize, u64)>,
+}
+
+/// One client's work until `stop`: lots, memories on them, now and then a recall of its own lot.
+fn client_work(
+    server_socket: &std::path::Path,
+    tokens: &[Token],
+    client_index: usize,
+    stop: &AtomicBool,
+) -> Acknowledged {
+    let client = cheesedb::Client::connect(server_socket).unwrap();
+    let agent_index = client_index % AGENTS;
+    let agent = client.open_agent(&tokens[agent_index]).unwrap();
+    let mut acknowledged = Acknowledged::default();
+    let mut step = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        step += 1;
+        let content = format!("client {client_index} step {step}").into_bytes();
+        let outcome = if step % 3 == 0 {
+            match acknowledged.written.keys().rev().find(|(agent, _)| *agent == agent_index) {
+                Some(&(_, parent)) => agent.remember(&content, &[Leg::from([Id::from(parent)])]),
+                None => agent.add_lot("note", &content),
+            }
+        } else {
+            agent.add_lot("note", &content)
+        };
+        match outcome {
+            Ok(id) => {
+                let earlier = acknowledged.written.insert((agent_index, id.get()), content);
+                assert!(earlier.is_none(), "id {id} handed out twice to one client");
+                if step % 17 == 0 && agent.recall(id, Mode::Fair, Removal::Untrusted).is_ok() {
+                    acknowledged.recalled.push((agent_index, id.get()));
+                }
+            }
+            Err(Error::DeadParent { .. }) => {}
+            Err(Error::ConnectionLost { .. } | Error::ServerUnavailable { .. }) => break,
+            Err(error) => panic!("client {client_index}: {error}"),
+        }
+    }
+    acknowledged
+}
+
+#[test]
+fn every_acknowledged_write_survives_sigkill() {
+    let folder = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(folder.path(), &[]);
+    let client = server.client();
+    let tokens: Arc<Vec<Token>> =
+        Arc::new((0..AGENTS).map(|index| client.create_agent(&format!("agent-{index}")).unwrap()).collect());
+    let stop = Arc::new(AtomicBool::new(false));
+    let all = Arc::new(Mutex::new(Vec::new()));
+    let threads: Vec<_> = (0..CLIENTS)
+        .map(|index| {
+            let (socket, tokens, stop, all) = (server.socket.clone(), tokens.clone(), stop.clone(), all.clone());
+            std::thread::spawn(move || {
+                let acknowledged = client_work(&socket, &tokens, index, &stop);
+                all.lock().unwrap().push(acknowledged);
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    server.kill();
+    stop.store(true, Ordering::Relaxed);
+    threads.into_iter().for_each(|thread| thread.join().unwrap());
+
+    let all = std::mem::take(&mut *all.lock().unwrap());
+    let mut written = BTreeMap::new();
+    let mut recalled = Vec::new();
+    for acknowledged in all {
+        for (key, content) in acknowledged.written {
+            assert!(written.insert(key, content).is_none(), "id {key:?} handed out to two clients");
+        }
+        recalled.extend(acknowledged.recalled);
+    }
+    assert!(written.len() > 100, "only {} writes in the run", written.len());
+
+    // Restarted on the stale socket, the server has every acknowledged write.
+    let server = ServerProcess::start(folder.path(), &[]);
+    let client = server.client();
+    for (agent_index, token) in tokens.iter().enumerate() {
+        let agent = client.open_agent(token).unwrap();
+        for ((_, id), content) in written.range((agent_index, 0)..(agent_index + 1, 0)) {
+            let node = agent.audit(Id::from(*id)).unwrap();
+            assert_eq!(node.content(), Some(&content[..]), "agent {agent_index} id {id}");
+        }
+        for (_, id) in recalled.iter().filter(|(index, _)| *index == agent_index) {
+            assert!(!agent.get(Id::from(*id)).unwrap().is_alive(), "recall of {id} lost");
+        }
+        agent.verify().unwrap();
+    }
+    server.stop();
+    let store = Store::open(folder.path()).unwrap();
+    assert_eq!(store.agent_names().unwrap().len(), AGENTS);
+}

@@ -1,0 +1,179 @@
+//! [`Client`]: the library's way to a memory server (`cheesedb serve`), with the methods of
+//! [`Store`](crate::Store) and [`Agent`](crate::Agent) over its socket.
+
+mod agent;
+mod batch;
+mod connection;
+mod peer;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cheesedb_core::{Error, LeftBehind, Token};
+
+use crate::protocol::{Request, Response, SOCKET_FILE};
+
+pub use agent::ClientAgent;
+pub use batch::ClientBatch;
+use connection::Connection;
+
+/// Connections a client keeps open between store requests; more are opened while threads
+/// need them, and closed after.
+const IDLE_CONNECTIONS_MAX: usize = 4;
+
+/// A connection to a memory server, blocking, shared between threads (`Send + Sync + Clone`).
+///
+/// Each [`ClientAgent`] has a connection of its own: its session (the agent it opened, its
+/// read tracking, its open batch) lives on the server beside that connection, and requests of
+/// different agent handles run in parallel, one server thread each, so writes of many clients
+/// share the engine's group commit. Store requests (`create_agent`, ...) use a small pool of
+/// connections.
+///
+/// ```no_run
+/// # fn main() -> Result<(), cheesedb::Error> {
+/// let client = cheesedb::Client::connect("/home/me/.cheesedb")?;
+/// let token = client.create_agent("alice")?;
+/// let alice = client.open_agent(&token)?;
+/// let lot = alice.add_lot("note", b"rain in Pune")?;
+/// assert_eq!(alice.get(lot)?.content(), Some(&b"rain in Pune"[..]));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    shared: Arc<ClientShared>,
+}
+
+struct ClientShared {
+    socket: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Client").field("socket", &self.shared.socket).finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Connects to the server listening at `path`: its socket, or the data folder holding
+    /// [`SOCKET_FILE`]. One connection is made now, so a missing server shows at once.
+    ///
+    /// # Errors
+    ///
+    /// `Error::ServerUnavailable` when no server answers there; `Error::VersionMismatch` for
+    /// a server of another protocol version; `Error::PeerRefused` for a server of another user
+    /// (other than root); `Error::ServerBusy` when it serves all the connections it allows.
+    pub fn connect(path: impl AsRef<Path>) -> Result<Client, Error> {
+        let path = path.as_ref();
+        let socket = if path.is_dir() { path.join(SOCKET_FILE) } else { path.to_path_buf() };
+        let first = Connection::open(&socket)?;
+        Ok(Client { shared: Arc::new(ClientShared { socket, idle: Mutex::new(vec![first]) }) })
+    }
+
+    /// The socket this client connects to.
+    #[must_use]
+    pub fn socket_path(&self) -> &Path {
+        &self.shared.socket
+    }
+
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
+        self.shared.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// An idle connection, or a new one.
+    fn take_connection(&self) -> Result<Connection, Error> {
+        let idle = self.idle().pop();
+        match idle {
+            Some(connection) => Ok(connection),
+            None => Connection::open(&self.shared.socket),
+        }
+    }
+
+    /// Runs `action` on a connection of the pool, and gives the connection back unless it broke.
+    fn with_connection<T>(&self, action: impl FnOnce(&mut Connection) -> Result<T, Error>) -> Result<T, Error> {
+        let mut connection = self.take_connection()?;
+        let outcome = action(&mut connection);
+        if !connection.is_broken() {
+            let mut idle = self.idle();
+            if idle.len() < IDLE_CONNECTIONS_MAX {
+                idle.push(connection);
+            }
+        }
+        outcome
+    }
+
+    /// Opens the agent that `token` belongs to, on a connection of its own; as
+    /// [`Store::open_agent`](crate::Store::open_agent).
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownToken` when no agent has that token (a wrong token gets the same
+    /// answer); the errors of [`Client::connect`] when a new connection is needed; otherwise as
+    /// [`Store::open_agent`](crate::Store::open_agent).
+    pub fn open_agent(&self, token: &Token) -> Result<ClientAgent, Error> {
+        let mut connection = self.take_connection()?;
+        match connection.call(&Request::OpenAgent { token: *token.as_bytes() })? {
+            Response::Done => Ok(ClientAgent::new(connection)),
+            _ => Err(connection.unexpected()),
+        }
+    }
+
+    /// Creates an agent; as [`Store::create_agent`](crate::Store::create_agent).
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::create_agent`](crate::Store::create_agent), and the errors of a connection
+    /// (`Error::ConnectionLost`, ...).
+    pub fn create_agent(&self, name: &str) -> Result<Token, Error> {
+        self.with_connection(|connection| {
+            match connection.call(&Request::CreateAgent { name: String::from(name) })? {
+                Response::Token(bytes) => Ok(Token::from_bytes(bytes)),
+                _ => Err(connection.unexpected()),
+            }
+        })
+    }
+
+    /// The names of all agents; as [`Store::agent_names`](crate::Store::agent_names).
+    ///
+    /// # Errors
+    ///
+    /// The errors of a connection (`Error::ConnectionLost`, ...).
+    pub fn agent_names(&self) -> Result<Vec<String>, Error> {
+        self.with_connection(|connection| {
+            connection.call_list(&Request::AgentNames, |response| match response {
+                Response::Names { names, more } => Some((names, more)),
+                _ => None,
+            })
+        })
+    }
+
+    /// Deletes an agent; as [`Store::delete_agent`](crate::Store::delete_agent).
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::delete_agent`](crate::Store::delete_agent), and the errors of a connection.
+    pub fn delete_agent(&self, name: &str) -> Result<(), Error> {
+        self.with_connection(|connection| {
+            match connection.call(&Request::DeleteAgent { name: String::from(name) })? {
+                Response::Done => Ok(()),
+                _ => Err(connection.unexpected()),
+            }
+        })
+    }
+
+    /// What deleting agents left behind; as [`Store::left_behind`](crate::Store::left_behind).
+    ///
+    /// # Errors
+    ///
+    /// The errors of a connection (`Error::ConnectionLost`, ...).
+    pub fn left_behind(&self) -> Result<Vec<LeftBehind>, Error> {
+        self.with_connection(|connection| {
+            let entries = connection.call_list(&Request::LeftBehind, |response| match response {
+                Response::LeftBehind { entries, more } => Some((entries, more)),
+                _ => None,
+            })?;
+            Ok(entries.into_iter().map(LeftBehind::from).collect())
+        })
+    }
+}

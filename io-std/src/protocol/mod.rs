@@ -1,0 +1,43 @@
+//! The protocol of the memory server (`cheesedb serve`): how a [`Client`](crate::Client) and the
+//! server talk over a Unix socket.
+//!
+//! Every message is a frame: its body's length as a `u32` little-endian, then the body, a
+//! [`Request`] or a [`Response`] encoded with postcard. A frame larger than
+//! [`FRAME_MAX_BYTES`] is refused from its length alone, before anything is allocated for it.
+//!
+//! A connection starts with [`Request::Hello`], answered by [`Response::Hello`] with the
+//! server's [`PROTOCOL_VERSION`]; a server of another version answers the same way and then
+//! closes the connection (the client reports [`Error::VersionMismatch`](crate::Error)). Both
+//! hellos are the first variant of their enum and start with the version, in every version of
+//! the protocol, so two versions always understand each other's hello. Then the client opens
+//! one agent by its token ([`Request::OpenAgent`]; a wrong token and an unknown one get the same
+//! answer) and works on it, one request at a time, each answered by one response (a long list
+//! comes in several responses, each but the last marked `more`). Store-level requests
+//! (create, list and delete agents) need no open agent.
+//!
+//! Every failure is a [`Response::Failed`] carrying a [`WireError`], which turns back into the
+//! same [`Error`](crate::Error) on the client.
+
+mod bytes;
+mod frame;
+mod known_text;
+mod request;
+mod response;
+mod wire;
+mod wire_error;
+
+pub use frame::{read_frame_body, read_frame_length, write_frame, FrameError, FRAME_LENGTH_BYTES, FRAME_MAX_BYTES};
+pub use request::{BatchWrite, Request};
+pub use response::Response;
+pub(crate) use wire::wire_leg;
+pub use wire::{
+    engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireReport, WireTrust,
+};
+pub use wire_error::{WireError, WireStorageKind, WireVectorProblem};
+
+/// The version of the protocol this crate speaks; a client and a server of different versions
+/// refuse each other at the hello.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The name of the server's socket inside the data folder.
+pub const SOCKET_FILE: &str = "cheesedb.sock";

@@ -1,0 +1,120 @@
+//! [`Response`]: what the server answers.
+
+use serde::{Deserialize, Serialize};
+
+use super::wire::{WireHit, WireLeftBehind, WireNode, WireReport, WireTrust};
+use super::wire_error::WireError;
+use crate::Error;
+
+/// One answer of the server. A long list comes in several responses, each but the last with
+/// `more` set, so that no frame passes its limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Response {
+    /// The answer to a hello: the server's protocol version and name. Always the first variant,
+    /// with the version first, in every version of the protocol. A server of another version
+    /// than the client's closes the connection after it.
+    Hello {
+        /// The server's [`PROTOCOL_VERSION`](super::PROTOCOL_VERSION).
+        version: u32,
+        /// What the server is (such as "cheesedb 1.0.0").
+        server: String,
+    },
+    /// The request failed.
+    Failed(WireError),
+    /// The request succeeded and returns nothing.
+    Done,
+    /// A new lot's or memory's id.
+    Id(u64),
+    /// Ids, ascending: a part of the list when `more` is set.
+    Ids {
+        /// The ids.
+        ids: Vec<u64>,
+        /// Whether more of the list follows.
+        more: bool,
+    },
+    /// A lot or memory.
+    Node(WireNode),
+    /// Search hits, best first.
+    Hits {
+        /// The hits.
+        hits: Vec<WireHit>,
+        /// Whether more of the list follows.
+        more: bool,
+    },
+    /// A head fingerprint.
+    Fingerprint {
+        /// Its record count.
+        records: u64,
+        /// Its chain hash.
+        chain: [u8; 32],
+    },
+    /// What opening the agent found and did.
+    Report(WireReport),
+    /// Yes or no.
+    Flag(bool),
+    /// A name.
+    Name(String),
+    /// Agent names.
+    Names {
+        /// The names.
+        names: Vec<String>,
+        /// Whether more of the list follows.
+        more: bool,
+    },
+    /// A new agent's token.
+    Token([u8; 32]),
+    /// What deleting agents left behind.
+    LeftBehind {
+        /// The names left, with their reasons.
+        entries: Vec<WireLeftBehind>,
+        /// Whether more of the list follows.
+        more: bool,
+    },
+    /// A trust level.
+    Trust(WireTrust),
+}
+
+impl Response {
+    /// Decodes a response from a frame's body. Never panics, whatever the bytes.
+    ///
+    /// # Errors
+    ///
+    /// `Error::MalformedMessage` for bytes that are not one whole response.
+    pub fn decode(bytes: &[u8]) -> Result<Response, Error> {
+        let (response, rest) = postcard::take_from_bytes::<Response>(bytes)
+            .map_err(|_| Error::MalformedMessage { reason: "the bytes do not decode as a response" })?;
+        if !rest.is_empty() {
+            return Err(Error::MalformedMessage { reason: "bytes are left over after the message" });
+        }
+        Ok(response)
+    }
+
+    /// The protocol version a hello answer announces, read from its first bytes alone, so that
+    /// the answer of a server of any version is understood: `None` for another response.
+    #[must_use]
+    pub fn hello_version(bytes: &[u8]) -> Option<u32> {
+        let (variant, rest) = postcard::take_from_bytes::<u32>(bytes).ok()?;
+        if variant != 0 {
+            return None;
+        }
+        postcard::take_from_bytes::<u32>(rest).ok().map(|(version, _)| version)
+    }
+
+    /// Encodes the response as a frame's body into `body`, replacing what it held.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Internal` if the encoder fails (it cannot for these types).
+    pub fn encode_into(&self, body: &mut Vec<u8>) -> Result<(), Error> {
+        body.clear();
+        let taken = std::mem::take(body);
+        *body = postcard::to_extend(self, taken).map_err(|_| Error::Internal { what: "a response encodes" })?;
+        Ok(())
+    }
+
+    /// The failure for `error`.
+    #[must_use]
+    pub fn failed(error: &Error) -> Response {
+        Response::Failed(WireError::from(error))
+    }
+}

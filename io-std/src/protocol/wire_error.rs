@@ -1,0 +1,444 @@
+//! [`WireError`]: every [`Error`] as the protocol carries it, and back.
+
+use cheesedb_core::{Error, ErrorSource, Id, StorageError, StorageErrorKind, VectorProblem};
+use serde::{Deserialize, Serialize};
+
+use super::known_text;
+
+/// An [`Error`] as the protocol carries it: one variant for each of `Error`'s, with the same
+/// facts; texts the engine keeps as `&'static str` travel as strings and are found again on
+/// the client ([`WireError::into_error`]).
+#[allow(missing_docs)] // Each variant and field is the `Error` variant or field of the same name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireError {
+    Locked,
+    Corrupt {
+        file: String,
+        offset: u64,
+        reason: String,
+    },
+    Io {
+        operation: String,
+        path: String,
+        kind: WireStorageKind,
+        source: String,
+    },
+    OutcomeUnknown {
+        operation: String,
+        path: String,
+        kind: WireStorageKind,
+        source: String,
+    },
+    Poisoned,
+    BackendUnavailable {
+        backend: String,
+        reason: String,
+    },
+    Internal {
+        what: String,
+    },
+    UnknownId {
+        id: u64,
+    },
+    DeadParent {
+        id: u64,
+    },
+    AlreadyRecalled {
+        id: u64,
+    },
+    NoLegs,
+    EmptyLeg {
+        leg_index: u64,
+    },
+    LimitExceeded {
+        what: String,
+        size: u64,
+        limit: u64,
+    },
+    InvalidName {
+        reason: String,
+    },
+    AgentExists {
+        name: String,
+    },
+    UnknownAgent {
+        name: String,
+    },
+    UnknownToken,
+    MalformedToken,
+    AgentDeleted,
+    ReadOnly,
+    RepairNeeded {
+        operation: String,
+        path: String,
+    },
+    FolderNotPrivate {
+        path: String,
+        mode: u32,
+        owner: u32,
+        user: u32,
+    },
+    HistoryMismatch {
+        records: u64,
+    },
+    InvalidVector {
+        problem: WireVectorProblem,
+    },
+    BatchConflict,
+    ServerUnavailable {
+        path: String,
+        reason: String,
+    },
+    ConnectionLost {
+        reason: String,
+        write_in_flight: bool,
+    },
+    VersionMismatch {
+        client: u32,
+        server: u32,
+    },
+    FrameTooLarge {
+        size_bytes: u64,
+        limit_bytes: u64,
+    },
+    MalformedMessage {
+        reason: String,
+    },
+    ServerBusy {
+        connections_max: u64,
+    },
+    PeerRefused {
+        uid: u32,
+    },
+    /// An error of a later version of the engine that this one does not know: its message.
+    Other {
+        message: String,
+    },
+}
+
+/// A [`StorageErrorKind`] as the protocol carries it.
+#[allow(missing_docs)] // Each variant is the `StorageErrorKind` of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireStorageKind {
+    NotFound,
+    NoSpace,
+    PermissionDenied,
+    ReadOnly,
+    Unsupported,
+    Interrupted,
+    Other,
+}
+
+/// A [`VectorProblem`] as the protocol carries it.
+#[allow(missing_docs)] // Each variant and field is the `VectorProblem` of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireVectorProblem {
+    Empty,
+    NotFinite { position: u64 },
+    AllZero,
+    DimensionMismatch { expected: u64, found: u64 },
+}
+
+/// The text of a storage failure that crossed the socket: the source of the client's error.
+#[derive(Debug)]
+struct RemoteStorageError {
+    message: String,
+    kind: StorageErrorKind,
+}
+
+impl std::fmt::Display for RemoteStorageError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RemoteStorageError {}
+
+impl StorageError for RemoteStorageError {
+    fn kind(&self) -> StorageErrorKind {
+        self.kind
+    }
+}
+
+/// A count as a `u64` (a `usize` always fits on the machines cheesedb runs on).
+fn wide(count: usize) -> u64 {
+    u64::try_from(count).unwrap_or(u64::MAX)
+}
+
+/// A count from a `u64`, saturated on a machine narrower than the sender.
+fn narrow(count: u64) -> usize {
+    usize::try_from(count).unwrap_or(usize::MAX)
+}
+
+impl From<StorageErrorKind> for WireStorageKind {
+    fn from(kind: StorageErrorKind) -> WireStorageKind {
+        match kind {
+            StorageErrorKind::NotFound => WireStorageKind::NotFound,
+            StorageErrorKind::NoSpace => WireStorageKind::NoSpace,
+            StorageErrorKind::PermissionDenied => WireStorageKind::PermissionDenied,
+            StorageErrorKind::ReadOnly => WireStorageKind::ReadOnly,
+            StorageErrorKind::Unsupported => WireStorageKind::Unsupported,
+            StorageErrorKind::Interrupted => WireStorageKind::Interrupted,
+            _ => WireStorageKind::Other,
+        }
+    }
+}
+
+impl From<WireStorageKind> for StorageErrorKind {
+    fn from(kind: WireStorageKind) -> StorageErrorKind {
+        match kind {
+            WireStorageKind::NotFound => StorageErrorKind::NotFound,
+            WireStorageKind::NoSpace => StorageErrorKind::NoSpace,
+            WireStorageKind::PermissionDenied => StorageErrorKind::PermissionDenied,
+            WireStorageKind::ReadOnly => StorageErrorKind::ReadOnly,
+            WireStorageKind::Unsupported => StorageErrorKind::Unsupported,
+            WireStorageKind::Interrupted => StorageErrorKind::Interrupted,
+            WireStorageKind::Other => StorageErrorKind::Other,
+        }
+    }
+}
+
+impl From<VectorProblem> for WireVectorProblem {
+    fn from(problem: VectorProblem) -> WireVectorProblem {
+        match problem {
+            VectorProblem::Empty => WireVectorProblem::Empty,
+            VectorProblem::NotFinite { position } => WireVectorProblem::NotFinite { position: wide(position) },
+            VectorProblem::AllZero => WireVectorProblem::AllZero,
+            VectorProblem::DimensionMismatch { expected, found } => {
+                WireVectorProblem::DimensionMismatch { expected: wide(expected), found: wide(found) }
+            }
+            // A problem this version does not know cannot come from its own engine.
+            _ => WireVectorProblem::Empty,
+        }
+    }
+}
+
+impl From<WireVectorProblem> for VectorProblem {
+    fn from(problem: WireVectorProblem) -> VectorProblem {
+        match problem {
+            WireVectorProblem::Empty => VectorProblem::Empty,
+            WireVectorProblem::NotFinite { position } => VectorProblem::NotFinite { position: narrow(position) },
+            WireVectorProblem::AllZero => VectorProblem::AllZero,
+            WireVectorProblem::DimensionMismatch { expected, found } => {
+                VectorProblem::DimensionMismatch { expected: narrow(expected), found: narrow(found) }
+            }
+        }
+    }
+}
+
+/// The text of an error's source, for the wire.
+fn source_text(source: &ErrorSource) -> String {
+    source.to_string()
+}
+
+impl From<&Error> for WireError {
+    fn from(error: &Error) -> WireError {
+        match error.clone() {
+            Error::Locked => WireError::Locked,
+            Error::Corrupt { file, offset, reason } => {
+                WireError::Corrupt { file, offset, reason: String::from(reason.describe()) }
+            }
+            Error::Io { operation, path, kind, source } => WireError::Io {
+                operation: String::from(operation),
+                path,
+                kind: kind.into(),
+                source: source_text(&source),
+            },
+            Error::OutcomeUnknown { operation, path, kind, source } => WireError::OutcomeUnknown {
+                operation: String::from(operation),
+                path,
+                kind: kind.into(),
+                source: source_text(&source),
+            },
+            Error::Poisoned => WireError::Poisoned,
+            Error::BackendUnavailable { backend, reason } => {
+                WireError::BackendUnavailable { backend: String::from(backend), reason }
+            }
+            Error::Internal { what } => WireError::Internal { what: String::from(what) },
+            Error::UnknownId { id } => WireError::UnknownId { id: id.get() },
+            Error::DeadParent { id } => WireError::DeadParent { id: id.get() },
+            Error::AlreadyRecalled { id } => WireError::AlreadyRecalled { id: id.get() },
+            Error::NoLegs => WireError::NoLegs,
+            Error::EmptyLeg { leg_index } => WireError::EmptyLeg { leg_index: wide(leg_index) },
+            Error::LimitExceeded { what, size, limit } => {
+                WireError::LimitExceeded { what: String::from(what), size, limit }
+            }
+            Error::InvalidName { reason } => WireError::InvalidName { reason: String::from(reason) },
+            Error::AgentExists { name } => WireError::AgentExists { name },
+            Error::UnknownAgent { name } => WireError::UnknownAgent { name },
+            Error::UnknownToken => WireError::UnknownToken,
+            Error::MalformedToken => WireError::MalformedToken,
+            Error::AgentDeleted => WireError::AgentDeleted,
+            Error::ReadOnly => WireError::ReadOnly,
+            Error::RepairNeeded { operation, path } => {
+                WireError::RepairNeeded { operation: String::from(operation), path }
+            }
+            Error::FolderNotPrivate { path, mode, owner, user } => {
+                WireError::FolderNotPrivate { path, mode, owner, user }
+            }
+            Error::HistoryMismatch { records } => WireError::HistoryMismatch { records },
+            Error::InvalidVector { problem } => WireError::InvalidVector { problem: problem.into() },
+            Error::BatchConflict => WireError::BatchConflict,
+            Error::ServerUnavailable { path, reason } => WireError::ServerUnavailable { path, reason },
+            Error::ConnectionLost { reason, write_in_flight } => WireError::ConnectionLost { reason, write_in_flight },
+            Error::VersionMismatch { client, server } => WireError::VersionMismatch { client, server },
+            Error::FrameTooLarge { size_bytes, limit_bytes } => WireError::FrameTooLarge { size_bytes, limit_bytes },
+            Error::MalformedMessage { reason } => WireError::MalformedMessage { reason: String::from(reason) },
+            Error::ServerBusy { connections_max } => WireError::ServerBusy { connections_max },
+            Error::PeerRefused { uid } => WireError::PeerRefused { uid },
+            other => WireError::Other { message: other.to_string() },
+        }
+    }
+}
+
+impl WireError {
+    /// The [`Error`] it carries. Texts the engine keeps as `&'static str` are found among the
+    /// engine's own; one that is not (from a server of another build) becomes a fixed text.
+    #[must_use]
+    pub fn into_error(self) -> Error {
+        match self {
+            WireError::Locked => Error::Locked,
+            WireError::Corrupt { file, offset, reason } => match known_text::corrupt_reason(&reason) {
+                Some(reason) => Error::Corrupt { file, offset, reason },
+                None => Error::Internal { what: "the server named a damage this client does not know" },
+            },
+            WireError::Io { operation, path, kind, source } => Error::Io {
+                operation: known_text::operation(&operation),
+                path,
+                kind: kind.into(),
+                source: ErrorSource::new(RemoteStorageError { message: source, kind: kind.into() }),
+            },
+            WireError::OutcomeUnknown { operation, path, kind, source } => Error::OutcomeUnknown {
+                operation: known_text::operation(&operation),
+                path,
+                kind: kind.into(),
+                source: ErrorSource::new(RemoteStorageError { message: source, kind: kind.into() }),
+            },
+            WireError::Poisoned => Error::Poisoned,
+            WireError::BackendUnavailable { backend, reason } => {
+                Error::BackendUnavailable { backend: known_text::backend(&backend), reason }
+            }
+            WireError::Internal { what } => Error::Internal { what: known_text::internal_rule(&what) },
+            WireError::UnknownId { id } => Error::UnknownId { id: Id::from(id) },
+            WireError::DeadParent { id } => Error::DeadParent { id: Id::from(id) },
+            WireError::AlreadyRecalled { id } => Error::AlreadyRecalled { id: Id::from(id) },
+            WireError::NoLegs => Error::NoLegs,
+            WireError::EmptyLeg { leg_index } => Error::EmptyLeg { leg_index: narrow(leg_index) },
+            WireError::LimitExceeded { what, size, limit } => {
+                Error::LimitExceeded { what: known_text::limit(&what), size, limit }
+            }
+            WireError::InvalidName { reason } => Error::InvalidName { reason: known_text::name_reason(&reason) },
+            WireError::AgentExists { name } => Error::AgentExists { name },
+            WireError::UnknownAgent { name } => Error::UnknownAgent { name },
+            WireError::UnknownToken => Error::UnknownToken,
+            WireError::MalformedToken => Error::MalformedToken,
+            WireError::AgentDeleted => Error::AgentDeleted,
+            WireError::ReadOnly => Error::ReadOnly,
+            WireError::RepairNeeded { operation, path } => {
+                Error::RepairNeeded { operation: known_text::operation(&operation), path }
+            }
+            WireError::FolderNotPrivate { path, mode, owner, user } => {
+                Error::FolderNotPrivate { path, mode, owner, user }
+            }
+            WireError::HistoryMismatch { records } => Error::HistoryMismatch { records },
+            WireError::InvalidVector { problem } => Error::InvalidVector { problem: problem.into() },
+            WireError::BatchConflict => Error::BatchConflict,
+            WireError::ServerUnavailable { path, reason } => Error::ServerUnavailable { path, reason },
+            WireError::ConnectionLost { reason, write_in_flight } => Error::ConnectionLost { reason, write_in_flight },
+            WireError::VersionMismatch { client, server } => Error::VersionMismatch { client, server },
+            WireError::FrameTooLarge { size_bytes, limit_bytes } => Error::FrameTooLarge { size_bytes, limit_bytes },
+            WireError::MalformedMessage { reason } => {
+                Error::MalformedMessage { reason: known_text::malformed_reason(&reason) }
+            }
+            WireError::ServerBusy { connections_max } => Error::ServerBusy { connections_max },
+            WireError::PeerRefused { uid } => Error::PeerRefused { uid },
+            WireError::Other { .. } => Error::Internal { what: "the server failed in a way this client does not know" },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cheesedb_core::CorruptReason;
+
+    /// One error of every variant, with texts the engine really uses.
+    fn every_error() -> Vec<Error> {
+        let storage = || ErrorSource::new(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        vec![
+            Error::Locked,
+            Error::Corrupt {
+                file: String::from("agent-1/log-1"),
+                offset: 9,
+                reason: CorruptReason::RecordChecksumMismatch,
+            },
+            Error::Io {
+                operation: "syncing",
+                path: String::from("a"),
+                kind: StorageErrorKind::NoSpace,
+                source: storage(),
+            },
+            Error::OutcomeUnknown {
+                operation: "writing",
+                path: String::from("b"),
+                kind: StorageErrorKind::PermissionDenied,
+                source: storage(),
+            },
+            Error::Poisoned,
+            Error::BackendUnavailable { backend: "uring", reason: String::from("kernel too old") },
+            Error::Internal { what: "a committed batch answers every write" },
+            Error::UnknownId { id: Id::from(5) },
+            Error::DeadParent { id: Id::from(6) },
+            Error::AlreadyRecalled { id: Id::from(7) },
+            Error::NoLegs,
+            Error::EmptyLeg { leg_index: 2 },
+            Error::LimitExceeded { what: "content size in bytes", size: 20, limit: 10 },
+            Error::InvalidName { reason: "a lot label must not be empty" },
+            Error::AgentExists { name: String::from("alice") },
+            Error::UnknownAgent { name: String::from("bob") },
+            Error::UnknownToken,
+            Error::MalformedToken,
+            Error::AgentDeleted,
+            Error::ReadOnly,
+            Error::RepairNeeded { operation: "cutting the torn end of", path: String::from("c") },
+            Error::FolderNotPrivate { path: String::from("/d"), mode: 0o777, owner: 1, user: 2 },
+            Error::HistoryMismatch { records: 3 },
+            Error::InvalidVector { problem: VectorProblem::DimensionMismatch { expected: 3, found: 4 } },
+            Error::InvalidVector { problem: VectorProblem::NotFinite { position: 1 } },
+            Error::InvalidVector { problem: VectorProblem::Empty },
+            Error::InvalidVector { problem: VectorProblem::AllZero },
+            Error::BatchConflict,
+            Error::ServerUnavailable { path: String::from("/e"), reason: String::from("refused") },
+            Error::ConnectionLost { reason: String::from("closed"), write_in_flight: true },
+            Error::VersionMismatch { client: 1, server: 2 },
+            Error::FrameTooLarge { size_bytes: 5, limit_bytes: 4 },
+            Error::MalformedMessage { reason: "the bytes do not decode as a request" },
+            Error::ServerBusy { connections_max: 8 },
+            Error::PeerRefused { uid: 1000 },
+        ]
+    }
+
+    #[test]
+    fn every_error_comes_back_the_same() {
+        for error in every_error() {
+            let wire = WireError::from(&error);
+            let bytes = postcard::to_allocvec(&wire).unwrap();
+            let back: WireError = postcard::from_bytes(&bytes).unwrap();
+            let returned = back.into_error();
+            assert_eq!(returned, error);
+            assert_eq!(returned.to_string(), error.to_string());
+            assert_eq!(returned.storage_kind(), error.storage_kind());
+        }
+    }
+
+    #[test]
+    fn an_unknown_text_becomes_a_fixed_one_not_leaked_memory() {
+        let wire = WireError::LimitExceeded { what: "z".repeat(10_000), size: 1, limit: 0 };
+        assert_eq!(
+            wire.into_error(),
+            Error::LimitExceeded { what: "a value (a limit of the server)", size: 1, limit: 0 }
+        );
+        let wire = WireError::Corrupt { file: String::new(), offset: 0, reason: String::from("?") };
+        assert!(matches!(wire.into_error(), Error::Internal { .. }));
+    }
+}
