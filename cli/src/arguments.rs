@@ -87,7 +87,7 @@ Examples:
     /// List the alive lots and memories, with each memory's legs and sources
     #[command(after_help = "Example:
   cheesedb list alice")]
-    List(AgentOnly),
+    List(ListArguments),
 
     /// Show the provenance graph, as text or as Graphviz DOT
     #[command(after_help = "Examples:
@@ -337,6 +337,19 @@ pub struct SearchArguments {
     /// The most hits to show
     #[arg(long, value_name = "N", default_value_t = crate::memory_search::HITS_DEFAULT, value_parser = clap::value_parser!(u64).range(1..=HITS_MAX))]
     pub limit: u64,
+    /// Leave out lots and memories of low trust (see trust.toml)
+    #[arg(long)]
+    pub exclude_low_trust: bool,
+}
+
+/// `cheesedb list`
+#[derive(Debug, Args)]
+pub struct ListArguments {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// Leave out lots and memories of low trust (see trust.toml)
+    #[arg(long)]
+    pub exclude_low_trust: bool,
 }
 
 /// The most hits one search may ask for.

@@ -3,8 +3,6 @@
 //! Every error ends the command with one line on standard error and a non-zero exit status;
 //! a panic, which would be a bug, is reported the same way rather than as a trace.
 
-// Parts of the module serve only its tests and `cheesedb log`'s reader.
-#[allow(dead_code)]
 mod access_log;
 mod agent_handle;
 mod arguments;

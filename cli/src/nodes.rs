@@ -24,6 +24,20 @@ pub fn legs_json(legs: &[Leg]) -> Value {
     )
 }
 
+/// Ids as JSON: an array of numbers.
+pub fn ids_json(ids: &[Id]) -> Value {
+    Value::from(ids.iter().map(|id| id.get()).collect::<Vec<u64>>())
+}
+
+/// The parents a memory got from read tracking, as text: ` (from reads: 3, 5)`, or nothing.
+pub fn describe_tracked(tracked: &[Id]) -> String {
+    if tracked.is_empty() {
+        return String::new();
+    }
+    let list = tracked.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+    format!(" (from reads: {list})")
+}
+
 /// One node as JSON: `id`, `kind`, `label` (lots) or `legs` (memories), `alive`, `content`
 /// (null once erased) and `content_encoding` (`utf-8` or `hex`, when there is content).
 pub fn node_json(node: &Node, lot_word: LotWord) -> Value {
@@ -41,6 +55,7 @@ pub fn node_json(node: &Node, lot_word: LotWord) -> Value {
         NodeKind::Memory { legs } => {
             object.insert("kind".into(), json!("memory"));
             object.insert("legs".into(), legs_json(legs));
+            object.insert("tracked_parents".into(), ids_json(node.tracked_parents()));
         }
     }
     object.insert("alive".into(), json!(node.is_alive()));
@@ -127,7 +142,7 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let store = cheesedb::Store::open(folder.path()).unwrap();
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
-        let agent = AgentHandle::in_process(agent, store);
+        let agent = AgentHandle::in_process(agent, store, cheesedb::TrustRules::new());
         let a = agent.add_lot("x", b"a").unwrap();
         let b = agent.add_lot("x", b"b").unwrap();
         let c = agent.add_lot("x", b"c").unwrap();
@@ -143,7 +158,7 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let store = cheesedb::Store::open(folder.path()).unwrap();
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
-        let agent = AgentHandle::in_process(agent, store);
+        let agent = AgentHandle::in_process(agent, store, cheesedb::TrustRules::new());
         let a = agent.add_lot("web_page", b"text").unwrap();
         let value = node_json(&agent.get(a).unwrap(), LotWord::Source);
         assert_eq!(

@@ -1,24 +1,56 @@
-//! The store as the `agent` commands see it: opened in this process, or reached through the
-//! memory server that holds it.
+//! The store as a command sees it: opened in this process, or reached through the memory
+//! server that holds it.
 
-use cheesedb::{Error, LeftBehind, Store, Token};
+use cheesedb::{Client, Error, LeftBehind, Store, Token, TrustRules};
+
+use crate::agent_handle::AgentHandle;
 
 /// An opened store.
 #[derive(Debug)]
 pub enum StoreHandle {
     /// Open in this process, for as long as the handle lives.
-    Local(Store),
+    Local {
+        /// The store.
+        store: Store,
+        /// The data folder's `trust.toml`, given to every agent opened here.
+        trust_rules: TrustRules,
+    },
+    /// A memory server holds the store.
+    Served {
+        /// The connection to it.
+        client: Client,
+        /// Whether the command was asked to write nothing (`--read-only`).
+        read_only: bool,
+    },
 }
 
 impl StoreHandle {
+    /// Opens the agent whose token is `token`.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownToken` for a token of no agent; the engine's or the server's otherwise.
+    pub fn open_agent(&self, token: &Token) -> Result<AgentHandle, Error> {
+        match self {
+            StoreHandle::Local { store, trust_rules } => {
+                Ok(AgentHandle::in_process(store.open_agent(token)?, store.clone(), trust_rules.clone()))
+            }
+            StoreHandle::Served { client, read_only } => {
+                Ok(AgentHandle::Served { agent: client.open_agent(token)?, read_only: *read_only })
+            }
+        }
+    }
+
     /// Creates the agent `name` and returns its token.
     ///
     /// # Errors
     ///
-    /// The engine's, as `Store::create_agent` gives them.
+    /// As `Store::create_agent`.
     pub fn create_agent(&self, name: &str) -> Result<Token, Error> {
         match self {
-            StoreHandle::Local(store) => store.create_agent(name),
+            StoreHandle::Local { store, .. } => store.create_agent(name),
+            StoreHandle::Served { read_only: true, .. } => Err(Error::ReadOnly),
+            StoreHandle::Served { client, .. } => client.create_agent(name),
         }
     }
 
@@ -26,10 +58,11 @@ impl StoreHandle {
     ///
     /// # Errors
     ///
-    /// The engine's, as `Store::agent_names` gives them.
+    /// As `Store::agent_names`.
     pub fn agent_names(&self) -> Result<Vec<String>, Error> {
         match self {
-            StoreHandle::Local(store) => store.agent_names(),
+            StoreHandle::Local { store, .. } => store.agent_names(),
+            StoreHandle::Served { client, .. } => client.agent_names(),
         }
     }
 
@@ -37,10 +70,12 @@ impl StoreHandle {
     ///
     /// # Errors
     ///
-    /// The engine's, as `Store::delete_agent` gives them.
+    /// As `Store::delete_agent`.
     pub fn delete_agent(&self, name: &str) -> Result<(), Error> {
         match self {
-            StoreHandle::Local(store) => store.delete_agent(name),
+            StoreHandle::Local { store, .. } => store.delete_agent(name),
+            StoreHandle::Served { read_only: true, .. } => Err(Error::ReadOnly),
+            StoreHandle::Served { client, .. } => client.delete_agent(name),
         }
     }
 
@@ -48,10 +83,11 @@ impl StoreHandle {
     ///
     /// # Errors
     ///
-    /// The engine's, as `Store::left_behind` gives them.
+    /// As `Store::left_behind`.
     pub fn left_behind(&self) -> Result<Vec<LeftBehind>, Error> {
         match self {
-            StoreHandle::Local(store) => store.left_behind(),
+            StoreHandle::Local { store, .. } => store.left_behind(),
+            StoreHandle::Served { client, .. } => client.left_behind(),
         }
     }
 }

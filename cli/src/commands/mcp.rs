@@ -8,14 +8,14 @@ use crate::embeddings::config;
 use crate::failure::Failure;
 use crate::mcp::server::Server;
 use crate::output::escaped;
-use crate::session::{describe_agent, open_named_agent, open_store};
+use crate::session::{describe_agent, open_named_agent, open_store_handle};
 
 /// Checks that the agent opens, then serves it until the app closes standard input.
 pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
     let embedder = config::load(&context.folder)?;
     let token = {
         // Fail now, with a clear line in the app's log, rather than on every tool call.
-        let store = open_store(&context.folder)?;
+        let store = open_store_handle(&context.folder)?;
         open_named_agent(&context.folder, &store, &arguments.agent)?.0
     };
     let agent = escaped(&describe_agent(&arguments.agent));

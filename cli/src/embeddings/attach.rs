@@ -107,7 +107,7 @@ mod tests {
         let open = || -> Result<AgentHandle, String> {
             let store = Store::open(folder.path()).map_err(|error| error.to_string())?;
             let agent = store.open_agent(&token).map_err(|error| error.to_string())?;
-            Ok(AgentHandle::in_process(agent, store))
+            Ok(AgentHandle::in_process(agent, store, cheesedb::TrustRules::new()))
         };
         let status = attach_vector(&embedder, id, b"rain", &open);
         assert!(matches!(&status, VectorStatus::Missing(reason) if reason.contains("no reply")), "{status:?}");

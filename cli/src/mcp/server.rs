@@ -135,7 +135,7 @@ impl Server {
         match store.open_agent(&self.token) {
             Ok(agent) => {
                 note_repairs(&self.agent_name, &agent.report());
-                Ok(AgentHandle::in_process(agent, store))
+                Ok(AgentHandle::in_process(agent, store, cheesedb::TrustRules::new()))
             }
             Err(Error::UnknownToken) => {
                 Err(format!("{} was deleted; this server can no longer reach it", describe_agent(&self.agent_name)))

@@ -15,7 +15,7 @@ use crate::embeddings::attach::attach_vector;
 use crate::embeddings::client::Embedder;
 use crate::mcp::arguments::ToolArguments;
 use crate::mcp::protocol::{ErrorCode, RpcError};
-use crate::memory_search::{hits_json, search, QueryVector, HITS_DEFAULT};
+use crate::memory_search::{hits_json, search, QueryVector, TrustFilter, HITS_DEFAULT};
 use crate::nodes::{legs_json, node_json, LotWord, SourceFinder};
 use crate::output::content_json;
 
@@ -298,7 +298,7 @@ fn search_memories(arguments: Option<&Value>, served: &Served<'_>) -> Result<Val
     // Before the store is opened: the embeddings server may take its time.
     let vector = QueryVector::of(query, served.embedder);
     let agent = (served.open)()?;
-    let searched = search(&agent, query, vector, limit).map_err(explain)?;
+    let searched = search(&agent, query, vector, limit, TrustFilter::Everything).map_err(explain)?;
     let mut result = Map::new();
     result.insert("hits".into(), hits_json(&searched.found, LotWord::Source));
     result.insert("search".into(), json!(searched.ranking.name()));
