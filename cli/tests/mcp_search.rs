@@ -50,7 +50,7 @@ fn the_tool_tells_the_model_to_search_first_and_changes_nothing() {
     assert_eq!(search["annotations"]["destructiveHint"], false);
     assert_eq!(search["inputSchema"]["required"], json!(["query"]));
     assert_eq!(search["inputSchema"]["properties"]["limit"]["default"], 10);
-    let instructions = server.request("initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {} }));
+    let instructions = server.request("initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "test", "version": "1" } }));
     assert!(instructions["result"]["instructions"].as_str().unwrap().contains("search_memories"));
 }
 

@@ -1,7 +1,5 @@
 //! `cheesedb mcp AGENT`: serve the agent to an AI app over stdio.
 
-use std::io::{stdin, stdout, BufReader};
-
 use crate::arguments::AgentOnly;
 use crate::commands::Context;
 use crate::embeddings::config;
@@ -28,6 +26,6 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
         ),
         None => eprintln!("cheesedb mcp: serving {agent} from {folder}"),
     }
-    let server = Server::new(&context.folder, token, &arguments.agent, embedder);
-    server.serve(BufReader::new(stdin().lock()), stdout().lock())
+    let server = Server::new(&context.folder, token, &arguments.agent, embedder)?;
+    server.run(std::io::stdin(), std::io::stdout())
 }
