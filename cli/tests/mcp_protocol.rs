@@ -15,6 +15,15 @@ fn served(agent: &str) -> (Cli, McpProcess) {
     (cli, server)
 }
 
+/// The metadata a request of the 2026 lifecycle carries instead of an `initialize`.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
 fn error_code(response: &Value) -> i64 {
     response["error"]["code"].as_i64().unwrap_or_else(|| panic!("an error: {response}"))
 }
@@ -49,22 +58,30 @@ fn server_discover_and_unknown_methods_are_answered_at_once() {
         let response = server.request(method, json!({}));
         assert_eq!(error_code(&response), -32602, "{method}: {response}");
     }
-    // The newer handshake's probe, as the SDKs send it: this server speaks no version past
-    // 2025-11-25, so it says which it speaks and the client falls back to initialize.
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
-    let probe = server.request("server/discover", json!({ "_meta": meta }));
-    assert_eq!(error_code(&probe), -32022, "{probe}");
-    let supported = probe["error"]["data"]["supported"].as_array().expect("the versions spoken").clone();
-    assert!(supported.contains(&json!("2025-11-25")) && supported.contains(&json!("2024-11-05")), "{probe}");
+    // The newer lifecycle's probe, as the SDKs send it, gets the versions this server speaks.
+    let probe = server.request("server/discover", json!({ "_meta": modern_meta() }));
+    let supported = probe["result"]["supportedVersions"].as_array().expect("the versions spoken").clone();
+    for version in ["2024-11-05", "2025-11-25", "2026-07-28"] {
+        assert!(supported.contains(&json!(version)), "{version}: {probe}");
+    }
+    assert_eq!(probe["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "cheesedb", "{probe}");
     server.initialize();
     for method in ["resources/list", "prompts/list", "no/such/method"] {
         assert_eq!(error_code(&server.request(method, json!({}))), -32601, "{method}");
     }
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn a_request_carrying_its_own_protocol_version_needs_no_initialize() {
+    let (_cli, mut server) = served("alice");
+    let call = |name: &str, arguments: Value| json!({ "name": name, "arguments": arguments, "_meta": modern_meta() });
+    let added = server.request("tools/call", call("add_source", json!({ "label": "note", "text": "modern" })));
+    assert_eq!(added["result"]["structuredContent"], json!({ "id": 1 }), "{added}");
+    let refused = server.request("tools/call", call("get", json!({ "id": 9 })));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let listed = server.request("tools/list", json!({ "_meta": modern_meta() }));
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(6), "{listed}");
 }
 
 #[test]

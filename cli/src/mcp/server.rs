@@ -136,8 +136,10 @@ impl ServerHandler for Server {
         info
     }
 
+    /// Every version the SDK speaks, the handshake-free 2026 lifecycle included: the tools
+    /// depend on nothing a version changes.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+        Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
     }
 
     async fn list_tools(

@@ -22,6 +22,8 @@ use rmcp::model::{
 };
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
+#[cfg(test)]
+use serde_json::json;
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, Notify};
 
@@ -364,5 +366,60 @@ fn write_lines(mut output: impl Write, lines: &std_mpsc::Receiver<Outgoing>) {
             eprintln!("cheesedb mcp: cannot write to the client: {error}");
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn admit(admission: &mut Admission, line: &str) -> Admitted {
+        admission.admit(Line::Complete(line.as_bytes().to_vec()))
+    }
+
+    fn answer(admitted: Admitted) -> Value {
+        let Admitted::Answer(line) = admitted else { panic!("an answer: {admitted:?}") };
+        serde_json::from_str(&line).unwrap()
+    }
+
+    #[test]
+    fn notifications_wait_for_the_session_and_lines_that_are_not_messages_are_answered() {
+        let mut admission = Admission::new(Arc::default());
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert!(matches!(admit(&mut admission, initialized), Admitted::Drop));
+        assert_eq!(answer(admit(&mut admission, "{oops"))["error"]["code"], -32700);
+        assert_eq!(answer(admission.admit(Line::TooLong))["error"]["code"], -32600);
+        assert!(matches!(admit(&mut admission, "  "), Admitted::Drop));
+        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        assert!(matches!(admit(&mut admission, initialize), Admitted::Forward(_)));
+        assert!(matches!(admit(&mut admission, initialized), Admitted::Forward(_)));
+    }
+
+    #[test]
+    fn a_standard_request_with_parameters_that_do_not_fit_gets_invalid_params_with_its_id() {
+        let mut admission = Admission::new(Arc::default());
+        let refused = answer(admit(&mut admission, r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}"#));
+        assert_eq!((refused["id"].clone(), refused["error"]["code"].clone()), (json!("a"), json!(-32602)));
+        assert!(refused["error"]["message"].as_str().unwrap().contains("name"), "{refused}");
+        let custom = r#"{"jsonrpc":"2.0","id":2,"method":"made/up","params":{}}"#;
+        assert!(matches!(admit(&mut admission, custom), Admitted::Forward(_)));
+    }
+
+    #[test]
+    fn an_id_the_sdk_cannot_hold_gets_a_stand_in_and_is_answered_as_written() {
+        let shared: Arc<Shared> = Arc::default();
+        let mut admission = Admission::new(Arc::clone(&shared));
+        let written = "123456789012345678901234567890";
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{written},"method":"ping"}}"#);
+        let Admitted::Forward(message) = admit(&mut admission, &line) else { panic!() };
+        let JsonRpcMessage::Request(request) = *message else { panic!() };
+        assert!(matches!(&request.id, SdkRequestId::String(id) if id.starts_with(STAND_IN_PREFIX)));
+        let (outgoing, _lines) = std_mpsc::channel();
+        let (_forward, incoming) = mpsc::channel(1);
+        let transport = StdioTransport { incoming, outgoing, shared: Arc::clone(&shared) };
+        let reply = ServerJsonRpcMessage::response(rmcp::model::ServerResult::empty(()), request.id);
+        assert_eq!(transport.encode(reply).unwrap(), format!(r#"{{"jsonrpc":"2.0","id":{written},"result":{{}}}}"#));
+        assert!(shared.pending().is_empty() && shared.exact_ids().is_empty());
     }
 }

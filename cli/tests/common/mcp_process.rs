@@ -117,6 +117,15 @@ impl McpProcess {
         result["content"][0]["text"].as_str().expect("a reason").to_owned()
     }
 
+    /// Closes standard input, then returns the next message the server wrote before it ended
+    /// (if any) and its exit status.
+    pub fn finish_reading(mut self) -> (Option<Value>, Option<i32>) {
+        drop(self.stdin.take());
+        let message = self.lines.recv_timeout(RESPONSE_TIMEOUT).ok();
+        let status = self.child.wait().ok().and_then(|status| status.code());
+        (message.and_then(|line| serde_json::from_str(&line).ok()), status)
+    }
+
     /// Closes standard input and waits for the server to end; returns its exit status.
     pub fn finish(mut self) -> Option<i32> {
         drop(self.stdin.take());
