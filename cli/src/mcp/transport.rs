@@ -22,8 +22,6 @@ use rmcp::model::{
 };
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
-#[cfg(test)]
-use serde_json::json;
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, Notify};
 
