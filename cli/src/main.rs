@@ -3,6 +3,7 @@
 //! Every error ends the command with one line on standard error and a non-zero exit status;
 //! a panic, which would be a bug, is reported the same way rather than as a trace.
 
+mod agent_handle;
 mod arguments;
 mod bench;
 mod commands;
@@ -19,6 +20,7 @@ mod progress;
 mod search;
 mod session;
 mod snippet;
+mod store_handle;
 mod tokens;
 
 use std::process::ExitCode;

@@ -6,9 +6,10 @@
 //! server thinks. Every hit is read back with `get` and shown only while it is alive: the engine
 //! never returns a recalled node, and this is the second look that keeps it so.
 
-use cheesedb::{Agent, Error, Hit, Id, NodeKind};
+use cheesedb::{Error, Hit, Id, NodeKind};
 use serde_json::{json, Value};
 
+use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
 use crate::nodes::LotWord;
 use crate::output::content_json;
@@ -94,7 +95,7 @@ pub struct Searched {
 }
 
 /// Searches `agent` for `query`, with its vector when there is one, for at most `limit` hits.
-pub fn search(agent: &Agent, query: &str, vector: QueryVector, limit: usize) -> Result<Searched, Error> {
+pub fn search(agent: &AgentHandle, query: &str, vector: QueryVector, limit: usize) -> Result<Searched, Error> {
     let (hits, ranking) = match vector {
         QueryVector::NotConfigured => (agent.search(query, limit)?, Ranking::Keyword),
         QueryVector::Failed(reason) => (agent.search(query, limit)?, Ranking::KeywordInstead(reason)),
@@ -111,7 +112,7 @@ pub fn search(agent: &Agent, query: &str, vector: QueryVector, limit: usize) -> 
 }
 
 /// The hits with their content, leaving out any that is not alive or has no content.
-fn alive_hits(agent: &Agent, hits: &[Hit]) -> Result<Vec<Found>, Error> {
+fn alive_hits(agent: &AgentHandle, hits: &[Hit]) -> Result<Vec<Found>, Error> {
     let mut found = Vec::with_capacity(hits.len());
     for hit in hits {
         let node = agent.get(hit.id)?;
@@ -165,6 +166,7 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let store = Store::open(folder.path()).unwrap();
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
+        let agent = AgentHandle::in_process(agent, store);
         let lot = agent.add_lot("weather_tool", b"heavy rain tomorrow").unwrap();
         let memory = agent.remember(b"rain is coming", &[Leg::from([lot])]).unwrap();
         agent.set_vector(memory, &[1.0, 0.0]).unwrap();

@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 
 use cheesedb::{Agent, Error, Io, Options, Report, Store, Token};
 
+use crate::agent_handle::AgentHandle;
 use crate::failure::Failure;
 use crate::output::escaped;
+use crate::store_handle::StoreHandle;
 use crate::tokens::{tokens_path, SavedTokens};
 
 /// How long to wait for another open store to let go of the folder.
@@ -66,6 +68,11 @@ pub fn open_store(folder: &Path) -> Result<Store, Failure> {
             Err(error) => return Err(Failure::from(error).context(&format!("opening {}", folder.display()))),
         }
     }
+}
+
+/// Opens the store in `folder` for the commands that manage agents.
+pub fn open_store_handle(folder: &Path) -> Result<StoreHandle, Failure> {
+    open_store(folder).map(StoreHandle::Local)
 }
 
 /// Where the token of an agent argument came from.
@@ -139,11 +146,11 @@ pub fn open_named_agent(folder: &Path, store: &Store, agent: &str) -> Result<(To
 }
 
 /// Opens the store and the agent named `agent` (a name with a saved token, or a token).
-pub fn open_agent(folder: &Path, agent: &str) -> Result<(Store, Agent), Failure> {
+pub fn open_agent(folder: &Path, agent: &str) -> Result<AgentHandle, Failure> {
     let store = open_store(folder)?;
     let (_token, handle) = open_named_agent(folder, &store, agent)?;
     note_repairs(agent, &handle.report());
-    Ok((store, handle))
+    Ok(AgentHandle::in_process(handle, store))
 }
 
 /// Tells the user, on standard error, when opening the agent repaired what a crash left: the

@@ -6,7 +6,7 @@ use crate::arguments::AgentCommand;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::output::escaped;
-use crate::session::open_store;
+use crate::session::open_store_handle;
 use crate::tokens::{tokens_path, SavedTokens};
 
 /// Runs one `agent` subcommand.
@@ -19,13 +19,9 @@ pub fn run(command: AgentCommand, context: &Context) -> Result<(), Failure> {
 }
 
 fn create(name: &str, context: &Context) -> Result<(), Failure> {
-    let store = open_store(&context.folder)?;
+    let store = open_store_handle(&context.folder)?;
     let token = store.create_agent(name)?;
-    // Save while the store is open: its folder lock keeps other commands off the tokens file.
-    let saved = SavedTokens::load(&context.folder).and_then(|mut tokens| {
-        tokens.insert(name, &token);
-        tokens.save(&context.folder)
-    });
+    let saved = SavedTokens::update(&context.folder, |tokens| tokens.insert(name, &token));
     let tokens_file = tokens_path(&context.folder);
     let value = json!({ "name": name, "token": token.to_string(), "tokens_file": tokens_file.display().to_string() });
     // The token exists only now: print it even if saving it failed, so it is not lost.
@@ -40,7 +36,7 @@ fn create(name: &str, context: &Context) -> Result<(), Failure> {
 }
 
 fn list(context: &Context) -> Result<(), Failure> {
-    let store = open_store(&context.folder)?;
+    let store = open_store_handle(&context.folder)?;
     let names = store.agent_names()?;
     let tokens = SavedTokens::load(&context.folder)?;
     let agents: Vec<_> =
@@ -64,12 +60,11 @@ fn list(context: &Context) -> Result<(), Failure> {
 }
 
 fn delete(name: &str, context: &Context) -> Result<(), Failure> {
-    let store = open_store(&context.folder)?;
+    let store = open_store_handle(&context.folder)?;
     store.delete_agent(name)?;
-    let mut tokens = SavedTokens::load(&context.folder)?;
-    if tokens.remove(name) {
-        tokens.save(&context.folder)?;
-    }
+    SavedTokens::update(&context.folder, |tokens| {
+        tokens.remove(name);
+    })?;
     // Names the engine did not make stay where they are; the user should hear of them.
     let left_behind = store.left_behind()?;
     let left_json: Vec<_> =

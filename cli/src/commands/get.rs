@@ -13,7 +13,7 @@ use crate::session::open_agent;
 /// Prints the node: JSON `{"id", "kind", "label"|"legs", "alive", "content", "content_encoding"}`,
 /// with `content` null for a recalled node.
 pub fn run(arguments: AgentAndId, context: &Context) -> Result<(), Failure> {
-    let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, &arguments.agent)?;
     let node = agent.get(Id::from(arguments.id))?;
     context
         .printer

@@ -1,8 +1,9 @@
 //! `cheesedb list AGENT`: the alive lots, and the alive memories with their legs and sources.
 
-use cheesedb::{Agent, NodeKind};
+use cheesedb::NodeKind;
 use serde_json::{json, Value};
 
+use crate::agent_handle::AgentHandle;
 use crate::arguments::AgentOnly;
 use crate::commands::remember::describe_legs;
 use crate::commands::Context;
@@ -15,7 +16,7 @@ const PREVIEW_CHARACTERS_MAX: usize = 72;
 
 /// Prints `{"lots": [{"id", "label", "content"}], "memories": [{"id", "content", "legs", "sources"}]}`.
 pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
-    let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, &arguments.agent)?;
     let (lots, lot_lines) = lots(&agent)?;
     let (memories, memory_lines) = memories(&agent)?;
     context.printer.result(json!({ "lots": lots, "memories": memories }), || {
@@ -27,7 +28,7 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
     })
 }
 
-fn lots(agent: &Agent) -> Result<(Vec<Value>, Vec<String>), Failure> {
+fn lots(agent: &AgentHandle) -> Result<(Vec<Value>, Vec<String>), Failure> {
     let mut values = Vec::new();
     let mut lines = Vec::new();
     for id in agent.lots()? {
@@ -40,7 +41,7 @@ fn lots(agent: &Agent) -> Result<(Vec<Value>, Vec<String>), Failure> {
     Ok((values, lines))
 }
 
-fn memories(agent: &Agent) -> Result<(Vec<Value>, Vec<String>), Failure> {
+fn memories(agent: &AgentHandle) -> Result<(Vec<Value>, Vec<String>), Failure> {
     let mut finder = SourceFinder::new(agent);
     let mut values = Vec::new();
     let mut lines = Vec::new();

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cheesedb::{Agent, Error, Store, Token};
+use cheesedb::{Error, Token};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode,
     Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
@@ -22,6 +22,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
+use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
 use crate::failure::Failure;
 use crate::mcp::protocol::RpcError;
@@ -54,12 +55,12 @@ impl ServedAgent {
 
     /// Opens the store and the agent for one tool call. The caller drops both when done, so
     /// the folder lock is never held between calls.
-    fn open_agent(&self) -> Result<(Store, Agent), String> {
+    fn open_agent(&self) -> Result<AgentHandle, String> {
         let store = open_store(&self.folder).map_err(|failure| failure.to_string())?;
         match store.open_agent(&self.token) {
             Ok(agent) => {
                 note_repairs(&self.agent_name, &agent.report());
-                Ok((store, agent))
+                Ok(AgentHandle::in_process(agent, store))
             }
             Err(Error::UnknownToken) => {
                 Err(format!("{} was deleted; this server can no longer reach it", describe_agent(&self.agent_name)))

@@ -7,9 +7,10 @@
 //! before the store is opened, a new source or memory after it is written.
 
 use cheesedb::limits::LABEL_MAX_BYTES;
-use cheesedb::{Agent, Error, Id, Mode, NodeKind, Removal, Store};
+use cheesedb::{Error, Id, Mode, NodeKind, Removal};
 use serde_json::{json, Map, Value};
 
+use crate::agent_handle::AgentHandle;
 use crate::embeddings::attach::attach_vector;
 use crate::embeddings::client::Embedder;
 use crate::mcp::arguments::ToolArguments;
@@ -38,7 +39,7 @@ pub enum ToolOutcome {
 }
 
 /// Opens the served agent for one call; the store is dropped with the returned pair.
-pub type OpenAgent<'open> = dyn Fn() -> Result<(Store, Agent), String> + 'open;
+pub type OpenAgent<'open> = dyn Fn() -> Result<AgentHandle, String> + 'open;
 
 /// What a tool call may use: the served agent, and the embeddings server if there is one.
 pub struct Served<'call> {
@@ -254,7 +255,7 @@ fn add_source(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, S
     let label = arguments.string("label")?;
     let text = arguments.string("text")?;
     let id = {
-        let (_store, agent) = (served.open)()?;
+        let agent = (served.open)()?;
         agent.add_lot(label, text.as_bytes()).map_err(explain)?
     };
     Ok(written(id, text, served))
@@ -265,7 +266,7 @@ fn remember(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, Str
     let text = arguments.string("text")?;
     let legs = arguments.legs("legs")?;
     let id = {
-        let (_store, agent) = (served.open)()?;
+        let agent = (served.open)()?;
         agent.remember(text.as_bytes(), &legs).map_err(explain)?
     };
     Ok(written(id, text, served))
@@ -296,7 +297,7 @@ fn search_memories(arguments: Option<&Value>, served: &Served<'_>) -> Result<Val
     let limit = usize::try_from(arguments.count("limit", HITS_DEFAULT, SEARCH_MAX_HITS)?).unwrap_or(usize::MAX);
     // Before the store is opened: the embeddings server may take its time.
     let vector = QueryVector::of(query, served.embedder);
-    let (_store, agent) = (served.open)()?;
+    let agent = (served.open)()?;
     let searched = search(&agent, query, vector, limit).map_err(explain)?;
     let mut result = Map::new();
     result.insert("hits".into(), hits_json(&searched.found, LotWord::Source));
@@ -313,7 +314,7 @@ fn forget_source(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Valu
     let mode = if arguments.boolean("strict", false)? { Mode::Strict } else { Mode::Fair };
     let erase = arguments.boolean("erase", true)?;
     let dry_run = arguments.boolean("dry_run", false)?;
-    let (_store, agent) = open()?;
+    let agent = open()?;
     let removal = if erase { Removal::Erase } else { Removal::Untrusted };
     // The dry run asks exactly what the deletion would do, so both give the same answer.
     let removed = if dry_run { agent.preview_recall_with(id, mode, removal) } else { agent.recall(id, mode, removal) }
@@ -325,7 +326,7 @@ fn forget_source(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Valu
 fn get(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Value, String> {
     let arguments = ToolArguments::parse(arguments, &["id"])?;
     let id = arguments.id("id")?;
-    let (_store, agent) = open()?;
+    let agent = open()?;
     let node = agent.get(id).map_err(explain)?;
     let mut value = node_json(&node, LotWord::Source);
     if let NodeKind::Memory { legs } = &node.kind {
@@ -339,7 +340,7 @@ fn list_memories(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Valu
     let arguments = ToolArguments::parse(arguments, &["cursor", "limit"])?;
     let after = arguments.cursor("cursor")?;
     let limit = arguments.count("limit", PAGE_DEFAULT_MEMORIES, PAGE_MAX_MEMORIES)? as usize;
-    let (_store, agent) = open()?;
+    let agent = open()?;
     let alive = agent.memories().map_err(explain)?;
     let remaining: Vec<_> = alive.iter().copied().filter(|id| id.get() > after).collect();
     let mut finder = SourceFinder::new(&agent);
