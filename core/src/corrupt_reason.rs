@@ -69,6 +69,10 @@ pub enum CorruptReason {
     LegsCutShort,
     /// Content cut short.
     ContentCutShort,
+    /// Tracked parents empty, more than a leg may hold, repeated or out of order.
+    TrackedParentsMalformed,
+    /// A tracked parent is missing from a leg of its memory.
+    TrackedParentNotInEveryLeg,
     /// Erased content padded with bytes other than zeros.
     ErasedContentPaddingNotZero,
     /// Segment header cut short.
@@ -256,6 +260,10 @@ impl CorruptReason {
             CorruptReason::UnknownRecordKind => "unknown record kind",
             CorruptReason::LegsCutShort => "legs cut short",
             CorruptReason::ContentCutShort => "content cut short",
+            CorruptReason::TrackedParentsMalformed => {
+                "tracked parents empty, more than a leg may hold, repeated or out of order"
+            }
+            CorruptReason::TrackedParentNotInEveryLeg => "a tracked parent is missing from a leg of its memory",
             CorruptReason::ErasedContentPaddingNotZero => "erased content padded with bytes other than zeros",
             CorruptReason::SegmentHeaderCutShort => "segment header cut short",
             CorruptReason::SegmentHeaderChecksumMismatch => "segment header checksum mismatch",

@@ -76,6 +76,7 @@ pub mod memory;
 #[doc(hidden)]
 pub mod mutants;
 mod node;
+mod read_set;
 mod report;
 #[doc(hidden)]
 pub mod search;
@@ -83,6 +84,7 @@ mod storage;
 mod storage_error;
 mod store;
 mod token;
+mod trust;
 
 pub use corrupt_reason::CorruptReason;
 
@@ -103,9 +105,11 @@ pub use id::{Id, Leg, Mode, Removal};
 pub use left_behind::LeftBehind;
 pub use limits::Options;
 pub use node::{Node, NodeKind};
+pub use read_set::{ReadSet, READ_SET_MAX_IDS};
 pub use report::Report;
 pub use search::Hit;
 pub use storage::{NameKind, Storage, StorageFile};
 pub use storage_error::{StorageError, StorageErrorKind};
 pub use store::{AgentKey, StoreEngine};
 pub use token::{conceal_token_digits, Token};
+pub use trust::{TrustLevel, TrustRules, UnknownTrustLevel};

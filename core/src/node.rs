@@ -29,6 +29,8 @@ pub struct Node {
     pub kind: NodeKind,
     pub(crate) alive: bool,
     pub(crate) content: Option<Vec<u8>>,
+    /// The parents that came from read tracking (ascending; each is in every leg).
+    pub(crate) tracked: Vec<Id>,
 }
 
 impl Node {
@@ -42,6 +44,14 @@ impl Node {
     #[must_use]
     pub fn content(&self) -> Option<&[u8]> {
         self.content.as_deref()
+    }
+
+    /// The parents a memory got from read tracking, ascending: ids it was written after reading,
+    /// added to each of its legs, that not every leg declared. Each is a parent in every leg.
+    /// Empty for a lot, and for a memory written without tracking.
+    #[must_use]
+    pub fn tracked_parents(&self) -> &[Id] {
+        &self.tracked
     }
 
     /// Whether it is a lot.

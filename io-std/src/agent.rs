@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use cheesedb_core::{AgentEngine, Batch, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Report, StagedBatch};
+use cheesedb_core::{
+    AgentEngine, Batch, Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, StagedBatch,
+    TrustLevel, TrustRules,
+};
 
 use crate::files::FileStorage;
 use crate::mutex::lock;
@@ -69,6 +72,37 @@ impl<S: SharedStorage> Agent<S> {
     pub fn remember(&self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
         self.store.check_writable()?;
         self.engine.remember(content, legs)
+    }
+
+    /// Adds a memory learned through `legs` and through everything in `reads` (what a session
+    /// read since its previous write): each read id is added to every leg, so a recall of what
+    /// was read reaches this memory even though no leg declared it, and [`Node::tracked_parents`]
+    /// tells which parents came from tracking. With an empty read set it is
+    /// [`Agent::remember`]. `reads` is left as it is: clear it once this succeeded.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::LimitExceeded` when the read set, or a leg with it added, would hold more
+    ///   parents than a leg may have (nothing is dropped: the write is refused);
+    ///   `Error::DeadParent` when a read id was recalled since it was read.
+    /// - Otherwise as [`Agent::remember`].
+    pub fn remember_tracked(&self, content: &[u8], legs: &[Leg], reads: &ReadSet) -> Result<Id, Error> {
+        self.store.check_writable()?;
+        self.engine.remember_tracked(content, legs, reads)
+    }
+
+    /// How far the lot or memory `id` is to be believed under `rules`: a lot has its label's
+    /// level; a memory the best, over its legs, of the worst level among that leg's parents.
+    /// For an alive memory only the legs that still hold count; a recalled one is judged over
+    /// all its legs. Lot labels are read once, then kept in RAM.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownId` when no lot or memory has `id`; `Error::Corrupt` or `Error::Io` when
+    /// the record of a lot it rests on cannot be read; `Error::AgentDeleted` once the agent is
+    /// deleted, `Error::Internal` when a thread panicked holding the agent.
+    pub fn trust(&self, id: Id, rules: &TrustRules) -> Result<TrustLevel, Error> {
+        self.with(|engine| engine.trust(id, rules))
     }
 
     /// Recalls `id` and what depended on it (see `Mode`); returns the memories removed because

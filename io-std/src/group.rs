@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Condvar, Mutex};
 
-use cheesedb_core::{AgentEngine, Error, Id, Leg, Storage};
+use cheesedb_core::{AgentEngine, Error, Id, Leg, ReadSet, Storage};
 
 use crate::mutex::{lock, LOCK_POISONED};
 
@@ -27,7 +27,7 @@ struct Request {
 /// A write as queued: owned, since the writer waits but its borrow cannot cross threads.
 enum Write {
     Lot { label: String, content: Vec<u8> },
-    Memory { content: Vec<u8>, legs: Vec<Leg> },
+    Memory { content: Vec<u8>, legs: Vec<Leg>, reads: ReadSet },
 }
 
 #[derive(Default)]
@@ -61,7 +61,12 @@ impl<S: Storage> Shared<S> {
 
     /// Adds a memory through the group.
     pub(crate) fn remember(&self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
-        self.submit(Write::Memory { content: content.to_vec(), legs: legs.to_vec() })
+        self.remember_tracked(content, legs, &ReadSet::new())
+    }
+
+    /// Adds a memory with read tracking through the group.
+    pub(crate) fn remember_tracked(&self, content: &[u8], legs: &[Leg], reads: &ReadSet) -> Result<Id, Error> {
+        self.submit(Write::Memory { content: content.to_vec(), legs: legs.to_vec(), reads: reads.clone() })
     }
 
     fn submit(&self, write: Write) -> Result<Id, Error> {
@@ -104,7 +109,7 @@ fn commit_group<S: Storage>(engine: &mut AgentEngine<S>, group: &[Request]) -> V
         for request in group {
             let outcome = match &request.write {
                 Write::Lot { label, content } => batch.add_lot(label, content),
-                Write::Memory { content, legs } => batch.remember(content, legs),
+                Write::Memory { content, legs, reads } => batch.remember_tracked(content, legs, reads),
             };
             outcomes.push(outcome);
         }

@@ -72,9 +72,10 @@ fn forge<B: Backend>(place: &B, id: u64, content: &[u8], forgery: Forgery) {
                     Record { body: Body::Lot { id, label, content }, ..found_record }.encode(&mut replacement);
                     found = true;
                 }
-                Body::Memory { id: found_id, legs, content: block } if found_id == id => {
+                Body::Memory { id: found_id, legs, tracked, content: block } if found_id == id => {
                     let content = forged_block(block, content, forgery);
-                    Record { body: Body::Memory { id, legs, content }, ..found_record }.encode(&mut replacement);
+                    Record { body: Body::Memory { id, legs, tracked, content }, ..found_record }
+                        .encode(&mut replacement);
                     found = true;
                 }
                 Body::Commit { record_count, chain: committed, .. } => {

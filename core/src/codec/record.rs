@@ -5,7 +5,8 @@
 //!      0     4  crc32c of bytes [4, length)
 //!      4     4  length of the whole record, this header included
 //!      8     1  kind: 1 lot, 2 memory, 3 recall, 4 commit, 5 seal, 6 vector
-//!      9     1  flags: bit 0 = content erased (salt and content are absent)
+//!      9     1  flags: bit 0 = content erased (salt and content are absent),
+//!                  bit 1 = a memory's tracked parents follow its legs
 //!     10     2  reserved, zero
 //!     12     8  agent number          } the record's identity, inside the checksum, so a
 //!     20     8  segment number        } block copied to another file, place or agent fails
@@ -15,7 +16,9 @@
 //!
 //! Bodies (all integers little-endian):
 //! - lot: id u64, label length u16, label, content block
-//! - memory: id u64, leg count u16, legs (each: parent count u16, parents u64…), content block
+//! - memory: id u64, leg count u16, legs (each: parent count u16, parents u64…), then, with the
+//!   tracked flag, tracked parent count u16 and tracked parents u64… (ascending, at least one, each
+//!   a parent in every leg), then the content block
 //! - recall: id u64, mode u8 (0 fair, 1 strict), removal u8 (0 untrusted, 1 erase)
 //! - commit: batch start u64, batch crc32c u32, record count u32, chain hash \[32\]
 //! - seal: next segment number u64
@@ -33,6 +36,7 @@ use crate::checksum::crc32c;
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 use crate::id::{Mode, Removal};
+use crate::limits::PARENTS_PER_LEG_MAX;
 
 /// Bytes of the header common to every record.
 pub const HEADER_BYTES: usize = 36;
@@ -46,6 +50,8 @@ pub const RECORD_MAX_BYTES: usize = 32 * 1024 * 1024;
 const OFFSET_LENGTH: usize = 4;
 const OFFSET_KIND: usize = 8;
 const FLAG_ERASED: u8 = 1;
+/// A memory's record holds the list of its parents that came from read tracking.
+const FLAG_TRACKED: u8 = 2;
 
 const KIND_LOT: u8 = 1;
 const KIND_MEMORY: u8 = 2;
@@ -55,6 +61,8 @@ const KIND_SEAL: u8 = 5;
 const KIND_VECTOR: u8 = 6;
 
 const _: () = assert!(COMMIT_BYTES == 84);
+// A tracked list is checked with one bit per id.
+const _: () = assert!(PARENTS_PER_LEG_MAX <= 64 && PARENTS_PER_LEG_MAX >= 1);
 const _: () = assert!(crate::limits::CONTENT_MAX_BYTES + 64 * 1024 < RECORD_MAX_BYTES);
 
 /// Where a record was found, and which record it must be there.
@@ -146,6 +154,60 @@ impl<'a> LegsView<'a> {
     }
 }
 
+/// The parents a memory got from read tracking, in their encoded form: ascending ids, each also
+/// a parent in every leg. Empty for a memory written without tracking, whose record has no list
+/// (and no tracked flag), so records written before tracking existed decode unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TrackedView<'a> {
+    count: u16,
+    raw: &'a [u8],
+}
+
+impl<'a> TrackedView<'a> {
+    /// The view of a memory without tracked parents.
+    pub const NONE: TrackedView<'static> = TrackedView { count: 0, raw: &[] };
+
+    /// Encodes tracked parent ids (without their count).
+    pub fn encode(ids: &[u64], out: &mut Vec<u8>) {
+        for id in ids {
+            out.put_u64(*id);
+        }
+    }
+
+    /// A view of `count` encoded ids in `raw`; `None` unless `raw` holds exactly that.
+    #[must_use]
+    pub fn parse(count: u16, raw: &'a [u8]) -> Option<TrackedView<'a>> {
+        (usize::from(count).checked_mul(8)? == raw.len()).then_some(TrackedView { count, raw })
+    }
+
+    /// How many ids.
+    #[must_use]
+    pub fn count(&self) -> u16 {
+        self.count
+    }
+
+    /// Whether the memory has no tracked parent (its record has no list).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The encoded ids.
+    #[must_use]
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// The ids, in their stored order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + 'a {
+        self.raw.chunks_exact(8).map(|chunk| {
+            let mut field = [0u8; 8];
+            field.copy_from_slice(chunk);
+            u64::from_le_bytes(field)
+        })
+    }
+}
+
 /// What a record says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Body<'a> {
@@ -164,6 +226,8 @@ pub enum Body<'a> {
         id: u64,
         /// Its legs.
         legs: LegsView<'a>,
+        /// Which of its parents came from read tracking (each is a parent in every leg).
+        tracked: TrackedView<'a>,
         /// Its content.
         content: ContentBlock<'a>,
     },
@@ -253,7 +317,7 @@ impl<'a> Record<'a> {
     fn with_content(&self, change: impl FnOnce(ContentBlock<'a>) -> ContentBlock<'a>) -> Record<'a> {
         let body = match self.body {
             Body::Lot { id, label, content } => Body::Lot { id, label, content: change(content) },
-            Body::Memory { id, legs, content } => Body::Memory { id, legs, content: change(content) },
+            Body::Memory { id, legs, tracked, content } => Body::Memory { id, legs, tracked, content: change(content) },
             Body::Vector { id, content } => Body::Vector { id, content: change(content) },
             other => other,
         };
@@ -294,7 +358,10 @@ impl<'a> Record<'a> {
         };
         match &self.body {
             Body::Lot { content, .. } => (KIND_LOT, erased(content)),
-            Body::Memory { content, .. } => (KIND_MEMORY, erased(content)),
+            Body::Memory { content, tracked, .. } => {
+                let tracked_flag = if tracked.is_empty() { 0 } else { FLAG_TRACKED };
+                (KIND_MEMORY, erased(content) | tracked_flag)
+            }
             Body::Vector { content, .. } => (KIND_VECTOR, erased(content)),
             Body::Recall { .. } => (KIND_RECALL, 0),
             Body::Commit { .. } => (KIND_COMMIT, 0),
@@ -310,10 +377,11 @@ impl<'a> Record<'a> {
                 out.put_bytes(label.as_bytes());
                 encode_content(content, out);
             }
-            Body::Memory { id, legs, content } => {
+            Body::Memory { id, legs, tracked, content } => {
                 out.put_u64(*id);
                 out.put_u16(legs.count);
                 out.put_bytes(legs.raw);
+                encode_tracked(tracked, out);
                 encode_content(content, out);
             }
             Body::Recall { id, mode, removal } => {
@@ -356,10 +424,13 @@ impl<'a> Record<'a> {
                 out.put_bytes(label.as_bytes());
                 out.put_bytes(&content.digest);
             }
-            Body::Memory { id, legs, content } => {
+            Body::Memory { id, legs, tracked, content } => {
                 out.put_u64(*id);
                 out.put_u16(legs.count);
                 out.put_bytes(legs.raw);
+                // Present only with the tracked flag, as in the record: the chained fields of a
+                // memory written without tracking are those they always were.
+                encode_tracked(tracked, out);
                 out.put_bytes(&content.digest);
             }
             Body::Vector { id, content } => {
@@ -370,6 +441,14 @@ impl<'a> Record<'a> {
                 self.encode_body(out);
             }
         }
+    }
+}
+
+/// The tracked parent list, if the memory has one: its count, then its ids.
+fn encode_tracked(tracked: &TrackedView<'_>, out: &mut Vec<u8>) {
+    if !tracked.is_empty() {
+        out.put_u16(tracked.count);
+        out.put_bytes(tracked.raw);
     }
 }
 
@@ -435,7 +514,8 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
     let missing = CorruptReason::RecordBodyCutShort;
     let kind = reader.u8().ok_or(missing)?;
     let flags = reader.u8().ok_or(missing)?;
-    if reader.u16().ok_or(missing)? != 0 || flags & !FLAG_ERASED != 0 {
+    let known_flags = if kind == KIND_MEMORY { FLAG_ERASED | FLAG_TRACKED } else { FLAG_ERASED };
+    if reader.u16().ok_or(missing)? != 0 || flags & !known_flags != 0 {
         return Err(CorruptReason::ReservedBitsSet);
     }
     let identity = Identity {
@@ -459,7 +539,8 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
             let id = reader.u64().ok_or(missing)?;
             let count = reader.u16().ok_or(missing)?;
             let legs = decode_legs(reader, count)?;
-            Body::Memory { id, legs, content: decode_content(reader, erased)? }
+            let tracked = if flags & FLAG_TRACKED != 0 { decode_tracked(reader, &legs)? } else { TrackedView::NONE };
+            Body::Memory { id, legs, tracked, content: decode_content(reader, erased)? }
         }
         KIND_RECALL => {
             let id = reader.u64().ok_or(missing)?;
@@ -500,6 +581,43 @@ fn decode_legs<'a>(reader: &mut Reader<'a>, count: u16) -> Result<LegsView<'a>, 
     }
     let raw = reader.take(measure.position()).ok_or(missing)?;
     Ok(LegsView { count, raw })
+}
+
+/// Reads a tracked parent list and checks it: at least one id and no more than a leg may hold,
+/// strictly ascending, and each id a parent in every leg (tracking adds a read id to each leg,
+/// so a list that says otherwise was not written by the engine).
+fn decode_tracked<'a>(reader: &mut Reader<'a>, legs: &LegsView<'_>) -> Result<TrackedView<'a>, CorruptReason> {
+    let missing = CorruptReason::LegsCutShort;
+    let count = reader.u16().ok_or(missing)?;
+    let raw = reader.take(usize::from(count) * 8).ok_or(missing)?;
+    let tracked = TrackedView { count, raw };
+    let mut ids = [0u64; PARENTS_PER_LEG_MAX];
+    let mut stored = 0usize;
+    for id in tracked.iter() {
+        let previous = stored.checked_sub(1).and_then(|last| ids.get(last)).copied();
+        let slot = ids.get_mut(stored).ok_or(CorruptReason::TrackedParentsMalformed)?;
+        if previous.is_some_and(|previous| previous >= id) {
+            return Err(CorruptReason::TrackedParentsMalformed);
+        }
+        *slot = id;
+        stored += 1;
+    }
+    let ids = ids.get(..stored).unwrap_or_default();
+    if ids.is_empty() {
+        return Err(CorruptReason::TrackedParentsMalformed);
+    }
+    // One bit per tracked id, set when the leg names it: every leg must set them all.
+    let all_found = u64::MAX >> (64 - stored);
+    for leg in legs.iter() {
+        let found = leg.fold(0u64, |found, parent| match ids.binary_search(&parent) {
+            Ok(index) => found | (1u64 << index),
+            Err(_) => found,
+        });
+        if found != all_found {
+            return Err(CorruptReason::TrackedParentNotInEveryLeg);
+        }
+    }
+    Ok(tracked)
 }
 
 fn decode_content<'a>(reader: &mut Reader<'a>, erased: bool) -> Result<ContentBlock<'a>, CorruptReason> {
@@ -698,10 +816,133 @@ mod tests {
         prop::collection::vec(prop::collection::vec(any::<u64>(), 0..4), 0..4)
     }
 
+    /// Tracked parents: none most of the time, else a few ascending ids.
+    fn arbitrary_tracked() -> impl Strategy<Value = Vec<u64>> {
+        prop_oneof![
+            Just(Vec::new()),
+            prop::collection::btree_set(any::<u64>(), 1..6).prop_map(|ids| ids.into_iter().collect())
+        ]
+    }
+
+    /// `legs` with every tracked id added to each, as read tracking writes them.
+    fn with_tracked(legs: Vec<Vec<u64>>, tracked: &[u64]) -> Vec<Vec<u64>> {
+        legs.into_iter().map(|leg| leg.into_iter().chain(tracked.iter().copied()).collect()).collect()
+    }
+
+    /// A memory record with `legs` and `tracked`, its encoding and the chained fields.
+    fn memory_bytes(legs: &[Vec<u64>], tracked: &[u64]) -> Vec<u8> {
+        let mut legs_raw = Vec::new();
+        LegsView::encode(legs, &mut legs_raw);
+        let mut tracked_raw = Vec::new();
+        TrackedView::encode(tracked, &mut tracked_raw);
+        let legs = LegsView::parse(u16::try_from(legs.len()).unwrap(), &legs_raw).unwrap();
+        let tracked = TrackedView::parse(u16::try_from(tracked.len()).unwrap(), &tracked_raw).unwrap();
+        let content =
+            ContentBlock { digest: [5u8; 32], present: Some((&[7u8; SALT_BYTES], b"rain")), erased_padding_bytes: 0 };
+        let mut bytes = Vec::new();
+        Record { identity: identity(), body: Body::Memory { id: 9, legs, tracked, content } }.encode(&mut bytes);
+        bytes
+    }
+
+    /// `bytes` with the byte at `index` replaced and the checksum made right again, so only the
+    /// checks after the checksum can refuse it.
+    fn forged(bytes: &[u8], index: usize, value: u8) -> Vec<u8> {
+        let mut forged = bytes.to_vec();
+        forged[index] = value;
+        let checksum = crc32c(&forged[4..]).to_le_bytes();
+        forged[..4].copy_from_slice(&checksum);
+        forged
+    }
+
+    #[test]
+    fn golden_bytes_of_a_tracked_memory_and_its_redaction_in_place() {
+        let bytes = memory_bytes(&[vec![1, 4], vec![2, 4]], &[4]);
+        let expected_body: [u8; 56] = [
+            9, 0, 0, 0, 0, 0, 0, 0, // id
+            2, 0, // two legs
+            2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, // leg {1, 4}
+            2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, // leg {2, 4}
+            1, 0, 4, 0, 0, 0, 0, 0, 0, 0, // one tracked parent: 4
+        ];
+        assert_eq!(bytes.get(8..10), Some(&[KIND_MEMORY, FLAG_TRACKED][..]));
+        assert_eq!(bytes.get(HEADER_BYTES..HEADER_BYTES + 56), Some(&expected_body[..]));
+        let (record, length) = decode(&bytes).unwrap();
+        assert_eq!(length, bytes.len());
+        let Body::Memory { tracked, .. } = record.body else { panic!("not a memory") };
+        assert_eq!(tracked.iter().collect::<Vec<_>>(), vec![4]);
+
+        let redacted = record.redacted_in_place();
+        let mut erased = Vec::new();
+        redacted.encode(&mut erased);
+        assert_eq!(erased.len(), bytes.len());
+        assert_eq!(erased.get(9), Some(&(FLAG_TRACKED | FLAG_ERASED)), "the erasure keeps the tracked flag");
+        assert_eq!(erased.get(12..HEADER_BYTES + 56 + 32), bytes.get(12..HEADER_BYTES + 56 + 32));
+        assert_eq!(decode(&erased), Ok((redacted, erased.len())));
+        let mut moved = Vec::new();
+        record.redacted().encode(&mut moved);
+        let (compacted, _) = decode(&moved).unwrap();
+        assert_eq!(compacted, record.redacted(), "a rewrite keeps the tracked parents too");
+        let Body::Memory { tracked: kept, .. } = compacted.body else { panic!("not a memory") };
+        assert_eq!(kept, tracked);
+
+        let (mut chained, mut chained_erased) = (Vec::new(), Vec::new());
+        record.encode_chained_fields(&mut chained);
+        redacted.encode_chained_fields(&mut chained_erased);
+        assert_eq!(chained, chained_erased, "erasure must not change what the chain covers");
+        let mut untracked = Vec::new();
+        decode(&memory_bytes(&[vec![1, 4], vec![2, 4]], &[])).unwrap().0.encode_chained_fields(&mut untracked);
+        assert_ne!(chained, untracked, "the chain covers the tracked parents");
+    }
+
+    #[test]
+    fn a_memory_without_tracked_parents_is_encoded_as_before() {
+        let bytes = memory_bytes(&[vec![1]], &[]);
+        assert_eq!(bytes.get(9), Some(&0), "no flag");
+        assert_eq!(bytes.len(), HEADER_BYTES + 8 + 2 + 2 + 8 + 32 + 16 + 4 + 4, "and no list");
+    }
+
+    #[test]
+    fn tracked_parents_that_break_their_rules_are_refused() {
+        let list = HEADER_BYTES + 8 + 2 + 2 * (2 + 16);
+        let bytes = memory_bytes(&[vec![1, 4], vec![2, 4]], &[4]);
+        // A tracked id that one leg lacks.
+        assert_eq!(decode(&forged(&bytes, list + 2, 1)), Err(CorruptReason::TrackedParentNotInEveryLeg));
+        // An empty list.
+        let empty = memory_bytes(&[vec![1, 4], vec![2, 4]], &[]);
+        let mut with_empty_list = forged(&empty, 9, FLAG_TRACKED);
+        with_empty_list.splice(list..list, [0u8, 0]);
+        let length = u32::try_from(with_empty_list.len()).unwrap().to_le_bytes();
+        with_empty_list[4..8].copy_from_slice(&length);
+        let with_empty_list = forged(&with_empty_list, 9, FLAG_TRACKED);
+        assert_eq!(decode(&with_empty_list), Err(CorruptReason::TrackedParentsMalformed));
+        // Repeated or descending ids.
+        let two = memory_bytes(&[vec![4, 6]], &[4, 6]);
+        assert_eq!(decode(&two).map(|(_, length)| length), Ok(two.len()));
+        let at_second = HEADER_BYTES + 8 + 2 + 2 + 16 + 2 + 8;
+        assert_eq!(decode(&forged(&two, at_second, 4)), Err(CorruptReason::TrackedParentsMalformed));
+        assert_eq!(decode(&forged(&two, at_second, 3)), Err(CorruptReason::TrackedParentsMalformed));
+        assert_eq!(decode(&forged(&two, at_second, 5)), Err(CorruptReason::TrackedParentNotInEveryLeg));
+        // The flag on a record that is not a memory is a reserved bit.
+        let mut lot = Vec::new();
+        let content = ContentBlock { digest: [5u8; 32], present: None, erased_padding_bytes: 0 };
+        Record { identity: identity(), body: Body::Lot { id: 1, label: "tool", content } }.encode(&mut lot);
+        assert_eq!(decode(&forged(&lot, 9, FLAG_TRACKED | FLAG_ERASED)), Err(CorruptReason::ReservedBitsSet));
+    }
+
+    #[test]
+    fn more_tracked_parents_than_a_leg_may_hold_are_refused() {
+        let tracked: Vec<u64> = (1..=65).collect();
+        let bytes = memory_bytes(core::slice::from_ref(&tracked), &tracked);
+        assert_eq!(decode(&bytes), Err(CorruptReason::TrackedParentsMalformed));
+        let bytes = memory_bytes(&[tracked[..64].to_vec()], &tracked[..64]);
+        assert!(decode(&bytes).is_ok(), "64 is the limit, and fits");
+    }
+
     #[derive(Debug, Clone)]
     enum Owned {
         Lot(u64, alloc::string::String, [u8; 32], OwnedContent),
-        Memory(u64, Vec<Vec<u64>>, [u8; 32], OwnedContent),
+        /// Id, legs, tracked parents (each also added to every leg), digest, content.
+        Memory(u64, Vec<Vec<u64>>, Vec<u64>, [u8; 32], OwnedContent),
         Recall(u64, bool, bool),
         Commit(u64, u32, u32, [u8; 32]),
         Seal(u64),
@@ -718,8 +959,15 @@ mod tests {
         prop_oneof![
             (any::<u64>(), "[a-z_]{0,20}", any::<[u8; 32]>(), content.clone())
                 .prop_map(|(id, label, digest, content)| Owned::Lot(id, label, digest, content)),
-            (any::<u64>(), arbitrary_legs(), any::<[u8; 32]>(), content)
-                .prop_map(|(id, legs, digest, content)| Owned::Memory(id, legs, digest, content)),
+            (any::<u64>(), arbitrary_legs(), arbitrary_tracked(), any::<[u8; 32]>(), content).prop_map(
+                |(id, legs, tracked, digest, content)| Owned::Memory(
+                    id,
+                    with_tracked(legs, &tracked),
+                    tracked,
+                    digest,
+                    content
+                )
+            ),
             (any::<u64>(), any::<bool>(), any::<bool>())
                 .prop_map(|(id, strict, erase)| Owned::Recall(id, strict, erase)),
             (any::<u64>(), any::<u32>(), any::<u32>(), any::<[u8; 32]>())
@@ -753,14 +1001,18 @@ mod tests {
         fn decode_of_encode_is_identity(owned in arbitrary_owned(), agent: u64, segment: u64, sequence: u64) {
             let identity = Identity { agent, segment, sequence };
             let mut legs_raw = Vec::new();
+            let mut tracked_raw = Vec::new();
             let body = match &owned {
                 Owned::Lot(id, label, digest, content) => Body::Lot { id: *id, label, content: block(*digest, content) },
-                Owned::Memory(id, legs, digest, content) => {
+                Owned::Memory(id, legs, tracked, digest, content) => {
                     LegsView::encode(legs, &mut legs_raw);
                     let view = LegsView::parse(u16::try_from(legs.len()).unwrap(), &legs_raw).ok_or_else(|| TestCaseError::fail("legs"))?;
                     let decoded: Vec<Vec<u64>> = view.iter().map(|leg| leg.collect()).collect();
                     prop_assert_eq!(&decoded, legs);
-                    Body::Memory { id: *id, legs: view, content: block(*digest, content) }
+                    TrackedView::encode(tracked, &mut tracked_raw);
+                    let tracked_view = TrackedView::parse(u16::try_from(tracked.len()).unwrap(), &tracked_raw).ok_or_else(|| TestCaseError::fail("tracked"))?;
+                    prop_assert_eq!(&tracked_view.iter().collect::<Vec<_>>(), tracked);
+                    Body::Memory { id: *id, legs: view, tracked: tracked_view, content: block(*digest, content) }
                 }
                 Owned::Recall(id, strict, erase) => Body::Recall {
                     id: *id,

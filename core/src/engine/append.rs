@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use super::active_log::PoisonCause;
 use super::{io_error, AgentEngine};
-use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView, Record, SALT_BYTES};
+use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView, Record, TrackedView, SALT_BYTES};
 use crate::convert::{bounded_count_u32, field_length_u16};
 use crate::digest::{chain_next, content_digest};
 use crate::error::Error;
@@ -27,6 +27,8 @@ pub(crate) enum Entry<'a> {
     },
     Memory {
         legs: &'a [Leg],
+        /// The parents among `legs` that came from read tracking (empty without it).
+        tracked: &'a [Id],
         content: &'a [u8],
     },
     Recall {
@@ -121,7 +123,7 @@ impl<S: Storage> AgentEngine<S> {
         self.check_writable()?;
         self.validate_memory(content, legs, 0..0)?;
         self.validate_room(1)?;
-        let ids = self.write_entries(&[Entry::Memory { legs, content }])?;
+        let ids = self.write_entries(&[Entry::Memory { legs, tracked: &[], content }])?;
         ids.first().copied().ok_or(Error::Internal { what: "a written entry has an id" })
     }
 
@@ -168,6 +170,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut next_id = self.graph.next_id();
         let mut fields = Vec::new();
         let mut legs_raw = Vec::new();
+        let mut tracked_raw = Vec::new();
         for (entry, salt) in entries.iter().zip(salts.chunks_exact(SALT_BYTES)) {
             sequence += 1;
             let identity = Identity { agent: self.agent, segment, sequence };
@@ -178,7 +181,7 @@ impl<S: Storage> AgentEngine<S> {
                     next_id += 1;
                     Body::Lot { id: next_id - 1, label, content: content_block(salt, content) }
                 }
-                Entry::Memory { legs, content } => {
+                Entry::Memory { legs, tracked, content } => {
                     next_id += 1;
                     legs_raw.clear();
                     let parents: Vec<Vec<u64>> =
@@ -190,7 +193,17 @@ impl<S: Storage> AgentEngine<S> {
                             size: legs.len() as u64,
                             limit: LEGS_PER_MEMORY_MAX as u64,
                         })?;
-                    Body::Memory { id: next_id - 1, legs: view, content: content_block(salt, content) }
+                    tracked_raw.clear();
+                    let tracked_ids: Vec<u64> = tracked.iter().map(|id| id.get()).collect();
+                    TrackedView::encode(&tracked_ids, &mut tracked_raw);
+                    let tracked = TrackedView::parse(field_length_u16(tracked.len()), &tracked_raw).ok_or(
+                        Error::LimitExceeded {
+                            what: "tracked parents of one memory",
+                            size: tracked.len() as u64,
+                            limit: PARENTS_PER_LEG_MAX as u64,
+                        },
+                    )?;
+                    Body::Memory { id: next_id - 1, legs: view, tracked, content: content_block(salt, content) }
                 }
                 Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
                 Entry::Vector { id, numbers } => Body::Vector { id, content: content_block(salt, numbers) },

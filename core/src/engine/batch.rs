@@ -5,6 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::append::{validate_lot, Entry};
+use super::read_tracking::{add_reads, TrackedLegs};
 use super::search::{vector_bytes, vector_dimension};
 use super::AgentEngine;
 use crate::digest::Hash;
@@ -12,6 +13,7 @@ use crate::error::Error;
 use crate::error::VectorProblem;
 use crate::id::{Id, Leg};
 use crate::limits::{self, BATCH_MAX_BYTES, BATCH_MAX_RECORDS};
+use crate::read_set::ReadSet;
 use crate::search::VectorIndex;
 use crate::storage::Storage;
 
@@ -29,8 +31,10 @@ pub enum Write {
     Memory {
         /// Its content.
         content: Vec<u8>,
-        /// Its legs.
+        /// Its legs (with the read set added, for a memory remembered with read tracking).
         legs: Vec<Leg>,
+        /// The parents in every leg that came from read tracking, ascending (empty without it).
+        tracked: Vec<Id>,
     },
     /// A vector attached to a lot or memory (alive, or added earlier in the same batch).
     Vector {
@@ -99,9 +103,10 @@ impl<'e, S: Storage> Batch<'e, S> {
                 validate_lot(label, content)?;
                 label.len() + content.len()
             }
-            Write::Memory { content, legs } => {
+            Write::Memory { content, legs, tracked } => {
                 self.engine.validate_memory(content, legs, first_pending..self.next_id())?;
-                content.len() + legs.iter().map(|leg| leg.parents().len() * 8 + 2).sum::<usize>()
+                let legs_bytes = legs.iter().map(|leg| leg.parents().len() * 8 + 2).sum::<usize>();
+                content.len() + legs_bytes + tracked.len() * 8 + 2
             }
             Write::Vector { id, numbers } => {
                 self.check_vector_target(*id)?;
@@ -154,7 +159,20 @@ impl<'e, S: Storage> Batch<'e, S> {
     /// leg or parent (one added earlier in the batch counts as alive); `Error::LimitExceeded`
     /// past a limit. The batch is unchanged.
     pub fn remember(&mut self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
-        self.push_node(Write::Memory { content: content.to_vec(), legs: legs.to_vec() })
+        self.push_node(Write::Memory { content: content.to_vec(), legs: legs.to_vec(), tracked: Vec::new() })
+    }
+
+    /// Adds a memory learned through `legs` and through everything in `reads` to the batch;
+    /// same checks and effect as `AgentEngine::remember_tracked`. A staged batch checks it again
+    /// at its commit, so a read id recalled in between is refused then.
+    ///
+    /// # Errors
+    ///
+    /// As [`Batch::remember`], and `Error::LimitExceeded` when the read set, or a leg with it
+    /// added, holds more parents than a leg may have. The batch is unchanged.
+    pub fn remember_tracked(&mut self, content: &[u8], legs: &[Leg], reads: &ReadSet) -> Result<Id, Error> {
+        let TrackedLegs { legs, tracked } = add_reads(legs, reads)?;
+        self.push_node(Write::Memory { content: content.to_vec(), legs, tracked })
     }
 
     /// Attaches `vector` to the lot or memory `id`, alive or added earlier in this batch,
@@ -298,7 +316,7 @@ impl<S: Storage> AgentEngine<S> {
             .iter()
             .map(|write| match write {
                 Write::Lot { label, content } => Entry::Lot { label, content },
-                Write::Memory { content, legs } => Entry::Memory { legs, content },
+                Write::Memory { content, legs, tracked } => Entry::Memory { legs, tracked, content },
                 Write::Vector { id, numbers } => Entry::Vector { id: id.get(), numbers },
             })
             .collect();

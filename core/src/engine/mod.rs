@@ -9,6 +9,7 @@ mod batch;
 mod files;
 mod open;
 mod read;
+mod read_tracking;
 mod recall;
 mod redact;
 mod replay;
@@ -16,6 +17,7 @@ mod rewrite;
 mod search;
 mod segment_files;
 mod snapshot;
+mod trust;
 pub mod verify;
 
 use alloc::string::String;
@@ -62,6 +64,8 @@ pub struct AgentEngine<S: Storage> {
     search: Option<search::SearchIndex>,
     /// What builds the search index, when not the engine's own pass over the segments.
     search_builder: Option<search_build::SearchIndexBuilder<S>>,
+    /// Lot labels read for trust levels, kept since a label never changes.
+    lot_labels: trust::LotLabels,
 }
 
 impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
@@ -146,6 +150,7 @@ impl<S: Storage> AgentEngine<S> {
             graph_unconfirmed: false,
             search: None,
             search_builder: None,
+            lot_labels: trust::LotLabels::default(),
         })
     }
 

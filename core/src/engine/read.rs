@@ -62,11 +62,11 @@ impl<S: Storage> AgentEngine<S> {
         if record.identity.agent != self.agent || record.identity.segment != segment {
             return Err(corrupt(CorruptReason::RecordBelongsElsewhere));
         }
-        let (record_id, kind, content) = match record.body {
-            Body::Lot { id, label, content } => (id, NodeKind::Lot { label: String::from(label) }, content),
-            Body::Memory { id, legs, content } => {
+        let (record_id, kind, tracked, content) = match record.body {
+            Body::Lot { id, label, content } => (id, NodeKind::Lot { label: String::from(label) }, Vec::new(), content),
+            Body::Memory { id, legs, tracked, content } => {
                 let legs = legs.iter().map(|leg| leg.map(Id::from).collect::<Leg>()).collect();
-                (id, NodeKind::Memory { legs }, content)
+                (id, NodeKind::Memory { legs }, tracked.iter().map(Id::from).collect(), content)
             }
             _ => return Err(corrupt(CorruptReason::RecordNotLotOrMemory)),
         };
@@ -87,7 +87,7 @@ impl<S: Storage> AgentEngine<S> {
             }
             None => None,
         };
-        Ok(Node { id, kind, alive: self.graph.is_alive(id.get()), content })
+        Ok(Node { id, kind, alive: self.graph.is_alive(id.get()), content, tracked })
     }
 
     /// Re-reads every record of every segment, checks checksums, the digest of every content

@@ -19,7 +19,7 @@ pub(super) fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, 
             }
             graph.add_lot(location, content.present.is_some())?;
         }
-        Body::Memory { id, legs, content } => {
+        Body::Memory { id, legs, content, .. } => {
             if id != graph.next_id() {
                 return Err(corrupt(CorruptReason::MemoryIdOutOfOrder));
             }
