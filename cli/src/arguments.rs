@@ -106,10 +106,10 @@ Examples:
     Search(SearchArguments),
 
     /// Give every lot and memory without a vector one, from the embeddings server in embed.conf
-    #[command(after_help = "embed.conf in the data folder names an OpenAI-compatible embeddings server:
-  base_url = http://localhost:8080/v1
-  model    = your-embedding-model
-  # api_key = your-key
+    #[command(after_help = "embed.conf in the data folder (TOML) names an OpenAI-compatible embeddings server:
+  base_url = \"http://localhost:8080/v1\"
+  model    = \"your-embedding-model\"
+  # api_key = \"your-key\"
 Once it exists, every lot and memory written with the command or over MCP gets its vector at
 once; this fills in those written before, or whose embedding failed.
 
@@ -144,6 +144,17 @@ Examples:
   cheesedb report alice")]
     Report(AgentOnly),
 
+    /// Show who did what to an agent through the memory server, every entry verified
+    #[command(after_help = "Each entry: when, the client's process and user ids, the operation, the ids
+involved and the outcome; never content. The entries form a hash chain across the rotated files
+in access/ in the data folder: an entry edited, removed or moved fails the command (exit 3)
+naming the file and entry. It reads the files only, with or without a server running.
+
+Examples:
+  cheesedb log alice
+  cheesedb log alice --json")]
+    Log(AgentName),
+
     /// Serve one agent to AI apps over the Model Context Protocol (stdio)
     #[command(after_help = "The app starts this command and speaks JSON-RPC on its standard input and
 output; nothing listens on the network.
@@ -154,7 +165,7 @@ Examples:
     Mcp(AgentOnly),
 
     /// Tell the story of a bad source three ways, with a model (from llm.conf) or a scripted one
-    #[command(after_help = "With llm.conf in the data folder (base_url, model, optional api_key) the demo
+    #[command(after_help = "With llm.conf in the data folder (TOML: base_url, model, optional api_key) the demo
 talks to that OpenAI-compatible server; without it, a scripted model plays the part.
 The demo works in a temporary folder of its own and never touches your agents.
 
@@ -265,6 +276,13 @@ pub struct AgentAndId {
 #[derive(Debug, Args)]
 pub struct AgentOnly {
     /// The agent's name (or its token)
+    pub agent: String,
+}
+
+/// A subcommand that takes an agent by name only.
+#[derive(Debug, Args)]
+pub struct AgentName {
+    /// The agent's name
     pub agent: String,
 }
 

@@ -38,6 +38,11 @@ impl Failure {
         Failure { message: one_line(&message.into()), exit_status: EXIT_ERROR, storage_kind: None }
     }
 
+    /// Stored data that failed a check, with `message`, leaving with [`EXIT_DAMAGED`].
+    pub fn damaged(message: impl Into<String>) -> Failure {
+        Failure { message: one_line(&message.into()), exit_status: EXIT_DAMAGED, storage_kind: None }
+    }
+
     /// A failure that prints nothing, e.g. when standard output was closed by the reader.
     pub fn silent(exit_status: u8) -> Failure {
         Failure { message: String::new(), exit_status, storage_kind: None }

@@ -3,10 +3,14 @@
 //! Every error ends the command with one line on standard error and a non-zero exit status;
 //! a panic, which would be a bug, is reported the same way rather than as a trace.
 
+// The memory server writes the access log; until it does, parts of the module stand unused.
+#[allow(dead_code)]
+mod access_log;
 mod agent_handle;
 mod arguments;
 mod bench;
 mod commands;
+mod config_file;
 mod data_folder;
 mod demo;
 mod embeddings;
@@ -22,6 +26,8 @@ mod session;
 mod snippet;
 mod store_handle;
 mod tokens;
+mod trust_rules;
+mod utc_time;
 
 use std::process::ExitCode;
 

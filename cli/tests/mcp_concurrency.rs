@@ -71,7 +71,7 @@ fn ping_and_discovery_are_answered_while_a_tool_call_runs() {
     let port = silent.local_addr().unwrap().port();
     let cli = Cli::new();
     cli.create_agent("alice");
-    let config = format!("base_url = http://127.0.0.1:{port}/v1\nmodel = hash-words\ntimeout_seconds = 3\n");
+    let config = format!("base_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"hash-words\"\ntimeout_seconds = 3\n");
     std::fs::write(cli.folder().join("embed.conf"), config).unwrap();
     let mut server = McpProcess::start(&cli, "alice");
     server.initialize();

@@ -203,7 +203,7 @@ def test_an_embeddings_server_that_is_down_costs_vectors_never_writes(data_folde
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    Path(data_folder, "embed.conf").write_text(f"base_url = http://127.0.0.1:{port}/v1\nmodel = m\n")
+    Path(data_folder, "embed.conf").write_text(f'base_url = "http://127.0.0.1:{port}/v1"\nmodel = "m"\n')
 
     async def scenario():
         async with Client(server(data_folder), mode="legacy") as client:

@@ -2,6 +2,7 @@
 
 use serde_json::json;
 
+use crate::access_log;
 use crate::arguments::AgentCommand;
 use crate::commands::Context;
 use crate::failure::Failure;
@@ -69,13 +70,23 @@ fn delete(name: &str, context: &Context) -> Result<(), Failure> {
     let left_behind = store.left_behind()?;
     let left_json: Vec<_> =
         left_behind.iter().map(|left| json!({ "path": left.path, "reason": left.reason })).collect();
-    let result = if left_json.is_empty() {
-        json!({ "deleted": name })
-    } else {
-        json!({ "deleted": name, "left_behind": left_json })
-    };
+    let mut result = json!({ "deleted": name });
+    if !left_json.is_empty() {
+        result["left_behind"] = json!(left_json);
+    }
+    // The access log stays: it holds no content, and it records who used the agent.
+    let access_log = access_log::log_files(&context.folder, name).unwrap_or_default();
+    if !access_log.is_empty() {
+        result["access_log_kept"] = json!(access_log);
+    }
     context.printer.result(result, || {
         let mut text = format!("deleted agent {} and all its files", escaped(&format!("{name:?}")));
+        if !access_log.is_empty() {
+            text.push_str(&format!(
+                "\nits access log (who did what, no content) is kept in {}: see cheesedb log; remove those files to drop it",
+                escaped(&access_log.join(", "))
+            ));
+        }
         for left in &left_behind {
             text.push_str(&format!(
                 "\nleft in place (not made by cheesedb): {}: {}",

@@ -11,6 +11,7 @@ pub mod find;
 pub mod get;
 pub mod graph;
 pub mod list;
+pub mod log;
 pub mod lot;
 pub mod mcp;
 pub mod recall;
@@ -52,6 +53,7 @@ pub fn run(command: Command, context: &Context) -> Result<u8, Failure> {
         Command::Verify(arguments) => verify::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Compact(arguments) => compact::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Report(arguments) => report::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Log(arguments) => log::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Mcp(arguments) => mcp::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Demo(arguments) => demo::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Bench(arguments) => {

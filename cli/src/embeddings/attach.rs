@@ -102,7 +102,7 @@ mod tests {
         let id = store.open_agent(&token).unwrap().add_lot("note", b"rain").unwrap();
         drop(store);
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let text = format!("base_url = http://127.0.0.1:{port}/v1\nmodel = m");
+        let text = format!("base_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"");
         let embedder = Embedder::new(crate::endpoint::parse(&text, std::time::Duration::from_secs(2)).unwrap());
         let open = || -> Result<AgentHandle, String> {
             let store = Store::open(folder.path()).map_err(|error| error.to_string())?;
