@@ -2,7 +2,10 @@
 //! server that holds the store. Both answer the same methods with the same errors, so a
 //! command never asks which it has.
 
-use cheesedb::{Agent, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Report, Store, VectorProblem};
+use cheesedb::{
+    Agent, Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, Store, TrustLevel, TrustRules,
+    VectorProblem,
+};
 
 /// An opened agent.
 #[derive(Debug)]
@@ -41,6 +44,10 @@ impl AgentHandle {
         fn add_lot(label: &str, content: &[u8]) -> Id;
         /// Adds a memory learned from `legs`.
         fn remember(content: &[u8], legs: &[Leg]) -> Id;
+        /// Adds a memory learned from `legs` and from everything in `reads`.
+        fn remember_tracked(content: &[u8], legs: &[Leg], reads: &ReadSet) -> Id;
+        /// How far `id` is to be believed under `rules`.
+        fn trust(id: Id, rules: &TrustRules) -> TrustLevel;
         /// One lot or memory; a recalled one without its text.
         fn get(id: Id) -> Node;
         /// One lot or memory with the text a recall left in the files.

@@ -83,6 +83,8 @@ pub struct Found {
     pub label: Option<String>,
     /// Its content.
     pub content: Vec<u8>,
+    /// The parents a memory got from read tracking; empty for a lot.
+    pub tracked_parents: Vec<Id>,
 }
 
 /// What a search found and how it ranked it.
@@ -121,7 +123,8 @@ fn alive_hits(agent: &AgentHandle, hits: &[Hit]) -> Result<Vec<Found>, Error> {
             NodeKind::Lot { label } => Some(label.clone()),
             NodeKind::Memory { .. } => None,
         };
-        found.push(Found { id: hit.id, score: hit.score, label, content: content.to_vec() });
+        let tracked_parents = node.tracked_parents().to_vec();
+        found.push(Found { id: hit.id, score: hit.score, label, content: content.to_vec(), tracked_parents });
     }
     Ok(found)
 }

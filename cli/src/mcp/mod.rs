@@ -3,11 +3,15 @@
 //!
 //! - [`protocol`]: reading bounded lines, telling requests from notifications, error replies.
 //! - [`transport`]: the stdio transport the SDK serves through.
-//! - [`tools`]: the six tools, their schemas and what each does to the agent.
+//! - [`definitions`]: the six tools as `tools/list` shows them.
+//! - [`tools`]: what each tool does to the agent.
+//! - [`reading`]: read tracking, what a session read joining its next memory.
 //! - [`server`]: what the server tells the SDK about itself, and tool calls off the async runtime.
 
 pub mod arguments;
+pub mod definitions;
 pub mod protocol;
+pub mod reading;
 pub mod server;
 pub mod tools;
 pub mod transport;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cheesedb::{Error, Token};
+use cheesedb::{Error, Token, TrustRules};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode,
     Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
@@ -25,13 +25,15 @@ use tokio::sync::Mutex;
 use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
 use crate::failure::Failure;
+use crate::mcp::definitions;
 use crate::mcp::protocol::RpcError;
+use crate::mcp::reading::ReadTracking;
 use crate::mcp::tools::{self, Served, ToolOutcome};
 use crate::mcp::transport::StdioTransport;
 use crate::session::{describe_agent, note_repairs, open_store};
 
 /// What the server tells the model about itself when the session starts.
-const INSTRUCTIONS: &str = "Long-term memory with provenance. Before you answer anything that earlier conversations or stored sources could bear on, call search_memories to find what you know. Store every source you learn from with add_source, then store what you learn with remember, naming the ids it came from as legs. If a source later proves wrong, malicious or private, forget_source DELETES it and everything learned from it. Read with search_memories, get and list_memories.";
+const INSTRUCTIONS: &str = "Long-term memory with provenance. Before you answer anything that earlier conversations or stored sources could bear on, call search_memories to find what you know. Store every source you learn from with add_source, then store what you learn with remember, naming the ids it came from as legs. If a source later proves wrong, malicious or private, forget_source DELETES it and everything learned from it. Read with search_memories, get and list_memories. What you read with get and search_memories is added to the legs of the next memory you remember (read tracking). Everything shown has a trust level: low means learned only from sources the user marked low trust, so treat it as unverified.";
 /// How long a tool call still running when the session ends may take to finish its write.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 
@@ -43,13 +45,33 @@ struct ServedAgent {
     agent_name: String,
     /// The embeddings server of `embed.conf`, if there is one.
     embedder: Option<Embedder>,
+    /// The levels of `trust.toml`, read when the server started.
+    trust_rules: TrustRules,
+    /// What this session read since its previous memory.
+    reads: ReadTracking,
+}
+
+/// How the agent is served, besides which agent it is.
+#[derive(Debug)]
+pub struct Settings {
+    /// The embeddings server of `embed.conf`, if there is one.
+    pub embedder: Option<Embedder>,
+    /// The levels of `trust.toml`.
+    pub trust_rules: TrustRules,
+    /// Whether what the session reads joins the legs of what it remembers next.
+    pub read_tracking: bool,
 }
 
 impl ServedAgent {
     /// Runs one tool call; blocks on the store and on the embeddings server.
     fn call(&self, name: &str, arguments: Option<&Value>) -> Result<ToolOutcome, RpcError> {
         let open = || self.open_agent();
-        let served = Served { open: &open, embedder: self.embedder.as_ref() };
+        let served = Served {
+            open: &open,
+            embedder: self.embedder.as_ref(),
+            trust_rules: &self.trust_rules,
+            reads: &self.reads,
+        };
         tools::call(name, arguments, &served)
     }
 
@@ -80,14 +102,20 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server for the agent that `token` opens in the store at `folder`, embedding new
-    /// sources, memories and queries with `embedder` when there is one.
+    /// A server for the agent that `token` opens in the store at `folder`, as `settings` say.
     ///
     /// # Errors
     ///
     /// When the tool definitions do not fit the SDK's types (a mistake in this program).
-    pub fn new(folder: &Path, token: Token, agent_name: &str, embedder: Option<Embedder>) -> Result<Server, Failure> {
-        let agent = ServedAgent { folder: folder.to_path_buf(), token, agent_name: agent_name.to_owned(), embedder };
+    pub fn new(folder: &Path, token: Token, agent_name: &str, settings: Settings) -> Result<Server, Failure> {
+        let agent = ServedAgent {
+            folder: folder.to_path_buf(),
+            token,
+            agent_name: agent_name.to_owned(),
+            embedder: settings.embedder,
+            trust_rules: settings.trust_rules,
+            reads: ReadTracking::new(settings.read_tracking),
+        };
         Ok(Server { agent: Arc::new(agent), tools: tool_list()?, turn: Mutex::new(()) })
     }
 
@@ -117,9 +145,9 @@ impl Server {
     }
 }
 
-/// The tools as the SDK lists them, from their definitions in [`tools::definitions`].
+/// The tools as the SDK lists them, from [`definitions::definitions`].
 fn tool_list() -> Result<Vec<Tool>, Failure> {
-    serde_json::from_value(tools::definitions())
+    serde_json::from_value(definitions::definitions())
         .map_err(|error| Failure::new(format!("the tool definitions do not fit the MCP types: {error}")))
 }
 

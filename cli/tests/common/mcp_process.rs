@@ -23,8 +23,13 @@ pub struct McpProcess {
 impl McpProcess {
     /// Starts `cheesedb mcp AGENT` in `cli`'s data folder.
     pub fn start(cli: &Cli, agent: &str) -> McpProcess {
+        McpProcess::start_with(cli, &["mcp", agent])
+    }
+
+    /// Starts `cheesedb` with `arguments` (`mcp AGENT` and options) in `cli`'s data folder.
+    pub fn start_with(cli: &Cli, arguments: &[&str]) -> McpProcess {
         let mut child = cli
-            .command(&["mcp", agent])
+            .command(arguments)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
