@@ -9,7 +9,7 @@ use cheesedb::limits::PARENTS_PER_LEG_MAX;
 use cheesedb::{Error, Id, Leg, ReadSet};
 
 use crate::agent_handle::AgentHandle;
-use crate::mcp::tools::explain;
+use crate::mcp::explain::explain;
 
 /// The session's reads, or nothing when tracking is off.
 #[derive(Debug)]

@@ -26,6 +26,7 @@ use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
 use crate::failure::Failure;
 use crate::mcp::definitions;
+use crate::mcp::explain::explain;
 use crate::mcp::protocol::RpcError;
 use crate::mcp::reading::ReadTracking;
 use crate::mcp::tools::{self, Served, ToolOutcome};
@@ -87,7 +88,7 @@ impl ServedAgent {
             Err(Error::UnknownToken) => {
                 Err(format!("{} was deleted; this server can no longer reach it", describe_agent(&self.agent_name)))
             }
-            Err(error) => Err(tools::explain(error)),
+            Err(error) => Err(explain(error)),
         }
     }
 }
