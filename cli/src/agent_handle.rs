@@ -3,8 +3,8 @@
 //! command never asks which it has.
 
 use cheesedb::{
-    Agent, ClientAgent, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Report, Store, TrustLevel, TrustRules,
-    VectorProblem,
+    Agent, ClientAgent, Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, Store, TrustLevel,
+    TrustRules, VectorProblem,
 };
 
 /// An opened agent.
@@ -67,6 +67,8 @@ impl AgentHandle {
         write fn add_lot(label: &str, content: &[u8]) -> Id;
         /// Adds a memory learned from `legs`.
         write fn remember(content: &[u8], legs: &[Leg]) -> Id;
+        /// Adds a memory learned from `legs` and from everything in `reads`.
+        write fn remember_tracked(content: &[u8], legs: &[Leg], reads: &ReadSet) -> Id;
         /// One lot or memory; a recalled one without its text.
         read fn get(id: Id) -> Node;
         /// One lot or memory with the text a recall left in the files.

@@ -169,12 +169,14 @@ Examples:
 
     /// Serve one agent to AI apps over the Model Context Protocol (stdio)
     #[command(after_help = "The app starts this command and speaks JSON-RPC on its standard input and
-output; nothing listens on the network.
+output; nothing listens on the network. What the model reads with get and search_memories
+joins the legs of the next memory it remembers (read tracking), unless --no-read-tracking.
+Trust levels come from trust.toml in the data folder, read when the server starts.
 
 Examples:
   claude mcp add cheesedb -- cheesedb mcp alice
   { \"mcpServers\": { \"cheesedb\": { \"command\": \"cheesedb\", \"args\": [\"mcp\", \"alice\"] } } }")]
-    Mcp(AgentOnly),
+    Mcp(McpArguments),
 
     /// Tell the story of a bad source three ways, with a model (from llm.conf) or a scripted one
     #[command(after_help = "With llm.conf in the data folder (TOML: base_url, model, optional api_key) the demo
@@ -307,6 +309,16 @@ pub struct ServeArguments {
 pub struct AgentOnly {
     /// The agent's name (or its token)
     pub agent: String,
+}
+
+/// `cheesedb mcp`.
+#[derive(Debug, Args)]
+pub struct McpArguments {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// Let memories rest only on the legs the model names, not also on what it read
+    #[arg(long)]
+    pub no_read_tracking: bool,
 }
 
 /// A subcommand that takes an agent by name only.

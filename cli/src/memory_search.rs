@@ -187,14 +187,17 @@ pub fn hits_json(found: &[Found], lot_word: LotWord) -> Value {
             .iter()
             .map(|hit| {
                 let kind = if hit.label.is_some() { lot } else { "memory" };
-                json!({
+                let mut value = json!({
                     "id": hit.id.get(),
                     "score": score_json(hit.score),
                     "kind": kind,
                     "content": content_json(&hit.content).0,
                     "trust": hit.trust.as_str(),
-                    "tracked_parents": ids_json(&hit.tracked_parents),
-                })
+                });
+                if hit.label.is_none() {
+                    value["tracked_parents"] = ids_json(&hit.tracked_parents);
+                }
+                value
             })
             .collect::<Vec<_>>(),
     )

@@ -86,7 +86,7 @@ pub fn open_store_handle(folder: &Path) -> Result<StoreHandle, Failure> {
 
 /// The memory server serving `folder`, when one answers on its socket. A socket left by a
 /// server that was killed answers nothing: the store is then opened here.
-fn running_server(folder: &Path) -> Result<Option<Client>, Failure> {
+pub fn running_server(folder: &Path) -> Result<Option<Client>, Failure> {
     match Client::connect(folder.join(SOCKET_FILE)) {
         Ok(client) => Ok(Some(client)),
         Err(Error::ServerUnavailable { .. }) => Ok(None),

@@ -22,7 +22,7 @@ fn entry(number: u64) -> AccessEntry {
         time_unix_ms: 1_700_000_000_000 + number,
         pid: 4242,
         uid: 1000,
-        operation: String::from(if number % 2 == 0 { "get" } else { "remember" }),
+        operation: String::from(if number.is_multiple_of(2) { "get" } else { "remember" }),
         ids: vec![number, number + 1],
         outcome: String::from("ok"),
     }

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Report, TrustLevel};
+use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, TrustLevel};
 
 use super::batch::ClientBatch;
 use super::connection::Connection;
@@ -122,7 +122,19 @@ impl ClientAgent {
     /// when the reads would pass the limit on parents and `Error::DeadParent` for a read
     /// recalled since; the errors of a connection as for [`ClientAgent::add_lot`].
     pub fn remember(&self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
-        self.call_id(&Request::Remember { content: content.to_vec(), legs: legs.iter().map(wire_leg).collect() })
+        self.remember_tracked(content, legs, &ReadSet::new())
+    }
+
+    /// As [`Agent::remember_tracked`](crate::Agent::remember_tracked): every id of `reads`
+    /// (and of the session's own reads, when it tracks them) is added to each leg.
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::remember_tracked`](crate::Agent::remember_tracked); the errors of a
+    /// connection as for [`ClientAgent::add_lot`].
+    pub fn remember_tracked(&self, content: &[u8], legs: &[Leg], reads: &ReadSet) -> Result<Id, Error> {
+        let reads = reads.ids().iter().map(|id| id.get()).collect();
+        self.call_id(&Request::Remember { content: content.to_vec(), legs: legs.iter().map(wire_leg).collect(), reads })
     }
 
     /// As [`Agent::recall`](crate::Agent::recall).
