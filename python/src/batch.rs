@@ -121,9 +121,16 @@ pub(crate) enum Stager<'batch, 'agent> {
 
 impl Drop for Batch {
     /// A batch dropped while open (entered by hand and never exited) writes nothing and lets
-    /// the other writers of its agent go on.
+    /// the other writers of its agent go on; a server is told to drop what it staged, so the
+    /// writers of other programs need not wait for its client timeout.
     fn drop(&mut self) {
-        if matches!(*self.state(), State::Open(..)) {
+        let state = std::mem::replace(&mut *self.state(), State::Ended);
+        if let State::Open(staged, _) = state {
+            if let (Handle::Remote(agent), Staged::Remote { sent: true, .. }) = (&self.agent, staged) {
+                // Nobody is left to hear of a failure: a broken connection ends the session
+                // on the server, which drops the batch as well.
+                let _ = agent.drop_staged();
+            }
             self.gate.release();
         }
     }

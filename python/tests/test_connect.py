@@ -4,6 +4,7 @@ methods, values and exceptions of a local one, and what it writes is the store's
 The server is the `cheesedb` command built from the same source tree; .ci/python.sh passes its
 path in CHEESEDB_BINARY. Without it these tests are skipped."""
 
+import gc
 import json
 import os
 import signal
@@ -386,3 +387,13 @@ def test_closing_the_client_closes_its_agents(server):
         client.agent_names()
     assert repr(client).endswith(", closed)")
     client.close()  # twice is fine
+
+
+def test_a_batch_left_open_is_dropped_with_its_object(agent):
+    batch = agent.batch()
+    batch.__enter__()
+    batch.add_lot("note", "staged, never committed")
+    del batch
+    gc.collect()
+    # The agent takes writes again at once, and the staged lot was never written.
+    assert agent.add_lot("note", "after the abandoned batch") == 1
