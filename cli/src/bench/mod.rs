@@ -20,6 +20,7 @@ mod scenarios;
 mod search_corpus;
 mod search_engine;
 mod search_scenarios;
+mod server_side;
 mod size;
 #[cfg(feature = "sqlite")]
 mod sqlite_side;
@@ -73,6 +74,11 @@ pub struct BenchArguments {
     /// Run one section only
     #[arg(long, value_enum, value_name = "SECTION")]
     pub only: Option<Section>,
+
+    /// Measure the memory server instead: a get's round trip and durable writes from 8 clients,
+    /// beside the same calls in one process
+    #[arg(long, conflicts_with_all = ["compare", "only"])]
+    pub server: bool,
 
     /// Open the benchmark's agent in FOLDER, token on standard input, and print what the open took
     #[arg(long, value_name = "FOLDER", hide = true)]
@@ -151,6 +157,16 @@ pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, io: Io, printer: 
     }
     if cfg!(debug_assertions) {
         eprintln!("cheesedb bench: this is a debug build; build with --release for figures worth comparing");
+    }
+    if arguments.server {
+        let size = match (arguments.smoke, arguments.quick) {
+            (true, _) => server_side::SMOKE,
+            (false, true) => server_side::QUICK,
+            (false, false) => server_side::FULL,
+        };
+        let folder = BenchFolder::new(folder)?;
+        server_side::run(folder.root(), io, size, printer)?;
+        return Ok(EXIT_SUCCESS);
     }
     // The probe must be this very program; without it, opens are measured in this process.
     let open_measurement =

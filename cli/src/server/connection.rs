@@ -63,7 +63,9 @@ pub fn serve(state: &Arc<ServerState>, session_id: u64, stream: UnixStream, peer
         match wire.next_request(idle_limit, timeout) {
             Incoming::Request(request) => {
                 let responses = session.handle(request).into_responses();
-                if !wire.send_all(&responses, timeout) {
+                let sent = wire.send_all(&responses, timeout);
+                session.log_served();
+                if !sent {
                     return Ended::Dropped;
                 }
             }

@@ -4,7 +4,9 @@
 //! root) and the number of connections, then gives the connection a thread of its own
 //! ([`connection`]), which holds the connection's [`session`]. Sessions of one agent share its
 //! engine (the store opens each agent once), so their writes join in group commit. Every
-//! request served is written to the agent's access log with the peer's pid and uid.
+//! request served is written to the agent's access log with the peer's pid and uid, right after
+//! its answer is sent (so the client does not wait for it; a server killed in between loses
+//! that one entry, as a crash can lose the last entries of an unsynced log).
 //!
 //! A slow client only holds its own thread: a frame must be whole, and an answer read, within
 //! the client timeout. SIGTERM or SIGINT stops the server: no new connection is accepted, each

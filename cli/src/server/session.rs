@@ -12,6 +12,7 @@ use super::peer::Peer;
 use super::reply::Reply;
 use super::tracking::Tracking;
 use super::ServerState;
+use crate::access_log::AccessEntry;
 
 /// The agent a session opened.
 struct OpenAgent {
@@ -37,6 +38,9 @@ pub struct Session {
     tracking: Tracking,
     /// The batch being staged; while it is, this session holds its agent's gate.
     batch: Option<OpenBatch>,
+    /// The access log entry of the request just served, with its agent's name: written once
+    /// the answer is on its way ([`Session::log_served`]), so the client does not wait for it.
+    served: Option<(String, AccessEntry)>,
 }
 
 /// Legs from their lists of parent ids.
@@ -72,7 +76,7 @@ fn new_id(id: Id) -> Reply {
 impl Session {
     /// A session for `peer`, before any agent is opened.
     pub fn new(state: Arc<ServerState>, id: u64, peer: Peer) -> Session {
-        Session { state, id, peer, agent: None, tracking: Tracking::default(), batch: None }
+        Session { state, id, peer, agent: None, tracking: Tracking::default(), batch: None, served: None }
     }
 
     /// Whether a batch is being staged (its client must not keep the agent's writers waiting).
@@ -80,7 +84,7 @@ impl Session {
         self.batch.is_some()
     }
 
-    /// Serves `request` and writes it to the access log of the agent it concerns.
+    /// Serves `request`, and keeps its access log entry for [`Session::log_served`].
     pub fn handle(&mut self, request: Request) -> Reply {
         let operation = request.operation();
         let asked = request.ids();
@@ -91,10 +95,17 @@ impl Session {
         };
         let reply = self.serve(request).unwrap_or_else(|error| Reply::One(Response::failed(&error)));
         let logged_agent = logged_agent.or_else(|| self.agent.as_ref().map(|open| open.name.clone()));
-        if let Some(name) = logged_agent {
-            self.state.access.append(&name, &access::entry(self.peer, operation, asked, &reply));
-        }
+        self.log_served();
+        self.served = logged_agent.map(|name| (name, access::entry(self.peer, operation, asked, &reply)));
         reply
+    }
+
+    /// Writes the access log entry of the request served last, if not written yet. The
+    /// connection calls it once the answer is sent (or could not be), before it reads on.
+    pub fn log_served(&mut self) {
+        if let Some((name, entry)) = self.served.take() {
+            self.state.access.append(&name, &entry);
+        }
     }
 
     fn serve(&mut self, request: Request) -> Result<Reply, Error> {
@@ -260,6 +271,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        self.log_served();
         self.drop_batch();
     }
 }

@@ -278,6 +278,45 @@ impl ClientAgent {
         }
     }
 
+    /// One step of a batch built a call at a time, as [`Agent::stage`](crate::Agent::stage):
+    /// the writes `collect` makes join this session's open batch on the server (the first
+    /// opens it), each checked and given its final id at once. Nothing is written until
+    /// [`ClientAgent::commit_staged`]; [`ClientAgent::drop_staged`] drops it. While it is open,
+    /// other writers of the agent wait on the server, and a write of this session outside
+    /// the batch is refused; a batch the server hears nothing of for its client timeout is
+    /// dropped.
+    ///
+    /// # Errors
+    ///
+    /// As [`Batch::add_lot`](crate::Batch::add_lot) and the other writes of a batch, the error
+    /// `collect` returns, and the errors of a connection. The batch stays open after an error
+    /// of one write: drop it or go on.
+    pub fn stage<T>(&self, collect: impl FnOnce(&mut ClientBatch<'_>) -> Result<T, Error>) -> Result<T, Error> {
+        let mut connection = self.connection();
+        let mut batch = ClientBatch::step(&mut connection);
+        collect(&mut batch)
+    }
+
+    /// Writes this session's open batch with one commit and one sync (an empty or absent
+    /// batch writes nothing), as [`Agent::commit_staged`](crate::Agent::commit_staged).
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::commit_staged`](crate::Agent::commit_staged), and the errors of a connection
+    /// as for [`ClientAgent::add_lot`].
+    pub fn commit_staged(&self) -> Result<(), Error> {
+        self.call_done(&Request::BatchCommit)
+    }
+
+    /// Drops this session's open batch, if any: nothing of it is written.
+    ///
+    /// # Errors
+    ///
+    /// The errors of a connection (`Error::ConnectionLost`, ...).
+    pub fn drop_staged(&self) -> Result<(), Error> {
+        self.call_done(&Request::BatchDrop)
+    }
+
     /// As [`Agent::search`](crate::Agent::search); with read tracking on, the ids found count
     /// as read.
     ///
