@@ -12,17 +12,13 @@ use cheesedb::protocol::{
 use cheesedb::Error;
 
 use super::peer::Peer;
+use super::reply::hello;
 use super::session::Session;
 use super::timed_stream::{write_before, TimedReader};
 use super::ServerState;
 
 /// Bytes read from the socket at once: a whole small request comes in one system call.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
-
-/// The answer to a hello of this version.
-pub fn hello() -> Response {
-    Response::Hello { version: PROTOCOL_VERSION, server: format!("cheesedb {}", env!("CARGO_PKG_VERSION")) }
-}
 
 /// Why a connection ended (kept for tests and for the server's own messages).
 #[derive(Debug)]

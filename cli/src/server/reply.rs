@@ -1,6 +1,6 @@
 //! A session's answer to one request: one response, or a list sent in parts.
 
-use cheesedb::protocol::{Response, WireHit, WireLeftBehind};
+use cheesedb::protocol::{Response, WireHit, WireLeftBehind, PROTOCOL_VERSION};
 
 /// Ids or hits in one frame: at most 10 bytes each, far below a frame's limit.
 const NUMBERS_PER_FRAME: usize = 65_536;
@@ -8,6 +8,11 @@ const NUMBERS_PER_FRAME: usize = 65_536;
 const NAMES_PER_FRAME: usize = 16_384;
 /// Paths left behind in one frame: a path is at most a few KiB.
 const PATHS_PER_FRAME: usize = 1_024;
+
+/// The answer to a hello of this version.
+pub fn hello() -> Response {
+    Response::Hello { version: PROTOCOL_VERSION, server: format!("cheesedb {}", env!("CARGO_PKG_VERSION")) }
+}
 
 /// The answer to one request.
 #[derive(Debug)]

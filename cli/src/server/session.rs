@@ -110,7 +110,7 @@ impl Session {
 
     fn serve(&mut self, request: Request) -> Result<Reply, Error> {
         match request {
-            Request::Hello { .. } => Ok(Reply::One(super::connection::hello())),
+            Request::Hello { .. } => Ok(Reply::One(super::reply::hello())),
             Request::OpenAgent { token } => self.open_agent(&Token::from_bytes(token)),
             Request::CreateAgent { name } => {
                 Ok(Reply::One(Response::Token(*self.state.store.create_agent(&name)?.as_bytes())))

@@ -10,11 +10,13 @@
 //! on that store.
 
 mod checks;
+mod labels;
 pub mod markers;
 mod operations;
 mod recovery;
 mod search;
 mod session;
+mod stop;
 mod tamper;
 mod vectors;
 mod world;

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use cheesedb_core::{AgentEngine, Batch, Error, Id, Leg, Mode, ReadSet, Removal, StagedBatch, Token};
 
+use super::labels::LABELS;
 use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
 use crate::compare::{compare_node, merge_uncertain, Mismatch};
 use crate::model::{AgentModel, ModelWrite};
@@ -17,9 +18,6 @@ pub(crate) enum WriteKind {
     Erase,
     Compaction,
 }
-
-/// The labels of the workload's lots.
-pub(super) const LABELS: [&str; 5] = ["user_message", "web_page", "tool_result", "document", "ünïcödé source"];
 
 fn as_legs(legs: &[Vec<u64>]) -> Vec<Leg> {
     legs.iter().map(|leg| leg.iter().map(|id| Id::from(*id)).collect()).collect()

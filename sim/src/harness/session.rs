@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use cheesedb_core::{Id, ReadSet};
 
-use super::world::Stop;
+use super::stop::Stop;
 use crate::model::note_read;
 
 /// The ids read since the last tracked write.

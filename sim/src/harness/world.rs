@@ -5,24 +5,14 @@ use std::collections::BTreeMap;
 
 use cheesedb_core::{AgentEngine, Error, Fingerprint, Options, StoreEngine, Token, TrustLevel};
 
-use super::operations::LABELS;
+use super::labels::LABELS;
 use super::session::Session;
+pub(crate) use super::stop::Step;
+pub use super::stop::Stop;
 use super::{RunConfig, RunOutcome, RunStats, Violation};
 use crate::model::AgentModel;
 use crate::random::Random;
 use crate::storage::{FaultPlan, SimStorage};
-
-/// Why a run stops early.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stop {
-    /// A broken promise.
-    Violation(String),
-    /// The engine reported damage that a silent fault caused: correct, and the end of the run.
-    Detected(String),
-}
-
-/// The result of one step.
-pub(crate) type Step = Result<(), Stop>;
 
 /// What an engine call came to.
 pub(crate) enum Called<T> {
