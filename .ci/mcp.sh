@@ -17,6 +17,6 @@ fi
 "$venv/bin/python" -c 'import importlib.metadata as m; print("mcp.sh: MCP Python SDK", m.version("mcp"))'
 
 cargo build --quiet -p cheesedb-cli
-export CHEESEDB_BIN="$PWD/target/debug/cheesedb"
+export CHEESEDB_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/cheesedb"
 
 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/mcp

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Python package (python/): makes or reuses a virtual environment in target/ with maturin,
-# pytest and langgraph, builds the wheel, installs it, and runs the pytest suite against it.
+# pytest and langgraph, builds the wheel, installs it, and runs the pytest suite against it (with
+# the `cheesedb` command built too, for the tests that connect to a memory server).
 # Then proves that `pip install ./python` builds and installs the package from the source tree
 # in a fresh environment. Exits non-zero when anything fails; pytest prints the summary line.
 set -euo pipefail
@@ -24,7 +25,14 @@ rm -f target/wheels/cheesedb-*.whl
 "$venv/bin/maturin" build --quiet --release -m python/Cargo.toml -o target/wheels
 "$venv/bin/python" -m pip install "${pip_quiet[@]}" --force-reinstall --no-deps target/wheels/cheesedb-*.whl
 
-# Run from outside the source tree, so that the installed wheel is what is imported.
+# The tests of cheesedb.connect run a real memory server: the `cheesedb` command of this tree.
+cargo build --quiet -p cheesedb-cli
+target_dir="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)"
+export CHEESEDB_BINARY="$target_dir/debug/cheesedb"
+
+# Run from outside the source tree, so that the installed wheel is what is imported. While
+# working on one file: `cd python/tests && CHEESEDB_BINARY=... ../../target/python-venv/bin/python
+# -m pytest -q test_connect.py` after `maturin develop -m python/Cargo.toml` in the venv.
 (cd python/tests && "../../$venv/bin/python" -m pytest -q -p no:cacheprovider .)
 
 # What a user does on a fresh machine with Rust: pip builds the package from the source tree

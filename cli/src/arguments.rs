@@ -87,7 +87,7 @@ Examples:
     /// List the alive lots and memories, with each memory's legs and sources
     #[command(after_help = "Example:
   cheesedb list alice")]
-    List(AgentOnly),
+    List(ListArguments),
 
     /// Show the provenance graph, as text or as Graphviz DOT
     #[command(after_help = "Examples:
@@ -106,10 +106,10 @@ Examples:
     Search(SearchArguments),
 
     /// Give every lot and memory without a vector one, from the embeddings server in embed.conf
-    #[command(after_help = "embed.conf in the data folder names an OpenAI-compatible embeddings server:
-  base_url = http://localhost:8080/v1
-  model    = your-embedding-model
-  # api_key = your-key
+    #[command(after_help = "embed.conf in the data folder (TOML) names an OpenAI-compatible embeddings server:
+  base_url = \"http://localhost:8080/v1\"
+  model    = \"your-embedding-model\"
+  # api_key = \"your-key\"
 Once it exists, every lot and memory written with the command or over MCP gets its vector at
 once; this fills in those written before, or whose embedding failed.
 
@@ -169,15 +169,17 @@ Examples:
 
     /// Serve one agent to AI apps over the Model Context Protocol (stdio)
     #[command(after_help = "The app starts this command and speaks JSON-RPC on its standard input and
-output; nothing listens on the network.
+output; nothing listens on the network. What the model reads with get and search_memories
+joins the legs of the next memory it remembers (read tracking), unless --no-read-tracking.
+Trust levels come from trust.toml in the data folder, read when the server starts.
 
 Examples:
   claude mcp add cheesedb -- cheesedb mcp alice
   { \"mcpServers\": { \"cheesedb\": { \"command\": \"cheesedb\", \"args\": [\"mcp\", \"alice\"] } } }")]
-    Mcp(AgentOnly),
+    Mcp(McpArguments),
 
     /// Tell the story of a bad source three ways, with a model (from llm.conf) or a scripted one
-    #[command(after_help = "With llm.conf in the data folder (base_url, model, optional api_key) the demo
+    #[command(after_help = "With llm.conf in the data folder (TOML: base_url, model, optional api_key) the demo
 talks to that OpenAI-compatible server; without it, a scripted model plays the part.
 The demo works in a temporary folder of its own and never touches your agents.
 
@@ -309,6 +311,16 @@ pub struct AgentOnly {
     pub agent: String,
 }
 
+/// `cheesedb mcp`.
+#[derive(Debug, Args)]
+pub struct McpArguments {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// Let memories rest only on the legs the model names, not also on what it read
+    #[arg(long)]
+    pub no_read_tracking: bool,
+}
+
 /// A subcommand that takes an agent by name only.
 #[derive(Debug, Args)]
 pub struct AgentName {
@@ -337,6 +349,19 @@ pub struct SearchArguments {
     /// The most hits to show
     #[arg(long, value_name = "N", default_value_t = crate::memory_search::HITS_DEFAULT, value_parser = clap::value_parser!(u64).range(1..=HITS_MAX))]
     pub limit: u64,
+    /// Leave out lots and memories of low trust (see trust.toml)
+    #[arg(long)]
+    pub exclude_low_trust: bool,
+}
+
+/// `cheesedb list`
+#[derive(Debug, Args)]
+pub struct ListArguments {
+    /// The agent's name (or its token)
+    pub agent: String,
+    /// Leave out lots and memories of low trust (see trust.toml)
+    #[arg(long)]
+    pub exclude_low_trust: bool,
 }
 
 /// The most hits one search may ask for.

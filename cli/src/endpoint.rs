@@ -1,20 +1,21 @@
 //! An OpenAI-compatible server named in a small file of the data folder: `llm.conf` for the
-//! demo's model, `embed.conf` for the embeddings that make search hybrid. Both read the same way:
+//! demo's model, `embed.conf` for the embeddings that make search hybrid. Both are TOML and
+//! read the same way:
 //!
-//! ```text
-//! base_url = http://localhost:8000/v1
-//! model    = your-model-name
-//! # api_key = your-key        (only if the server needs one)
+//! ```toml
+//! base_url = "http://localhost:8000/v1"
+//! model    = "your-model-name"
+//! # api_key = "your-key"      (only if the server needs one)
 //! # timeout_seconds = 30      (per request)
 //! ```
 
-use std::fs;
-use std::io::ErrorKind;
 use std::path::Path;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::Value;
 
+use crate::config_file;
 use crate::failure::Failure;
 
 /// The most characters of an error reply quoted in a message.
@@ -112,59 +113,51 @@ impl PostFailure {
     }
 }
 
-/// Reads the file `file_name` of `folder`; `None` when there is no such file. A request may
-/// take `default_timeout` unless the file says otherwise.
-pub fn load(folder: &Path, file_name: &str, default_timeout: Duration) -> Result<Option<Endpoint>, Failure> {
-    let path = folder.join(file_name);
-    match fs::read_to_string(&path) {
-        Ok(text) => parse(&text, default_timeout)
-            .map(Some)
-            .map_err(|problem| Failure::new(format!("{}: {problem}", path.display()))),
-        Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(Failure::new(format!("cannot read {}: {error}", path.display()))),
-    }
+/// The file as written: every key optional to serde, so a missing one gets a message of ours
+/// with an example.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EndpointFile {
+    base_url: Option<String>,
+    model: Option<String>,
+    api_key: Option<String>,
+    timeout_seconds: Option<u64>,
 }
 
-/// Parses `key = value` lines; `#` starts a comment.
+/// Reads the file `file_name` of `folder`; `None` when there is no such file. A request may
+/// take `default_timeout` unless the file says otherwise.
+///
+/// # Errors
+/// A [`Failure`] naming the file, and the line when one is at fault, when it cannot be read or
+/// does not name a server.
+pub fn load(folder: &Path, file_name: &str, default_timeout: Duration) -> Result<Option<Endpoint>, Failure> {
+    let Some(file) = config_file::load::<EndpointFile>(folder, file_name)? else { return Ok(None) };
+    endpoint_from(file, default_timeout)
+        .map(Some)
+        .map_err(|problem| Failure::new(format!("{}: {problem}", folder.join(file_name).display())))
+}
+
+/// Parses the TOML text of such a file (the tests' way in; the command reads files).
+///
+/// # Errors
+/// The problem in one line, naming the line at fault when there is one.
+#[cfg(test)]
 pub fn parse(text: &str, default_timeout: Duration) -> Result<Endpoint, String> {
-    let mut base_url = None;
-    let mut model = None;
-    let mut api_key = None;
-    let mut request_timeout = default_timeout;
-    for (number, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or_default().trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            return Err(format!("line {}: expected key = value", number + 1));
-        };
-        let value = value.trim().to_owned();
-        match key.trim() {
-            "base_url" => base_url = Some(value),
-            "model" => model = Some(value),
-            "api_key" => api_key = Some(value).filter(|key| !key.is_empty()),
-            "timeout_seconds" => {
-                let seconds: u64 = value
-                    .parse()
-                    .map_err(|_| format!("line {}: timeout_seconds must be a whole number", number + 1))?;
-                request_timeout = Duration::from_secs(seconds.max(1));
-            }
-            other => {
-                return Err(format!(
-                    "line {}: unknown key {other:?} (known: base_url, model, api_key, timeout_seconds)",
-                    number + 1
-                ))
-            }
-        }
-    }
-    let base_url = base_url
+    endpoint_from(config_file::parse(text)?, default_timeout)
+}
+
+fn endpoint_from(file: EndpointFile, default_timeout: Duration) -> Result<Endpoint, String> {
+    let base_url = file
+        .base_url
         .filter(|url| !url.is_empty())
-        .ok_or("base_url is missing, e.g. base_url = http://localhost:8000/v1")?;
+        .ok_or("base_url is missing, e.g. base_url = \"http://localhost:8000/v1\"")?;
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(format!("base_url {base_url:?} must start with http:// or https://"));
     }
-    let model = model.filter(|model| !model.is_empty()).ok_or("model is missing, e.g. model = your-model-name")?;
+    let model =
+        file.model.filter(|model| !model.is_empty()).ok_or("model is missing, e.g. model = \"your-model-name\"")?;
+    let api_key = file.api_key.filter(|key| !key.is_empty());
+    let request_timeout = file.timeout_seconds.map_or(default_timeout, |seconds| Duration::from_secs(seconds.max(1)));
     Ok(Endpoint { base_url, model, api_key, request_timeout })
 }
 
@@ -176,29 +169,44 @@ mod tests {
 
     #[test]
     fn a_config_with_comments_parses() {
-        let config =
-            parse("base_url = http://localhost:8000/v1\nmodel    = small # a comment\n# api_key = x\n", TIMEOUT)
-                .unwrap();
+        let text = "base_url = \"http://localhost:8000/v1\"\nmodel    = \"small\" # a comment\n# api_key = \"x\"\n";
+        let config = parse(text, TIMEOUT).unwrap();
         assert_eq!(config.base_url, "http://localhost:8000/v1");
         assert_eq!(config.model, "small");
         assert_eq!(config.api_key, None);
         assert_eq!(config.request_timeout, TIMEOUT);
         assert_eq!(config.url("embeddings"), "http://localhost:8000/v1/embeddings");
+        let timed = parse("base_url = \"http://x/v1\"\nmodel = \"m\"\ntimeout_seconds = 3\n", TIMEOUT).unwrap();
+        assert_eq!(timed.request_timeout, Duration::from_secs(3));
     }
 
     #[test]
     fn missing_or_unknown_keys_are_explained() {
-        assert!(parse("model = m", TIMEOUT).unwrap_err().contains("base_url"));
-        assert!(parse("base_url = http://x/v1", TIMEOUT).unwrap_err().contains("model"));
-        assert!(parse("base_url = ftp://x\nmodel = m", TIMEOUT).is_err());
-        assert!(parse("colour = blue", TIMEOUT).unwrap_err().contains("unknown key"));
-        assert!(parse("base_url = http://x/\nmodel = m\ntimeout_seconds = soon", TIMEOUT).is_err());
+        assert!(parse("model = \"m\"", TIMEOUT).unwrap_err().contains("base_url"));
+        assert!(parse("base_url = \"http://x/v1\"", TIMEOUT).unwrap_err().contains("model"));
+        assert!(parse("base_url = \"ftp://x\"\nmodel = \"m\"", TIMEOUT).is_err());
+        let unknown = parse("colour = \"blue\"", TIMEOUT).unwrap_err();
+        assert!(unknown.starts_with("line 1: unknown field `colour`"), "{unknown}");
+        let timeout =
+            parse("base_url = \"http://x/\"\nmodel = \"m\"\ntimeout_seconds = \"soon\"", TIMEOUT).unwrap_err();
+        assert!(timeout.starts_with("line 3: invalid type"), "{timeout}");
+    }
+
+    #[test]
+    fn an_old_unquoted_file_says_how_to_write_it() {
+        let old = parse("base_url = http://localhost:8000/v1\nmodel = small\n", TIMEOUT).unwrap_err();
+        assert_eq!(
+            old,
+            "line 1: the value of base_url must be quoted, as the file is TOML: write base_url = \"http://localhost:8000/v1\""
+        );
     }
 
     #[test]
     fn the_key_is_never_printed() {
-        let config = parse("base_url = http://x/v1/\nmodel = m\napi_key = secret", TIMEOUT).unwrap();
+        let config = parse("base_url = \"http://x/v1/\"\nmodel = \"m\"\napi_key = \"secret\"", TIMEOUT).unwrap();
         assert!(!format!("{config:?}").contains("secret"));
         assert_eq!(config.url("chat/completions"), "http://x/v1/chat/completions");
+        let old = parse("base_url = \"http://x/v1/\"\nmodel = \"m\"\napi_key = secret", TIMEOUT).unwrap_err();
+        assert!(!old.contains("secret"), "{old}");
     }
 }

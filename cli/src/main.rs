@@ -3,9 +3,8 @@
 //! Every error ends the command with one line on standard error and a non-zero exit status;
 //! a panic, which would be a bug, is reported the same way rather than as a trace.
 
-// Parts of the module serve only its tests and `cheesedb log`'s reader.
-#[allow(dead_code)]
 mod access_log;
+mod agent_handle;
 mod arguments;
 mod bench;
 mod commands;
@@ -24,6 +23,7 @@ mod search;
 mod server;
 mod session;
 mod snippet;
+mod store_handle;
 mod tokens;
 mod trust_rules;
 mod utc_time;

@@ -6,11 +6,12 @@
 //! server thinks. Every hit is read back with `get` and shown only while it is alive: the engine
 //! never returns a recalled node, and this is the second look that keeps it so.
 
-use cheesedb::{Agent, Error, Hit, Id, NodeKind};
+use cheesedb::{Error, Hit, Id, NodeKind, TrustLevel};
 use serde_json::{json, Value};
 
+use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
-use crate::nodes::LotWord;
+use crate::nodes::{ids_json, LotWord};
 use crate::output::content_json;
 
 /// How many hits a search returns unless asked for another number.
@@ -82,6 +83,10 @@ pub struct Found {
     pub label: Option<String>,
     /// Its content.
     pub content: Vec<u8>,
+    /// How far it can be trusted, by the data folder's `trust.toml`.
+    pub trust: TrustLevel,
+    /// The parents a memory got from read tracking; empty for a lot.
+    pub tracked_parents: Vec<Id>,
 }
 
 /// What a search found and how it ranked it.
@@ -93,9 +98,47 @@ pub struct Searched {
     pub ranking: Ranking,
 }
 
-/// Searches `agent` for `query`, with its vector when there is one, for at most `limit` hits.
-pub fn search(agent: &Agent, query: &str, vector: QueryVector, limit: usize) -> Result<Searched, Error> {
-    let (hits, ranking) = match vector {
+/// Which hits a search keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustFilter {
+    /// Every alive hit.
+    Everything,
+    /// Every alive hit but those of low trust.
+    ExcludeLow,
+}
+
+/// Searches `agent` for `query`, with its vector when there is one, for at most `limit` hits
+/// that `filter` keeps. Hits left out do not count: the engine is asked for more until `limit`
+/// are kept or it has no more.
+pub fn search(
+    agent: &AgentHandle,
+    query: &str,
+    vector: QueryVector,
+    limit: usize,
+    filter: TrustFilter,
+) -> Result<Searched, Error> {
+    let mut asked = limit;
+    loop {
+        let mut searched = search_once(agent, query, &vector, asked)?;
+        let returned = searched.found.len();
+        if filter == TrustFilter::ExcludeLow {
+            searched.found.retain(|found| found.trust != TrustLevel::Low);
+        }
+        let engine_has_no_more = returned < asked || asked >= HITS_ASKED_MAX;
+        if searched.found.len() >= limit || engine_has_no_more {
+            searched.found.truncate(limit);
+            return Ok(searched);
+        }
+        asked = asked.saturating_mul(2).min(HITS_ASKED_MAX);
+    }
+}
+
+/// The most hits one search asks the engine for while leaving some out.
+const HITS_ASKED_MAX: usize = 100_000;
+
+/// One search of at most `limit` alive hits.
+fn search_once(agent: &AgentHandle, query: &str, vector: &QueryVector, limit: usize) -> Result<Searched, Error> {
+    let (hits, ranking) = match vector.clone() {
         QueryVector::NotConfigured => (agent.search(query, limit)?, Ranking::Keyword),
         QueryVector::Failed(reason) => (agent.search(query, limit)?, Ranking::KeywordInstead(reason)),
         QueryVector::Embedded(vector) => match agent.search_hybrid(query, &vector, limit) {
@@ -111,16 +154,18 @@ pub fn search(agent: &Agent, query: &str, vector: QueryVector, limit: usize) -> 
 }
 
 /// The hits with their content, leaving out any that is not alive or has no content.
-fn alive_hits(agent: &Agent, hits: &[Hit]) -> Result<Vec<Found>, Error> {
+fn alive_hits(agent: &AgentHandle, hits: &[Hit]) -> Result<Vec<Found>, Error> {
     let mut found = Vec::with_capacity(hits.len());
     for hit in hits {
         let node = agent.get(hit.id)?;
         let Some(content) = node.content().filter(|_| node.is_alive()) else { continue };
+        let trust = agent.trust(hit.id)?;
+        let tracked_parents = node.tracked_parents().to_vec();
         let label = match &node.kind {
             NodeKind::Lot { label } => Some(label.clone()),
             NodeKind::Memory { .. } => None,
         };
-        found.push(Found { id: hit.id, score: hit.score, label, content: content.to_vec() });
+        found.push(Found { id: hit.id, score: hit.score, label, content: content.to_vec(), trust, tracked_parents });
     }
     Ok(found)
 }
@@ -142,7 +187,17 @@ pub fn hits_json(found: &[Found], lot_word: LotWord) -> Value {
             .iter()
             .map(|hit| {
                 let kind = if hit.label.is_some() { lot } else { "memory" };
-                json!({ "id": hit.id.get(), "score": score_json(hit.score), "kind": kind, "content": content_json(&hit.content).0 })
+                let mut value = json!({
+                    "id": hit.id.get(),
+                    "score": score_json(hit.score),
+                    "kind": kind,
+                    "content": content_json(&hit.content).0,
+                    "trust": hit.trust.as_str(),
+                });
+                if hit.label.is_none() {
+                    value["tracked_parents"] = ids_json(&hit.tracked_parents);
+                }
+                value
             })
             .collect::<Vec<_>>(),
     )
@@ -165,10 +220,11 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let store = Store::open(folder.path()).unwrap();
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
+        let agent = AgentHandle::in_process(agent, store, cheesedb::TrustRules::new());
         let lot = agent.add_lot("weather_tool", b"heavy rain tomorrow").unwrap();
         let memory = agent.remember(b"rain is coming", &[Leg::from([lot])]).unwrap();
         agent.set_vector(memory, &[1.0, 0.0]).unwrap();
-        let searched = search(&agent, "rain", QueryVector::NotConfigured, 10).unwrap();
+        let searched = search(&agent, "rain", QueryVector::NotConfigured, 10, TrustFilter::Everything).unwrap();
         assert_eq!(searched.found.len(), 2);
         let hits = hits_json(&searched.found, LotWord::Source);
         let lot_hit = hits.as_array().unwrap().iter().find(|hit| hit["id"] == lot.get()).unwrap();
@@ -178,15 +234,16 @@ mod tests {
         );
 
         let wrong_dimension = QueryVector::Embedded(vec![1.0, 0.0, 0.0]);
-        let searched = search(&agent, "rain", wrong_dimension, 10).unwrap();
+        let searched = search(&agent, "rain", wrong_dimension, 10, TrustFilter::Everything).unwrap();
         assert!(searched.ranking.fallback_note().unwrap().contains("dimensions"), "{:?}", searched.ranking);
         assert_eq!(searched.found.len(), 2);
-        let searched = search(&agent, "rain", QueryVector::Embedded(vec![1.0, 0.5]), 10).unwrap();
+        let searched =
+            search(&agent, "rain", QueryVector::Embedded(vec![1.0, 0.5]), 10, TrustFilter::Everything).unwrap();
         assert_eq!((searched.ranking.name(), searched.found[0].id), ("hybrid", memory));
 
         agent.recall(lot, Mode::Fair, Removal::Untrusted).unwrap();
         for vector in [QueryVector::NotConfigured, QueryVector::Embedded(vec![1.0, 0.0])] {
-            assert!(search(&agent, "rain", vector, 10).unwrap().found.is_empty());
+            assert!(search(&agent, "rain", vector, 10, TrustFilter::Everything).unwrap().found.is_empty());
         }
     }
 }

@@ -2,9 +2,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use cheesedb::{Agent, Error, Id, Leg, Node, NodeKind};
+use cheesedb::{Error, Id, Leg, Node, NodeKind};
 use serde_json::{json, Map, Value};
 
+use crate::agent_handle::AgentHandle;
 use crate::output::content_json;
 
 /// The word for a lot in JSON: `lot` on the command line, `source` for models over MCP.
@@ -21,6 +22,20 @@ pub fn legs_json(legs: &[Leg]) -> Value {
     Value::from(
         legs.iter().map(|leg| leg.parents().iter().map(|id| id.get()).collect::<Vec<u64>>()).collect::<Vec<_>>(),
     )
+}
+
+/// Ids as JSON: an array of numbers.
+pub fn ids_json(ids: &[Id]) -> Value {
+    Value::from(ids.iter().map(|id| id.get()).collect::<Vec<u64>>())
+}
+
+/// The parents a memory got from read tracking, as text: ` (from reads: 3, 5)`, or nothing.
+pub fn describe_tracked(tracked: &[Id]) -> String {
+    if tracked.is_empty() {
+        return String::new();
+    }
+    let list = tracked.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+    format!(" (from reads: {list})")
 }
 
 /// One node as JSON: `id`, `kind`, `label` (lots) or `legs` (memories), `alive`, `content`
@@ -40,6 +55,7 @@ pub fn node_json(node: &Node, lot_word: LotWord) -> Value {
         NodeKind::Memory { legs } => {
             object.insert("kind".into(), json!("memory"));
             object.insert("legs".into(), legs_json(legs));
+            object.insert("tracked_parents".into(), ids_json(node.tracked_parents()));
         }
     }
     object.insert("alive".into(), json!(node.is_alive()));
@@ -58,7 +74,7 @@ pub fn node_json(node: &Node, lot_word: LotWord) -> Value {
 
 /// Every lot and memory of `agent`, alive or recalled, in id order. Ids are sequential from 1
 /// and never reused, so the first unknown id ends the list.
-pub fn all_nodes(agent: &Agent) -> Result<Vec<Node>, Error> {
+pub fn all_nodes(agent: &AgentHandle) -> Result<Vec<Node>, Error> {
     let mut nodes = Vec::new();
     for number in 1.. {
         match agent.get(Id::from(number)) {
@@ -74,13 +90,13 @@ pub fn all_nodes(agent: &Agent) -> Result<Vec<Node>, Error> {
 /// reading each node once.
 #[derive(Debug)]
 pub struct SourceFinder<'agent> {
-    agent: &'agent Agent,
+    agent: &'agent AgentHandle,
     parents_of: HashMap<u64, Option<Vec<Id>>>,
 }
 
 impl<'agent> SourceFinder<'agent> {
     /// A finder reading from `agent`.
-    pub fn new(agent: &'agent Agent) -> SourceFinder<'agent> {
+    pub fn new(agent: &'agent AgentHandle) -> SourceFinder<'agent> {
         SourceFinder { agent, parents_of: HashMap::new() }
     }
 
@@ -126,6 +142,7 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let store = cheesedb::Store::open(folder.path()).unwrap();
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
+        let agent = AgentHandle::in_process(agent, store, cheesedb::TrustRules::new());
         let a = agent.add_lot("x", b"a").unwrap();
         let b = agent.add_lot("x", b"b").unwrap();
         let c = agent.add_lot("x", b"c").unwrap();
@@ -141,6 +158,7 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let store = cheesedb::Store::open(folder.path()).unwrap();
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
+        let agent = AgentHandle::in_process(agent, store, cheesedb::TrustRules::new());
         let a = agent.add_lot("web_page", b"text").unwrap();
         let value = node_json(&agent.get(a).unwrap(), LotWord::Source);
         assert_eq!(

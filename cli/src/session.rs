@@ -1,18 +1,24 @@
-//! Opening the store and an agent for one command or one MCP tool call.
+//! Reaching the store and an agent for one command or one MCP tool call.
 //!
-//! The store's folder lock is exclusive, and an MCP server or another command may hold it for
-//! a moment: opening waits for it a bounded time instead of failing at once.
+//! When a memory server (`cheesedb serve`) runs for the data folder, every command goes
+//! through it. Otherwise the command opens the store itself; its folder lock is exclusive, and
+//! an MCP server or another command may hold it for a moment: opening waits for it a bounded
+//! time instead of failing at once.
 
 use std::path::Path;
 use std::sync::OnceLock;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use cheesedb::{Agent, Error, Io, Options, Report, Store, Token};
+use cheesedb::protocol::SOCKET_FILE;
+use cheesedb::{Client, Error, Io, Options, Report, Store, Token};
 
+use crate::agent_handle::AgentHandle;
 use crate::failure::Failure;
 use crate::output::escaped;
+use crate::store_handle::StoreHandle;
 use crate::tokens::{tokens_path, SavedTokens};
+use crate::trust_rules;
 
 /// How long to wait for another open store to let go of the folder.
 pub const LOCK_WAIT_MAX: Duration = Duration::from_secs(10);
@@ -68,6 +74,26 @@ pub fn open_store(folder: &Path) -> Result<Store, Failure> {
     }
 }
 
+/// Reaches the store of `folder`: through its memory server when one is running there, else
+/// by opening it in this process (waiting up to [`LOCK_WAIT_MAX`] while another holds it).
+pub fn open_store_handle(folder: &Path) -> Result<StoreHandle, Failure> {
+    if let Some(client) = running_server(folder)? {
+        return Ok(StoreHandle::Served { client, read_only: chosen_read_only() });
+    }
+    let trust_rules = trust_rules::load(folder)?;
+    Ok(StoreHandle::Local { store: open_store(folder)?, trust_rules })
+}
+
+/// The memory server serving `folder`, when one answers on its socket. A socket left by a
+/// server that was killed answers nothing: the store is then opened here.
+pub fn running_server(folder: &Path) -> Result<Option<Client>, Failure> {
+    match Client::connect(folder.join(SOCKET_FILE)) {
+        Ok(client) => Ok(Some(client)),
+        Err(Error::ServerUnavailable { .. }) => Ok(None),
+        Err(error) => Err(Failure::from(error).context("reaching the memory server of this folder")),
+    }
+}
+
 /// Where the token of an agent argument came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenSource {
@@ -92,7 +118,7 @@ pub fn describe_agent(agent: &str) -> String {
 }
 
 /// The token of the agent that `agent` names: a saved agent name, or a token itself.
-pub fn agent_token(folder: &Path, store: &Store, agent: &str) -> Result<(Token, TokenSource), Failure> {
+pub fn agent_token(folder: &Path, store: &StoreHandle, agent: &str) -> Result<(Token, TokenSource), Failure> {
     if looks_like_token(agent) {
         // Never echo it: a token with a typo is still most of a secret.
         return agent.parse::<Token>().map(|token| (token, TokenSource::Given)).map_err(|_| {
@@ -116,7 +142,7 @@ pub fn agent_token(folder: &Path, store: &Store, agent: &str) -> Result<(Token, 
 /// Opens the agent that `agent` names in `store`. A token taken from the tokens file must open
 /// the agent of that name: a file with entries swapped or copied would otherwise serve another
 /// agent's memory under this name.
-pub fn open_named_agent(folder: &Path, store: &Store, agent: &str) -> Result<(Token, Agent), Failure> {
+pub fn open_named_agent(folder: &Path, store: &StoreHandle, agent: &str) -> Result<(Token, AgentHandle), Failure> {
     let (token, source) = agent_token(folder, store, agent)?;
     let handle = store.open_agent(&token).map_err(|error| match error {
         Error::UnknownToken => Failure::new(format!(
@@ -138,12 +164,15 @@ pub fn open_named_agent(folder: &Path, store: &Store, agent: &str) -> Result<(To
     Ok((token, handle))
 }
 
-/// Opens the store and the agent named `agent` (a name with a saved token, or a token).
-pub fn open_agent(folder: &Path, agent: &str) -> Result<(Store, Agent), Failure> {
-    let store = open_store(folder)?;
+/// Reaches the agent named `agent` (a name with a saved token, or a token), through the
+/// folder's memory server when one runs.
+pub fn open_agent(folder: &Path, agent: &str) -> Result<AgentHandle, Failure> {
+    let store = open_store_handle(folder)?;
     let (_token, handle) = open_named_agent(folder, &store, agent)?;
-    note_repairs(agent, &handle.report());
-    Ok((store, handle))
+    if !handle.is_served() {
+        note_repairs(agent, &handle.report()?);
+    }
+    Ok(handle)
 }
 
 /// Tells the user, on standard error, when opening the agent repaired what a crash left: the

@@ -1,8 +1,9 @@
 //! The tokens file: a 0600 JSON object in the data folder mapping agent names to their tokens,
 //! so later commands can name an agent instead of pasting its secret.
 //!
-//! It is only ever changed while the store's folder lock is held, so two commands never
-//! rewrite it at once. A rewrite goes through a temporary file, a sync and a rename, so a crash
+//! It is only ever changed through [`SavedTokens::update`], which holds a lock of its own
+//! (`tokens.lock`) from reading to renaming: with a memory server holding the store, several
+//! commands may create or delete agents at once, and none may lose another's entry. A rewrite goes through a temporary file, a sync and a rename, so a crash
 //! leaves either the old file or the new one.
 
 use std::collections::BTreeMap;
@@ -18,6 +19,8 @@ use crate::failure::Failure;
 /// The tokens file's name in the data folder.
 pub const TOKENS_FILE: &str = "tokens";
 const TOKENS_TEMPORARY_FILE: &str = "tokens.tmp";
+/// The file whose lock one changer of the tokens file holds at a time.
+const TOKENS_LOCK_FILE: &str = "tokens.lock";
 /// Only the owner may read or write the tokens.
 const TOKENS_FILE_MODE: u32 = 0o600;
 
@@ -71,8 +74,29 @@ impl SavedTokens {
         self.by_name.remove(name).is_some()
     }
 
+    /// Reads the tokens file of `folder`, lets `change` change it, and writes it back, while no
+    /// other process changes it.
+    pub fn update(folder: &Path, change: impl FnOnce(&mut SavedTokens)) -> Result<(), Failure> {
+        let lock_path = folder.join(TOKENS_LOCK_FILE);
+        let failed = |error: std::io::Error| Failure::new(format!("cannot lock {}: {error}", lock_path.display()));
+        // Never through a link: the lock file is created here, by us, and only ever locked.
+        let lock = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(TOKENS_FILE_MODE)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(&lock_path)
+            .map_err(failed)?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).map_err(|error| failed(error.into()))?;
+        let mut tokens = SavedTokens::load(folder)?;
+        change(&mut tokens);
+        tokens.save(folder)
+        // The lock goes with the file when `lock` is dropped.
+    }
+
     /// Writes the tokens file of `folder` durably, readable by its owner only.
-    pub fn save(&self, folder: &Path) -> Result<(), Failure> {
+    fn save(&self, folder: &Path) -> Result<(), Failure> {
         let path = tokens_path(folder);
         let temporary = folder.join(TOKENS_TEMPORARY_FILE);
         let failed = |error: std::io::Error| Failure::new(format!("cannot write {}: {error}", path.display()));

@@ -4,7 +4,7 @@
 
 // The module is compiled into this test as it is into the command, so entries are written
 // exactly as the server writes them.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 #[path = "../src/access_log/mod.rs"]
 mod access_log;
@@ -22,7 +22,7 @@ fn entry(number: u64) -> AccessEntry {
         time_unix_ms: 1_700_000_000_000 + number,
         pid: 4242,
         uid: 1000,
-        operation: String::from(if number % 2 == 0 { "get" } else { "remember" }),
+        operation: String::from(if number.is_multiple_of(2) { "get" } else { "remember" }),
         ids: vec![number, number + 1],
         outcome: String::from("ok"),
     }
@@ -183,7 +183,12 @@ fn a_torn_last_entry_is_not_an_edit_and_the_writer_goes_on_after_it() {
     std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(length - 20).unwrap();
     let run = cli.run(&["--json", "log", "alice"]);
     assert_eq!(run.status, Some(0), "{}", run.stderr);
-    assert!(run.stderr.contains("line 5 is incomplete: an append cut short by a crash, not an edit"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("line 5 is incomplete: an append cut short by a crash (or still being written), not an edit"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap().as_array().unwrap().len(), 3);
 
     let logs = AccessLogs::open(cli.folder()).unwrap();
@@ -339,4 +344,17 @@ fn a_link_in_place_of_a_log_file_is_never_followed() {
     assert!(logs.append("alice", &entry(1)).is_err());
     assert!(cli.run(&["log", "alice"]).fails_with(2).contains("symbolic link"));
     assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+}
+
+#[test]
+fn deleting_an_agent_keeps_its_access_log_and_says_so() {
+    let cli = Cli::new();
+    cli.create_agent("alice");
+    cli.create_agent("bob");
+    write_entries(cli.folder(), "alice", 2, Limits::default());
+    let deleted = cli.json(&["agent", "delete", "alice"]);
+    assert_eq!(deleted["access_log_kept"], serde_json::json!(["access/alice.1.log"]));
+    assert_eq!(cli.json(&["log", "alice"]).as_array().unwrap().len(), 2, "still readable after the delete");
+    let text = cli.run(&["agent", "delete", "bob"]);
+    assert!(!text.ok().contains("access log"), "an agent never served has no log to mention");
 }

@@ -54,9 +54,9 @@ impl StubServer {
     }
 
     fn config(&self, api_key: Option<&str>) -> String {
-        let mut config = format!("base_url = http://127.0.0.1:{}/v1\nmodel    = stub-model\n", self.port);
+        let mut config = format!("base_url = \"http://127.0.0.1:{}/v1\"\nmodel    = \"stub-model\"\n", self.port);
         if let Some(key) = api_key {
-            config.push_str(&format!("api_key = {key}\n"));
+            config.push_str(&format!("api_key = \"{key}\"\n"));
         }
         config
     }
@@ -230,8 +230,11 @@ fn an_unreachable_server_is_explained_not_a_crash() {
     // Bind a port and close it again, so nothing listens there.
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let cli = Cli::new();
-    std::fs::write(cli.folder().join("llm.conf"), format!("base_url = http://127.0.0.1:{port}/v1\nmodel = m\n"))
-        .unwrap();
+    std::fs::write(
+        cli.folder().join("llm.conf"),
+        format!("base_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\n"),
+    )
+    .unwrap();
     let summary = demo(&cli, &[]);
     assert_eq!(summary["model_output_usable"], false);
     assert!(summary["fallback_reason"].as_str().unwrap().contains("no reply"));
@@ -242,7 +245,7 @@ fn an_unreachable_server_is_explained_not_a_crash() {
 #[test]
 fn a_broken_llm_conf_is_one_line_and_scripted_ignores_it() {
     let cli = Cli::new();
-    std::fs::write(cli.folder().join("llm.conf"), "model = m\n").unwrap();
+    std::fs::write(cli.folder().join("llm.conf"), "model = \"m\"\n").unwrap();
     let message = cli.run(&["demo"]).fails_with(2).to_owned();
     assert!(message.contains("llm.conf") && message.contains("base_url"), "{message}");
     assert_eq!(demo(&cli, &["--scripted"])["model"]["scripted"], true);

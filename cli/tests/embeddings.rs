@@ -152,10 +152,16 @@ fn embed_needs_embed_conf_and_a_broken_one_writes_nothing() {
     let cli = Cli::new();
     cli.create_agent("alice");
     assert!(cli.run(&["embed", "alice"]).fails_with(2).contains("no embed.conf in"));
-    configure(&cli, "model = m\n");
+    configure(&cli, "model = \"m\"\n");
     let message = cli.run(&["lot", "alice", "note", "rain"]).fails_with(2).to_owned();
     assert!(message.contains("embed.conf") && message.contains("base_url"), "{message}");
+    // A file written before these files were TOML says how to write it now.
     configure(&cli, "base_url = http://127.0.0.1:9/v1\nmodel = m\n");
+    let message = cli.run(&["lot", "alice", "note", "rain"]).fails_with(2).to_owned();
+    assert!(
+        message.contains("embed.conf: line 1: the value of base_url must be quoted, as the file is TOML: write base_url = \"http://127.0.0.1:9/v1\""),
+        "{message}"
+    );
     assert!(cli.run(&["get", "alice", "1"]).fails_with(2).contains("no lot or memory has id 1"), "nothing was written");
 }
 

@@ -40,12 +40,12 @@ fn remember_takes_legs_and_get_shows_them() {
     let memory = cli.json(&["get", "alice", "6"]);
     assert_eq!(
         memory,
-        json!({ "id": 6, "kind": "memory", "legs": [[4, 5]], "alive": true, "content": "carry an umbrella", "content_encoding": "utf-8" })
+        json!({ "id": 6, "kind": "memory", "legs": [[4, 5]], "tracked_parents": [], "alive": true, "content": "carry an umbrella", "content_encoding": "utf-8", "trust": "normal" })
     );
     let lot = cli.json(&["get", "alice", "1"]);
     assert_eq!(
         lot,
-        json!({ "id": 1, "kind": "lot", "label": "user_message", "alive": true, "content": "I live in Pune", "content_encoding": "utf-8" })
+        json!({ "id": 1, "kind": "lot", "label": "user_message", "alive": true, "content": "I live in Pune", "content_encoding": "utf-8", "trust": "normal" })
     );
     let text = cli.run(&["get", "alice", "4"]).ok().to_owned();
     assert!(text.contains("[1] or [2]") && text.contains("user lives in Pune"), "{text}");
@@ -57,10 +57,13 @@ fn list_shows_alive_lots_and_memories_with_legs_and_sources() {
     cli.seed_story("alice");
     let listed = cli.json(&["list", "alice"]);
     assert_eq!(listed["lots"].as_array().map(Vec::len), Some(3));
-    assert_eq!(listed["lots"][2], json!({ "id": 3, "label": "weather_tool", "content": "Pune: rain" }));
+    assert_eq!(
+        listed["lots"][2],
+        json!({ "id": 3, "label": "weather_tool", "content": "Pune: rain", "trust": "normal" })
+    );
     assert_eq!(
         listed["memories"][2],
-        json!({ "id": 6, "content": "carry an umbrella", "legs": [[4, 5]], "sources": [1, 2, 3] })
+        json!({ "id": 6, "content": "carry an umbrella", "legs": [[4, 5]], "sources": [1, 2, 3], "trust": "normal", "tracked_parents": [] })
     );
     let text = cli.run(&["list", "alice"]).ok().to_owned();
     assert!(text.contains("carry an umbrella") && text.contains("sources 1, 2, 3"), "{text}");

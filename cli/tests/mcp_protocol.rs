@@ -15,6 +15,15 @@ fn served(agent: &str) -> (Cli, McpProcess) {
     (cli, server)
 }
 
+/// The metadata a request of the 2026 lifecycle carries instead of an `initialize`.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
 fn error_code(response: &Value) -> i64 {
     response["error"]["code"].as_i64().unwrap_or_else(|| panic!("an error: {response}"))
 }
@@ -22,25 +31,57 @@ fn error_code(response: &Value) -> i64 {
 #[test]
 fn every_supported_version_is_echoed_and_an_unknown_one_gets_the_newest() {
     let (_cli, mut server) = served("alice");
+    let client = json!({ "name": "test", "version": "1" });
     for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "1999-01-01"] {
-        let response = server.request("initialize", json!({ "protocolVersion": version, "capabilities": {} }));
+        let response = server
+            .request("initialize", json!({ "protocolVersion": version, "capabilities": {}, "clientInfo": client }));
         let expected = if version == "1999-01-01" { "2025-11-25" } else { version };
-        assert_eq!(response["result"]["protocolVersion"], expected);
+        assert_eq!(response["result"]["protocolVersion"], expected, "{response}");
         assert_eq!(response["result"]["serverInfo"]["name"], "cheesedb");
         assert!(response["result"]["capabilities"]["tools"].is_object());
     }
-    let response = server.request("initialize", json!({}));
-    assert_eq!(error_code(&response), -32602);
+    // The specification requires protocolVersion and clientInfo.
+    for params in [json!({}), json!({ "protocolVersion": "2025-06-18", "capabilities": {} })] {
+        let response = server.request("initialize", params);
+        assert_eq!(error_code(&response), -32602, "{response}");
+        assert!(response["error"]["message"].as_str().unwrap().contains("initialize"), "{response}");
+    }
 }
 
 #[test]
-fn server_discover_and_unknown_methods_get_method_not_found_at_once() {
+fn server_discover_and_unknown_methods_are_answered_at_once() {
     let (_cli, mut server) = served("alice");
     let started = Instant::now();
+    // Before a session starts, a request that is neither initialize nor ping must carry the
+    // protocol version it speaks (the 2026 lifecycle); without it, it is refused at once.
     for method in ["server/discover", "resources/list", "prompts/list", "no/such/method"] {
+        let response = server.request(method, json!({}));
+        assert_eq!(error_code(&response), -32602, "{method}: {response}");
+    }
+    // The newer lifecycle's probe, as the SDKs send it, gets the versions this server speaks.
+    let probe = server.request("server/discover", json!({ "_meta": modern_meta() }));
+    let supported = probe["result"]["supportedVersions"].as_array().expect("the versions spoken").clone();
+    for version in ["2024-11-05", "2025-11-25", "2026-07-28"] {
+        assert!(supported.contains(&json!(version)), "{version}: {probe}");
+    }
+    assert_eq!(probe["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "cheesedb", "{probe}");
+    server.initialize();
+    for method in ["resources/list", "prompts/list", "no/such/method"] {
         assert_eq!(error_code(&server.request(method, json!({}))), -32601, "{method}");
     }
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn a_request_carrying_its_own_protocol_version_needs_no_initialize() {
+    let (_cli, mut server) = served("alice");
+    let call = |name: &str, arguments: Value| json!({ "name": name, "arguments": arguments, "_meta": modern_meta() });
+    let added = server.request("tools/call", call("add_source", json!({ "label": "note", "text": "modern" })));
+    assert_eq!(added["result"]["structuredContent"], json!({ "id": 1 }), "{added}");
+    let refused = server.request("tools/call", call("get", json!({ "id": 9 })));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let listed = server.request("tools/list", json!({ "_meta": modern_meta() }));
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(6), "{listed}");
 }
 
 #[test]
@@ -116,7 +157,6 @@ fn bad_arguments_are_error_results_that_say_why() {
         ("get", json!({ "id": 1.5 }), "id"),
         ("get", json!({ "id": 0 }), "id"),
         ("get", json!({}), "id"),
-        ("get", json!([1]), "object"),
         ("forget_source", json!({ "id": 1, "erase": "yes" }), "erase"),
         ("forget_source", json!({ "id": 99 }), "99"),
         ("list_memories", json!({ "limit": 0 }), "limit"),
@@ -157,6 +197,10 @@ fn unknown_tools_and_malformed_calls_are_json_rpc_errors() {
     assert_eq!(error_code(&server.request("tools/call", json!({ "arguments": {} }))), -32602);
     assert_eq!(error_code(&server.request("tools/call", json!({ "name": 7 }))), -32602);
     assert_eq!(error_code(&server.request("tools/call", json!(null))), -32602);
+    // Arguments that are not an object do not fit the protocol's types: an error, with the id.
+    let listed = server.request("tools/call", json!({ "name": "get", "arguments": [1] }));
+    assert_eq!(error_code(&listed), -32602, "{listed}");
+    assert!(listed["error"]["message"].as_str().unwrap().contains("tools/call"), "{listed}");
 }
 
 #[test]
@@ -248,13 +292,15 @@ fn the_store_is_free_between_calls_so_the_command_works_beside_a_server() {
 fn tools_wait_for_initialize_and_ping_does_not() {
     let (_cli, mut server) = served("alice");
     assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+    // A notification before the session is dropped and does not end it.
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
     for (method, params) in [
         ("tools/list", json!({})),
         ("tools/call", json!({ "name": "add_source", "arguments": { "label": "web_page", "text": "early" } })),
     ] {
         let response = server.request(method, params);
-        assert_eq!(error_code(&response), -32600, "{method}: {response}");
-        assert!(response["error"]["message"].as_str().unwrap().contains("initialize"), "{response}");
+        assert_eq!(error_code(&response), -32602, "{method}: {response}");
+        assert!(response["error"]["message"].as_str().unwrap().contains("protocolVersion"), "{response}");
     }
     server.initialize();
     let listed = server.call_ok("list_memories", json!({}));

@@ -1,6 +1,7 @@
 //! The MCP tool `search_memories`: described so a model searches before it answers, read-only,
-//! never finding a forgotten source or memory, and hybrid when embed.conf names a server, with
-//! new sources and memories embedded as they are written and a failed embedding never losing one.
+//! never finding a forgotten source or memory, showing trust, and hybrid when embed.conf names a
+//! server, with new sources and memories embedded as they are written and a failed embedding
+//! never losing one.
 
 mod common;
 
@@ -50,7 +51,7 @@ fn the_tool_tells_the_model_to_search_first_and_changes_nothing() {
     assert_eq!(search["annotations"]["destructiveHint"], false);
     assert_eq!(search["inputSchema"]["required"], json!(["query"]));
     assert_eq!(search["inputSchema"]["properties"]["limit"]["default"], 10);
-    let instructions = server.request("initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {} }));
+    let instructions = server.request("initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "test", "version": "1" } }));
     assert!(instructions["result"]["instructions"].as_str().unwrap().contains("search_memories"));
 }
 
@@ -66,7 +67,12 @@ fn hits_carry_id_score_kind_and_content_and_forgotten_ones_never_come_back() {
     assert_eq!(found_ids, [3, 5, 6]);
     for hit in found["hits"].as_array().unwrap() {
         let keys: BTreeSet<&str> = hit.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, BTreeSet::from(["id", "score", "kind", "content"]), "{hit}");
+        let mut expected = BTreeSet::from(["id", "score", "kind", "content", "trust"]);
+        if hit["kind"] == "memory" {
+            expected.insert("tracked_parents");
+        }
+        assert_eq!(keys, expected, "{hit}");
+        assert_eq!(hit["trust"], "normal", "no trust.toml: every label is normal");
         assert!(hit["score"].as_f64().unwrap() > 0.0);
     }
     let source = found["hits"].as_array().unwrap().iter().find(|hit| hit["id"] == 3).unwrap();

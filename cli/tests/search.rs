@@ -50,7 +50,12 @@ fn json_has_exactly_the_documented_shape() {
     assert_eq!(hits.len(), 2);
     for hit in hits {
         let keys: BTreeSet<&str> = hit.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, BTreeSet::from(["id", "score", "kind", "content"]), "{hit}");
+        let expected: &[&str] = if hit["kind"] == "memory" {
+            &["id", "score", "kind", "content", "trust", "tracked_parents"]
+        } else {
+            &["id", "score", "kind", "content", "trust"]
+        };
+        assert_eq!(keys, expected.iter().copied().collect::<BTreeSet<_>>(), "{hit}");
         assert!(hit["score"].as_f64().unwrap() > 0.0, "{hit}");
     }
     let scores: Vec<f64> = hits.iter().map(|hit| hit["score"].as_f64().unwrap()).collect();
@@ -59,11 +64,11 @@ fn json_has_exactly_the_documented_shape() {
     let score = |id: u64| by_id(id)["score"].clone();
     assert_eq!(
         by_id(lot),
-        json!({ "id": lot, "score": score(lot), "kind": "lot", "content": "Pune: rain, rain and more rain" })
+        json!({ "id": lot, "score": score(lot), "kind": "lot", "content": "Pune: rain, rain and more rain", "trust": "normal" })
     );
     assert_eq!(
         by_id(memory),
-        json!({ "id": memory, "score": score(memory), "kind": "memory", "content": "Pune is rainy: rain today" })
+        json!({ "id": memory, "score": score(memory), "kind": "memory", "content": "Pune is rainy: rain today", "trust": "normal", "tracked_parents": [] })
     );
 }
 

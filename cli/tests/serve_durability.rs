@@ -43,7 +43,7 @@ fn client_work(
     while !stop.load(Ordering::Relaxed) {
         step += 1;
         let content = format!("client {client_index} step {step}").into_bytes();
-        let outcome = if step % 3 == 0 {
+        let outcome = if step.is_multiple_of(3) {
             match acknowledged.written.keys().rev().find(|(agent, _)| *agent == agent_index) {
                 Some(&(_, parent)) => agent.remember(&content, &[Leg::from([Id::from(parent)])]),
                 None => agent.add_lot("note", &content),
@@ -55,7 +55,7 @@ fn client_work(
             Ok(id) => {
                 let earlier = acknowledged.written.insert((agent_index, id.get()), content);
                 assert!(earlier.is_none(), "id {id} handed out twice to one client");
-                if step % 17 == 0 && agent.recall(id, Mode::Fair, Removal::Untrusted).is_ok() {
+                if step.is_multiple_of(17) && agent.recall(id, Mode::Fair, Removal::Untrusted).is_ok() {
                     acknowledged.recalled.push((agent_index, id.get()));
                 }
             }

@@ -1,53 +1,23 @@
-//! `Agent`: one agent's memory, shared between Python threads.
+//! `Agent`: one agent's memory, shared between Python threads: opened from a `Store` of this
+//! process or through a `Client` of a memory server, with the same methods either way.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
-use cheesedb::{Fingerprint, Mode};
+use cheesedb::{Fingerprint, Mode, TrustRules};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 
 use crate::batch::Batch;
 use crate::convert::{self, Content, IdArgument, Legs, Limit, ModeArgument, Vector};
-use crate::errors::{closed, invalid_argument, IntoPython};
+use crate::errors::{invalid_argument, IntoPython};
 use crate::gate::Gate;
+use crate::handle::{either, AgentSlot, Handle};
 use crate::node::{python_repr, Hit, Node};
 use crate::report::report_dict;
+use crate::tracking::Tracking;
 
-/// The engine handle of an open agent, taken away when it is closed (by the agent itself or by
-/// its store). The store keeps a weak reference to close it along with itself.
-#[derive(Default)]
-pub(crate) struct AgentSlot {
-    handle: Mutex<Option<cheesedb::Agent>>,
-}
-
-impl AgentSlot {
-    /// A slot holding `handle`.
-    pub(crate) fn new(handle: cheesedb::Agent) -> AgentSlot {
-        AgentSlot { handle: Mutex::new(Some(handle)) }
-    }
-
-    /// The handle inside, or nothing once closed. The inner lock only guards an `Option`, which
-    /// a panic cannot leave half-changed.
-    fn slot(&self) -> MutexGuard<'_, Option<cheesedb::Agent>> {
-        self.handle.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// A clone of the handle, for one call.
-    ///
-    /// # Errors
-    ///
-    /// `ClosedError` once the agent or its store was closed.
-    pub(crate) fn handle(&self) -> PyResult<cheesedb::Agent> {
-        self.slot().clone().ok_or_else(|| closed("agent"))
-    }
-
-    /// Takes the handle out; later calls get `ClosedError`.
-    pub(crate) fn take(&self) -> Option<cheesedb::Agent> {
-        self.slot().take()
-    }
-}
-
-/// One agent's memory, opened with `Store.open_agent(token)`.
+/// One agent's memory, opened with `Store.open_agent(token)` or, through a memory server,
+/// `Client.open_agent(token)`; both give the same methods, values and exceptions.
 ///
 /// Every method may be called from several threads at once; the calls let go of the GIL while
 /// they work, so other Python threads run meanwhile. Reads never wait for writes' syncs of
@@ -59,35 +29,50 @@ pub(crate) struct Agent {
     slot: Arc<AgentSlot>,
     gate: Arc<Gate>,
     name: String,
+    /// The trust rules of a local agent's store (a server applies its own).
+    rules: Arc<TrustRules>,
+    /// Read tracking of a local agent (a server tracks its sessions itself).
+    tracking: Arc<Tracking>,
 }
 
 impl Agent {
     /// An agent object for an open handle.
-    pub(crate) fn new(slot: Arc<AgentSlot>, gate: Arc<Gate>, name: String) -> Agent {
-        Agent { slot, gate, name }
+    pub(crate) fn new(slot: Arc<AgentSlot>, gate: Arc<Gate>, name: String, rules: Arc<TrustRules>) -> Agent {
+        Agent { slot, gate, name, rules, tracking: Arc::default() }
     }
 
-    /// Runs a read on the engine with the GIL released.
+    /// Runs a read on the engine or the server with the GIL released.
     fn read<T: Send>(
         &self,
         py: Python<'_>,
-        action: impl FnOnce(&cheesedb::Agent) -> Result<T, cheesedb::Error> + Send,
+        action: impl FnOnce(&Handle) -> Result<T, cheesedb::Error> + Send,
     ) -> PyResult<T> {
-        let agent = self.slot.handle()?;
-        py.detach(|| action(&agent)).into_python(py)
+        let handle = self.slot.handle()?;
+        py.detach(|| action(&handle)).into_python(py)
     }
 
-    /// Runs a write on the engine with the GIL released, once no batch of another thread holds
-    /// this agent's gate.
+    /// Runs a write on the engine or the server with the GIL released, once no batch of
+    /// another thread holds this agent's gate.
     fn write<T: Send>(
         &self,
         py: Python<'_>,
-        action: impl FnOnce(&cheesedb::Agent) -> Result<T, cheesedb::Error> + Send,
+        action: impl FnOnce(&Handle) -> Result<T, cheesedb::Error> + Send,
     ) -> PyResult<T> {
-        let agent = self.slot.handle()?;
+        let handle = self.slot.handle()?;
         let gate = &self.gate;
-        let outcome = py.detach(|| gate.pass().map(|_held| action(&agent)))?;
+        let outcome = py.detach(|| gate.pass().map(|_held| action(&handle)))?;
         outcome.into_python(py)
+    }
+
+    /// Runs a search and notes its hits as read (a local agent tracking reads).
+    fn search_with(
+        &self,
+        py: Python<'_>,
+        action: impl FnOnce(&Handle) -> Result<Vec<cheesedb::Hit>, cheesedb::Error> + Send,
+    ) -> PyResult<Vec<Hit>> {
+        let hits = self.read(py, action)?;
+        self.tracking.note_hits(&hits);
+        Ok(hits.into_iter().map(Hit::from).collect())
     }
 }
 
@@ -103,7 +88,7 @@ impl Agent {
     /// bytes). Returns its id. Durable when it returns.
     #[pyo3(text_signature = "(self, label, content)")]
     fn add_lot(&self, py: Python<'_>, label: String, content: Content) -> PyResult<u64> {
-        self.write(py, |agent| agent.add_lot(&label, &content.0)).map(cheesedb::Id::get)
+        self.write(py, |handle| either!(handle, agent => agent.add_lot(&label, &content.0))).map(cheesedb::Id::get)
     }
 
     /// Adds a memory learned through `legs`: a list of legs, each a list of parent ids (lots or
@@ -111,7 +96,15 @@ impl Agent {
     /// memory lives while at least one leg holds. Returns its id. Durable when it returns.
     #[pyo3(text_signature = "(self, content, legs)")]
     fn remember(&self, py: Python<'_>, content: Content, legs: Legs) -> PyResult<u64> {
-        self.write(py, |agent| agent.remember(&content.0, &legs.0)).map(cheesedb::Id::get)
+        let reads = self.tracking.snapshot();
+        let id = self.write(py, |handle| match (handle, &reads) {
+            (Handle::Local(agent), Some(reads)) => agent.remember_tracked(&content.0, &legs.0, reads),
+            (handle, _) => either!(handle, agent => agent.remember(&content.0, &legs.0)),
+        })?;
+        if let Some(reads) = &reads {
+            self.tracking.forget(reads);
+        }
+        Ok(id.get())
     }
 
     /// The memories that `recall(id, mode)` would remove, ascending, without writing anything.
@@ -119,7 +112,7 @@ impl Agent {
     /// anywhere in its history.
     #[pyo3(signature = (id, mode = ModeArgument(Mode::Fair)), text_signature = "(self, id, mode='fair')")]
     fn preview_recall(&self, py: Python<'_>, id: IdArgument, mode: ModeArgument) -> PyResult<Vec<u64>> {
-        let removed = self.read(py, |agent| agent.preview_recall(id.0, mode.0))?;
+        let removed = self.read(py, |handle| either!(handle, agent => agent.preview_recall(id.0, mode.0)))?;
         Ok(removed.into_iter().map(cheesedb::Id::get).collect())
     }
 
@@ -133,7 +126,7 @@ impl Agent {
     )]
     fn recall(&self, py: Python<'_>, id: IdArgument, mode: ModeArgument, erase: bool) -> PyResult<Vec<u64>> {
         let removal = convert::removal(erase);
-        let removed = self.write(py, |agent| agent.recall(id.0, mode.0, removal))?;
+        let removed = self.write(py, |handle| either!(handle, agent => agent.recall(id.0, mode.0, removal)))?;
         Ok(removed.into_iter().map(cheesedb::Id::get).collect())
     }
 
@@ -141,25 +134,38 @@ impl Agent {
     /// alive False and content None.
     #[pyo3(text_signature = "(self, id)")]
     fn get(&self, py: Python<'_>, id: IdArgument) -> PyResult<Node> {
-        self.read(py, |agent| agent.get(id.0)).map(Node::from)
+        let node = self.read(py, |handle| either!(handle, agent => agent.get(id.0)))?;
+        self.tracking.note_node(&node);
+        Ok(Node::from(node))
+    }
+
+    /// As get(), but a recalled lot or memory keeps its content until it is erased or
+    /// compacted away: for looking into what a recall hid. Not counted as a read.
+    #[pyo3(text_signature = "(self, id)")]
+    fn audit(&self, py: Python<'_>, id: IdArgument) -> PyResult<Node> {
+        self.read(py, |handle| either!(handle, agent => agent.audit(id.0))).map(Node::from)
     }
 
     /// The alive lots and memories, ascending by id.
     #[pyo3(text_signature = "(self)")]
     fn list(&self, py: Python<'_>) -> PyResult<Vec<Node>> {
-        let nodes = self.read(py, |agent| {
-            let mut ids = agent.lots()?;
-            ids.extend(agent.memories()?);
-            ids.sort_unstable();
-            let mut nodes = Vec::with_capacity(ids.len());
-            for id in ids {
-                let node = agent.get(id)?;
-                // A recall on another thread may have come between the listing and the read.
-                if node.is_alive() {
-                    nodes.push(node);
+        let nodes = self.read(py, |handle| {
+            either!(handle, agent => {
+                let mut ids = agent.lots()?;
+                ids.extend(agent.memories()?);
+                ids.sort_unstable();
+                let mut nodes = Vec::with_capacity(ids.len());
+                for id in ids {
+                    // `audit` rather than `get`: a server counts each `get` as a read of its
+                    // session, and listing is not reading. For an alive node the two agree.
+                    let node = agent.audit(id)?;
+                    // A recall on another thread may have come between the listing and the read.
+                    if node.is_alive() {
+                        nodes.push(node);
+                    }
                 }
-            }
-            Ok(nodes)
+                Ok(nodes)
+            })
         })?;
         Ok(nodes.into_iter().map(Node::from).collect())
     }
@@ -168,37 +174,34 @@ impl Agent {
     /// `limit`. Recalled ones are never found.
     #[pyo3(signature = (query, limit = Limit(10)), text_signature = "(self, query, limit=10)")]
     fn search(&self, py: Python<'_>, query: String, limit: Limit) -> PyResult<Vec<Hit>> {
-        let hits = self.read(py, |agent| agent.search(&query, limit.0))?;
-        Ok(hits.into_iter().map(Hit::from).collect())
+        self.search_with(py, |handle| either!(handle, agent => agent.search(&query, limit.0)))
     }
 
     /// Attaches a vector (a sequence of finite numbers, not all zero; one dimension per agent)
     /// to the lot or memory `id`, replacing any it had. Durable when it returns.
     #[pyo3(text_signature = "(self, id, vector)")]
     fn set_vector(&self, py: Python<'_>, id: IdArgument, vector: Vector) -> PyResult<()> {
-        self.write(py, |agent| agent.set_vector(id.0, &vector.0))
+        self.write(py, |handle| either!(handle, agent => agent.set_vector(id.0, &vector.0)))
     }
 
     /// The lots and memories whose vectors are nearest to `vector` by cosine, best first, at
     /// most `limit`.
     #[pyo3(signature = (vector, limit = Limit(10)), text_signature = "(self, vector, limit=10)")]
     fn search_vector(&self, py: Python<'_>, vector: Vector, limit: Limit) -> PyResult<Vec<Hit>> {
-        let hits = self.read(py, |agent| agent.search_vector(&vector.0, limit.0))?;
-        Ok(hits.into_iter().map(Hit::from).collect())
+        self.search_with(py, |handle| either!(handle, agent => agent.search_vector(&vector.0, limit.0)))
     }
 
     /// A keyword search and a vector search fused by reciprocal rank, best first, at most
     /// `limit`.
     #[pyo3(signature = (query, vector, limit = Limit(10)), text_signature = "(self, query, vector, limit=10)")]
     fn search_hybrid(&self, py: Python<'_>, query: String, vector: Vector, limit: Limit) -> PyResult<Vec<Hit>> {
-        let hits = self.read(py, |agent| agent.search_hybrid(&query, &vector.0, limit.0))?;
-        Ok(hits.into_iter().map(Hit::from).collect())
+        self.search_with(py, |handle| either!(handle, agent => agent.search_hybrid(&query, &vector.0, limit.0)))
     }
 
     /// Whether the lot or memory `id` has a vector.
     #[pyo3(text_signature = "(self, id)")]
     fn has_vector(&self, py: Python<'_>, id: IdArgument) -> PyResult<bool> {
-        self.read(py, |agent| agent.has_vector(id.0))
+        self.read(py, |handle| either!(handle, agent => agent.has_vector(id.0)))
     }
 
     /// Re-reads and checks the whole history; returns its head fingerprint as text. Keep it
@@ -212,9 +215,11 @@ impl Agent {
                 invalid_argument("a kept fingerprint is the text verify() returned: <records>-<64 hex digits>")
             })?),
         };
-        let fingerprint = self.read(py, |agent| match &kept {
-            None => agent.verify(),
-            Some(kept) => agent.verify_extends(kept),
+        let fingerprint = self.read(py, |handle| {
+            either!(handle, agent => match &kept {
+                None => agent.verify(),
+                Some(kept) => agent.verify_extends(kept),
+            })
         })?;
         Ok(fingerprint.to_string())
     }
@@ -226,21 +231,50 @@ impl Agent {
     /// through the agent on this thread are refused.
     #[pyo3(text_signature = "(self)")]
     fn batch(&self) -> PyResult<Batch> {
-        Ok(Batch::new(self.slot.handle()?, self.gate.clone()))
+        Ok(Batch::new(self.slot.handle()?, self.gate.clone(), self.tracking.clone()))
     }
 
     /// Rewrites the agent's files without the text of recalled lots and memories.
     #[pyo3(text_signature = "(self)")]
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
-        self.write(py, cheesedb::Agent::compact)
+        self.write(py, |handle| either!(handle, agent => agent.compact()))
     }
 
     /// What opening this agent found and did (segments, records, repairs), as a dict.
     #[pyo3(text_signature = "(self)")]
     fn report<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let agent = self.slot.handle()?;
-        let report = py.detach(|| agent.report());
+        let report = self.read(py, Handle::report)?;
         report_dict(py, &report)
+    }
+
+    /// How far to believe the lot or memory `id`: "low", "normal" or "high". A lot has its
+    /// label's level under the trust rules (through a server, its data folder's trust.toml;
+    /// for a local store, the trust_rules it was opened with; every label "normal" without
+    /// them); a memory has the best over its legs of the worst of each leg's parents.
+    #[pyo3(text_signature = "(self, id)")]
+    fn trust(&self, py: Python<'_>, id: IdArgument) -> PyResult<&'static str> {
+        let rules = &self.rules;
+        let level = self.read(py, |handle| match handle {
+            Handle::Local(agent) => agent.trust(id.0, rules),
+            Handle::Remote(agent) => agent.trust(id.0),
+        })?;
+        Ok(level.as_str())
+    }
+
+    /// Turns read tracking on or off for this handle (off when opened). While on, every id
+    /// that get() and the searches return becomes a parent of the next memory remembered
+    /// through this handle, in each of its legs, so recalling what was read recalls it too
+    /// (list() does not count as reading). Turning it off forgets what was read.
+    #[pyo3(text_signature = "(self, on)")]
+    fn track_reads(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        let tracking = &self.tracking;
+        self.read(py, |handle| match handle {
+            Handle::Local(_) => {
+                tracking.set(on);
+                Ok(())
+            }
+            Handle::Remote(agent) => agent.track_reads(on),
+        })
     }
 
     /// Closes this handle; later calls raise ClosedError. When it is the last handle of the
@@ -248,7 +282,7 @@ impl Agent {
     #[pyo3(text_signature = "(self)")]
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         match self.slot.take() {
-            Some(agent) => py.detach(|| agent.close()).into_python(py),
+            Some(handle) => py.detach(|| handle.close()).into_python(py),
             None => Ok(()),
         }
     }

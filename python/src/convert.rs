@@ -4,10 +4,10 @@
 //! know) is an `InvalidArgumentError`; a value of the wrong type altogether is a `TypeError`, as
 //! Python itself would raise.
 
-use cheesedb::{Id, Leg, Mode, Removal};
+use cheesedb::{Id, Leg, Mode, Removal, TrustLevel, TrustRules};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyInt, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMapping, PyString};
 
 use crate::errors::invalid_argument;
 
@@ -130,6 +130,29 @@ pub(crate) fn mode(value: &Bound<'_, PyAny>) -> PyResult<Mode> {
     }
 }
 
+/// Trust rules: a mapping of lot label (str) to "low", "normal" or "high".
+///
+/// # Errors
+///
+/// `TypeError` for anything but a mapping of str to str; `InvalidArgumentError` for a level
+/// that is not one of those words.
+pub(crate) fn trust_rules(value: &Bound<'_, PyAny>) -> PyResult<TrustRules> {
+    let mapping = value.cast::<PyMapping>().map_err(|_| {
+        PyTypeError::new_err(format!("trust_rules must be a dict of label to level, not {}", type_name(value)))
+    })?;
+    let mut rules = TrustRules::new();
+    for item in mapping.items()?.try_iter()? {
+        let (label, level): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+        let label = text(&label, "a trust rule's label")?;
+        let level = text(&level, "a trust level")?;
+        let level: TrustLevel = level.parse().map_err(|_| {
+            invalid_argument(format!("a trust level is \"low\", \"normal\" or \"high\", not {level:?}"))
+        })?;
+        rules.set(&label, level);
+    }
+    Ok(rules)
+}
+
 /// What a recall does to the text of what it removes: erased from the files, or hidden.
 pub(crate) fn removal(erase: bool) -> Removal {
     if erase {
@@ -184,4 +207,8 @@ argument!(
 argument!(
     /// A recall mode (see [`mode`]).
     ModeArgument(Mode) = mode
+);
+argument!(
+    /// Trust rules (see [`trust_rules`]).
+    TrustRulesArgument(TrustRules) = trust_rules
 );

@@ -97,6 +97,55 @@ create_exception!(
     Error,
     "Another write reached the agent while a batch was open; nothing of the batch was written."
 );
+create_exception!(
+    cheesedb,
+    ServerUnavailableError,
+    Error,
+    "No memory server answers at the socket: none runs for the folder, or the path is not its socket. \
+     Nothing was sent. Attributes: path, reason."
+);
+create_exception!(
+    cheesedb,
+    ConnectionLostError,
+    Error,
+    "The connection to the memory server broke before its answer: the server stopped or timed this \
+     client out. Attributes: reason, write_in_flight (True when a write was sent: it may or may not \
+     be stored, so check with a read before retrying). Open the agent again."
+);
+create_exception!(
+    cheesedb,
+    VersionMismatchError,
+    Error,
+    "The memory server speaks another version of the protocol. Attributes: client, server."
+);
+create_exception!(
+    cheesedb,
+    FrameTooLargeError,
+    Error,
+    "A request or answer is larger than the protocol allows in one message; nothing was sent. \
+     Attributes: size_bytes, limit_bytes."
+);
+create_exception!(
+    cheesedb,
+    MalformedMessageError,
+    Error,
+    "The memory server answered with bytes that are not a message of the protocol, or refused a \
+     request as one. Attribute: reason."
+);
+create_exception!(
+    cheesedb,
+    ServerBusyError,
+    Error,
+    "The memory server serves as many connections as it allows; try again later. Attribute: \
+     connections_max."
+);
+create_exception!(
+    cheesedb,
+    PeerRefusedError,
+    Error,
+    "The other end of the socket runs as a user this one may not trust (neither the same user nor \
+     root). Attribute: uid."
+);
 create_exception!(cheesedb, ClosedError, Error, "The store, agent or batch was closed; open it again.");
 create_exception!(
     cheesedb,
@@ -130,6 +179,13 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("FolderNotPrivateError", py.get_type::<FolderNotPrivateError>())?;
     module.add("HistoryMismatchError", py.get_type::<HistoryMismatchError>())?;
     module.add("BatchConflictError", py.get_type::<BatchConflictError>())?;
+    module.add("ServerUnavailableError", py.get_type::<ServerUnavailableError>())?;
+    module.add("ConnectionLostError", py.get_type::<ConnectionLostError>())?;
+    module.add("VersionMismatchError", py.get_type::<VersionMismatchError>())?;
+    module.add("FrameTooLargeError", py.get_type::<FrameTooLargeError>())?;
+    module.add("MalformedMessageError", py.get_type::<MalformedMessageError>())?;
+    module.add("ServerBusyError", py.get_type::<ServerBusyError>())?;
+    module.add("PeerRefusedError", py.get_type::<PeerRefusedError>())?;
     module.add("ClosedError", py.get_type::<ClosedError>())?;
     module.add("InternalError", py.get_type::<InternalError>())?;
     Ok(())
@@ -174,6 +230,26 @@ pub(crate) fn to_python(py: Python<'_>, error: cheesedb::Error) -> PyErr {
             (HistoryMismatchError::new_err(message), vec![("records", number(py, *records))])
         }
         E::BatchConflict => (BatchConflictError::new_err(message), Vec::new()),
+        E::ServerUnavailable { path, reason } => {
+            (ServerUnavailableError::new_err(message), vec![("path", text(py, path)), ("reason", text(py, reason))])
+        }
+        E::ConnectionLost { reason, write_in_flight } => (
+            ConnectionLostError::new_err(message),
+            vec![("reason", text(py, reason)), ("write_in_flight", flag(py, *write_in_flight))],
+        ),
+        E::VersionMismatch { client, server } => (
+            VersionMismatchError::new_err(message),
+            vec![("client", number(py, u64::from(*client))), ("server", number(py, u64::from(*server)))],
+        ),
+        E::FrameTooLarge { size_bytes, limit_bytes } => (
+            FrameTooLargeError::new_err(message),
+            vec![("size_bytes", number(py, *size_bytes)), ("limit_bytes", number(py, *limit_bytes))],
+        ),
+        E::MalformedMessage { reason } => (MalformedMessageError::new_err(message), vec![("reason", text(py, reason))]),
+        E::ServerBusy { connections_max } => {
+            (ServerBusyError::new_err(message), vec![("connections_max", number(py, *connections_max))])
+        }
+        E::PeerRefused { uid } => (PeerRefusedError::new_err(message), vec![("uid", number(py, u64::from(*uid)))]),
         // A backend this package does not offer, or a condition newer than this package: the
         // base class still says what happened.
         _ => (Error::new_err(message), Vec::new()),
@@ -195,6 +271,11 @@ fn storage_facts(py: Python<'_>, operation: &str, path: &str, kind: &str) -> Fac
 /// A Python str.
 fn text(py: Python<'_>, value: &str) -> Py<PyAny> {
     pyo3::types::PyString::new(py, value).into_any().unbind()
+}
+
+/// A Python bool.
+fn flag(py: Python<'_>, value: bool) -> Py<PyAny> {
+    pyo3::types::PyBool::new(py, value).to_owned().into_any().unbind()
 }
 
 /// A Python int.

@@ -1,5 +1,5 @@
-//! The native part of the `cheesedb` Python package: the `cheesedb` crate's `Store` and `Agent`
-//! as Python classes, its errors as Python exceptions.
+//! The native part of the `cheesedb` Python package: the `cheesedb` crate's `Store`, `Agent`
+//! and `Client` (of a memory server) as Python classes, its errors as Python exceptions.
 //!
 //! Every call that reaches the engine converts its arguments first, then lets go of the GIL
 //! while the engine works (and waits on the disk or a lock), so other Python threads run
@@ -7,12 +7,15 @@
 
 mod agent;
 mod batch;
+mod client;
 mod convert;
 mod errors;
 mod gate;
+mod handle;
 mod node;
 mod report;
 mod store;
+mod tracking;
 
 use pyo3::prelude::*;
 
@@ -22,6 +25,8 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<store::Store>()?;
     module.add_class::<agent::Agent>()?;
     module.add_class::<batch::Batch>()?;
+    module.add_class::<client::Client>()?;
+    module.add_function(wrap_pyfunction!(client::connect, module)?)?;
     module.add_class::<node::Node>()?;
     module.add_class::<node::Hit>()?;
     errors::register(module)?;

@@ -21,12 +21,14 @@ pub(crate) struct Node {
     content: Option<Vec<u8>>,
     label: Option<String>,
     legs: Vec<Vec<u64>>,
+    tracked_parents: Vec<u64>,
 }
 
 impl From<cheesedb::Node> for Node {
     fn from(node: cheesedb::Node) -> Node {
         let content = node.content().map(<[u8]>::to_vec);
         let alive = node.is_alive();
+        let tracked_parents = node.tracked_parents().iter().map(|parent| parent.get()).collect();
         let (is_lot, label, legs) = match node.kind {
             NodeKind::Lot { label } => (true, Some(label), Vec::new()),
             NodeKind::Memory { legs } => (
@@ -35,7 +37,7 @@ impl From<cheesedb::Node> for Node {
                 legs.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect(),
             ),
         };
-        Node { id: node.id.get(), is_lot, alive, content, label, legs }
+        Node { id: node.id.get(), is_lot, alive, content, label, legs, tracked_parents }
     }
 }
 
@@ -81,6 +83,14 @@ impl Node {
     #[getter]
     fn legs(&self) -> Vec<Vec<u64>> {
         self.legs.clone()
+    }
+
+    /// The parents a memory got from read tracking rather than from the legs its writer
+    /// declared (they are in every leg as well), ascending. Empty for a lot and for a memory
+    /// written without tracking.
+    #[getter]
+    fn tracked_parents(&self) -> Vec<u64> {
+        self.tracked_parents.clone()
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

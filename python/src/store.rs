@@ -4,13 +4,15 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
-use cheesedb::Token;
+use cheesedb::{Token, TrustRules};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use crate::agent::{Agent, AgentSlot};
+use crate::agent::Agent;
+use crate::convert::TrustRulesArgument;
 use crate::errors::{closed, to_python, IntoPython};
 use crate::gate::Gate;
+use crate::handle::{AgentSlot, Handle};
 use crate::node::python_repr;
 
 /// Locks `mutex` even if a thread panicked holding it: each guards plain values (an option, a
@@ -24,11 +26,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Opening creates the folder (private to this user) if needed and locks it: a second Store on
 /// the same folder, in this process or another, raises LockedError until this one is closed.
 /// With read_only=True nothing is written or locked and every write raises ReadOnlyError.
+/// trust_rules, a dict of lot label to "low", "normal" or "high", sets what Agent.trust
+/// answers (every label "normal" without it; a memory server reads them from trust.toml).
 /// Also a context manager: `with cheesedb.Store(path) as store:` closes it at the end.
 #[pyclass(module = "cheesedb", frozen)]
 pub(crate) struct Store {
     path: PathBuf,
     read_only: bool,
+    rules: Arc<TrustRules>,
     store: Mutex<Option<cheesedb::Store>>,
     /// The agents opened from this store, closed with it.
     agents: Mutex<Vec<Weak<AgentSlot>>>,
@@ -51,12 +56,13 @@ impl Store {
 #[pymethods]
 impl Store {
     #[new]
-    #[pyo3(signature = (path, *, read_only = false))]
-    fn new(py: Python<'_>, path: PathBuf, read_only: bool) -> PyResult<Store> {
+    #[pyo3(signature = (path, *, read_only = false, trust_rules = None))]
+    fn new(py: Python<'_>, path: PathBuf, read_only: bool, trust_rules: Option<TrustRulesArgument>) -> PyResult<Store> {
         let opened = py.detach(|| cheesedb::Store::builder(&path).read_only(read_only).open()).into_python(py)?;
         Ok(Store {
             path,
             read_only,
+            rules: Arc::new(trust_rules.map(|rules| rules.0).unwrap_or_default()),
             store: Mutex::new(Some(opened)),
             agents: Mutex::new(Vec::new()),
             gates: Mutex::new(HashMap::new()),
@@ -96,12 +102,12 @@ impl Store {
                 Ok((handle, name))
             })
             .into_python(py)?;
-        let slot = Arc::new(AgentSlot::new(handle));
+        let slot = Arc::new(AgentSlot::new(Handle::Local(handle)));
         let mut agents = lock(&self.agents);
         agents.retain(|agent| agent.strong_count() > 0);
         agents.push(Arc::downgrade(&slot));
         drop(agents);
-        Ok(Agent::new(slot, self.gate(&name), name))
+        Ok(Agent::new(slot, self.gate(&name), name, self.rules.clone()))
     }
 
     /// Deletes the agent named `name` and every file made for it. Its open handles raise
@@ -124,7 +130,7 @@ impl Store {
     #[pyo3(text_signature = "(self)")]
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let store = lock(&self.store).take();
-        let agents: Vec<cheesedb::Agent> = std::mem::take(&mut *lock(&self.agents))
+        let agents: Vec<Handle> = std::mem::take(&mut *lock(&self.agents))
             .iter()
             .filter_map(Weak::upgrade)
             .filter_map(|slot| slot.take())

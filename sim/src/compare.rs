@@ -40,17 +40,20 @@ pub fn compare_node(model: &AgentModel, id: u64, result: Result<Node, Error>) ->
     let (expected, node) = node;
     let kind_matches = match (&expected.kind, &node.kind) {
         (ModelKind::Lot { label }, NodeKind::Lot { label: got }) => label == got,
-        (ModelKind::Memory { legs }, NodeKind::Memory { legs: got }) => {
+        (ModelKind::Memory { legs, tracked }, NodeKind::Memory { legs: got }) => {
             let got: Vec<Vec<u64>> =
                 got.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect();
-            *legs == got
+            let got_tracked: Vec<u64> = node.tracked_parents().iter().map(|id| id.get()).collect();
+            *legs == got && *tracked == got_tracked
         }
         _ => false,
     };
     if !kind_matches || node.id != Id::from(id) {
         return Err(Mismatch::Violation(format!(
-            "node {id} reads back as {:?}, the model has {:?}",
-            node.kind, expected.kind
+            "node {id} reads back as {:?} (tracked parents {:?}), the model has {:?}",
+            node.kind,
+            node.tracked_parents(),
+            expected.kind
         )));
     }
     if node.is_alive() != expected.alive {

@@ -165,8 +165,8 @@ fn action_writes(random: &mut Random, first: u64, second: u64) -> Vec<crate::mod
     let next = first.max(second) + 2;
     vec![
         ModelWrite::Lot { label: "batch".to_string(), content: content(200, random) },
-        ModelWrite::Memory { content: content(201, random), legs: vec![vec![first, next]] },
-        ModelWrite::Memory { content: content(202, random), legs: vec![vec![next], vec![second]] },
+        ModelWrite::Memory { content: content(201, random), legs: vec![vec![first, next]], reads: vec![] },
+        ModelWrite::Memory { content: content(202, random), legs: vec![vec![next], vec![second]], reads: vec![] },
     ]
 }
 
@@ -180,7 +180,7 @@ fn act(protocol: Protocol, agent: &mut AgentEngine<SimStorage>, scenario: &Scena
                     for node in writes {
                         match &node.kind {
                             crate::model::ModelKind::Lot { label } => batch.add_lot(label, &node.content)?,
-                            crate::model::ModelKind::Memory { legs } => {
+                            crate::model::ModelKind::Memory { legs, .. } => {
                                 let legs: Vec<Leg> =
                                     legs.iter().map(|leg| leg.iter().map(|id| Id::from(*id)).collect()).collect();
                                 batch.remember(&node.content, &legs)?

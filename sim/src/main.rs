@@ -126,7 +126,7 @@ fn activate_mutant(_name: &str) -> Result<(), String> {
 fn print_summary(summary: &CampaignSummary, seconds: f64) {
     let stats = &summary.stats;
     println!(
-        "cheesedb-sim: seeds {}, operations {}, acknowledged writes {}, crashes {} (during recovery {}, during erase {}, during compaction {}), reopens {}, unacknowledged writes kept {} lost {}, refusals checked {}, vectors set {}, searches checked {}",
+        "cheesedb-sim: seeds {}, operations {}, acknowledged writes {}, crashes {} (during recovery {}, during erase {}, during compaction {}), reopens {}, unacknowledged writes kept {} lost {}, refusals checked {}, vectors set {}, searches checked {}, tracked writes {}, trust levels checked {}",
         summary.seeds,
         stats.operations,
         stats.acknowledged_writes,
@@ -140,6 +140,8 @@ fn print_summary(summary: &CampaignSummary, seconds: f64) {
         stats.refusals_checked,
         stats.vectors_set,
         stats.searches_checked,
+        stats.tracked_writes,
+        stats.trust_levels_checked,
     );
     println!("cheesedb-sim: faults injected {} ({})", summary.faults.total(), summary.faults);
     println!(

@@ -4,13 +4,14 @@
 //! Nodes are a vector; legs are vectors of ids; Fair recall is a fixpoint over every memory;
 //! Strict recall walks every memory's history. Search is a scan: a keyword search finds every
 //! alive node sharing a word with the query, a vector search scores every alive vector by its
-//! cosine, computed in f64. Slow and obvious on purpose.
+//! cosine, computed in f64. Read tracking adds a session's reads to every leg; trust levels are
+//! computed node after node in id order (parents are always older). Slow and obvious on purpose.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use cheesedb_core::internal::search::for_each_word;
-use cheesedb_core::{Error, Id, Mode, Removal, VectorProblem};
+use cheesedb_core::{Error, Id, Mode, Removal, TrustLevel, VectorProblem};
 
 /// Whether a node's text is still in the files, as far as the model can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,8 +34,10 @@ pub enum ModelKind {
     },
     /// A memory and its legs (each leg's parents ascending, without repeats).
     Memory {
-        /// The legs.
+        /// The legs, the read ids of a tracked write added to each.
         legs: Vec<Vec<u64>>,
+        /// The read ids that not every declared leg named, ascending (empty without tracking).
+        tracked: Vec<u64>,
     },
 }
 
@@ -110,6 +113,8 @@ pub enum ModelWrite {
         content: Vec<u8>,
         /// Its legs.
         legs: Vec<Vec<u64>>,
+        /// What the session read before it (empty: written without tracking).
+        reads: Vec<u64>,
     },
     /// A vector attached to an alive node or one added earlier in the batch.
     Vector {
@@ -156,6 +161,48 @@ pub struct AgentModel {
 
 fn normalized(legs: &[Vec<u64>]) -> Vec<Vec<u64>> {
     legs.iter().map(|leg| leg.iter().copied().collect::<BTreeSet<u64>>().into_iter().collect()).collect()
+}
+
+/// The most parents a leg may have, read ids included.
+const PARENTS_PER_LEG_MAX: usize = 64;
+/// The most ids a session's read set holds: one past the limit, so that it still shows it is over.
+pub const READ_SET_MAX_IDS: usize = PARENTS_PER_LEG_MAX + 1;
+
+/// Notes `id` in a session's read set: once, and only while the set is not full.
+pub fn note_read(reads: &mut BTreeSet<u64>, id: u64) {
+    if reads.len() < READ_SET_MAX_IDS {
+        reads.insert(id);
+    }
+}
+
+/// A memory's legs with `reads` added to each, and which read ids count as tracked (those not
+/// every declared leg named), or why the engine refuses before it looks at the parents: the
+/// declared legs' shape first, then the limits (in the engine's words).
+pub fn with_reads(legs: &[Vec<u64>], reads: &[u64]) -> Result<(Vec<Vec<u64>>, Vec<u64>), Error> {
+    if reads.is_empty() {
+        return Ok((legs.to_vec(), Vec::new()));
+    }
+    if legs.is_empty() {
+        return Err(Error::NoLegs);
+    }
+    if let Some(leg_index) = legs.iter().position(Vec::is_empty) {
+        return Err(Error::EmptyLeg { leg_index });
+    }
+    let over = |what, size: usize| Error::LimitExceeded { what, size: size as u64, limit: PARENTS_PER_LEG_MAX as u64 };
+    let reads: BTreeSet<u64> = reads.iter().copied().collect();
+    if reads.len() > PARENTS_PER_LEG_MAX {
+        return Err(over("ids read since the last write (the read set)", reads.len()));
+    }
+    let mut merged = Vec::new();
+    for leg in legs {
+        let leg: BTreeSet<u64> = leg.iter().chain(&reads).copied().collect();
+        if leg.len() > PARENTS_PER_LEG_MAX {
+            return Err(over("parents of one leg with the read set added", leg.len()));
+        }
+        merged.push(leg.into_iter().collect());
+    }
+    let tracked = reads.into_iter().filter(|read| !legs.iter().all(|leg| leg.contains(read))).collect();
+    Ok((merged, tracked))
 }
 
 impl AgentModel {
@@ -229,10 +276,16 @@ impl AgentModel {
 
     /// Adds a memory, or says why not.
     pub fn remember(&mut self, content: &[u8], legs: &[Vec<u64>]) -> Result<u64, Error> {
-        if let Some(refusal) = self.refusal(legs, &BTreeSet::new()) {
+        self.remember_tracked(content, legs, &[])
+    }
+
+    /// Adds a memory written after reading `reads`, or says why not.
+    pub fn remember_tracked(&mut self, content: &[u8], legs: &[Vec<u64>], reads: &[u64]) -> Result<u64, Error> {
+        let (legs, tracked) = with_reads(legs, reads)?;
+        if let Some(refusal) = self.refusal(&legs, &BTreeSet::new()) {
             return Err(refusal);
         }
-        self.nodes.push(ModelNode::new(ModelKind::Memory { legs: normalized(legs) }, content));
+        self.nodes.push(ModelNode::new(ModelKind::Memory { legs: normalized(&legs), tracked }, content));
         Ok(self.nodes.len() as u64)
     }
 
@@ -247,11 +300,12 @@ impl AgentModel {
         for write in writes {
             let id = match write {
                 ModelWrite::Lot { label, content } => next.add_lot(label, content),
-                ModelWrite::Memory { content, legs } => {
-                    if let Some(refusal) = self.refusal(legs, &pending) {
+                ModelWrite::Memory { content, legs, reads } => {
+                    let (legs, tracked) = with_reads(legs, reads)?;
+                    if let Some(refusal) = self.refusal(&legs, &pending) {
                         return Err(refusal);
                     }
-                    next.nodes.push(ModelNode::new(ModelKind::Memory { legs: normalized(legs) }, content));
+                    next.nodes.push(ModelNode::new(ModelKind::Memory { legs: normalized(&legs), tracked }, content));
                     next.nodes.len() as u64
                 }
                 ModelWrite::Vector { id, vector } => {
@@ -343,9 +397,34 @@ impl AgentModel {
     /// The legs of `id` (none for a lot or an unknown id).
     fn legs(&self, id: u64) -> &[Vec<u64>] {
         match self.node(id).map(|node| &node.kind) {
-            Some(ModelKind::Memory { legs }) => legs,
+            Some(ModelKind::Memory { legs, .. }) => legs,
             _ => &[],
         }
+    }
+
+    /// The trust level of every node, in id order, under `rules` (a label they do not name is
+    /// normal): a lot has its label's; a memory the best, over the legs that count, of the worst
+    /// level among the leg's parents. For an alive memory the legs that count are those whose
+    /// parents are all alive; for a recalled one, all of them. Parents are older than their
+    /// children, so one pass in id order sees every parent's level first.
+    pub fn trust_levels(&self, rules: &BTreeMap<String, TrustLevel>) -> Vec<TrustLevel> {
+        let mut levels: Vec<TrustLevel> = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let level = match &node.kind {
+                ModelKind::Lot { label } => rules.get(label).copied().unwrap_or(TrustLevel::Normal),
+                ModelKind::Memory { legs, .. } => {
+                    let level_of = |id: &u64| levels.get(usize::try_from(*id - 1).unwrap_or(usize::MAX)).copied();
+                    let counts = |leg: &&Vec<u64>| !node.alive || leg.iter().all(|parent| self.is_alive(*parent));
+                    legs.iter()
+                        .filter(counts)
+                        .filter_map(|leg| leg.iter().map(level_of).min().flatten())
+                        .max()
+                        .unwrap_or(TrustLevel::Low)
+                }
+            };
+            levels.push(level);
+        }
+        levels
     }
 
     /// Whether `ancestor` is anywhere in the history of `id` (through any node, dead or alive).
@@ -538,8 +617,8 @@ mod tests {
         let mut model = example();
         let writes = vec![
             ModelWrite::Lot { label: "l".to_string(), content: b"l".to_vec() },
-            ModelWrite::Memory { content: b"m".to_vec(), legs: vec![vec![7]] },
-            ModelWrite::Memory { content: b"bad".to_vec(), legs: vec![vec![42]] },
+            ModelWrite::Memory { content: b"m".to_vec(), legs: vec![vec![7]], reads: vec![] },
+            ModelWrite::Memory { content: b"bad".to_vec(), legs: vec![vec![42]], reads: vec![] },
         ];
         assert_eq!(model.batch(&writes), Err(Error::UnknownId { id: Id::from(42) }));
         assert_eq!(model.next_id(), 7);
@@ -585,7 +664,7 @@ mod tests {
         let on_new = ModelWrite::Vector { id: 7, vector: vec![0.0, 1.0] };
         assert_eq!(model.clone().batch(&[on_new.clone(), lot.clone()]), Err(Error::UnknownId { id: Id::from(7) }));
         let wide = ModelWrite::Vector { id: 2, vector: vec![1.0, 1.0, 1.0] };
-        let bad_memory = ModelWrite::Memory { content: b"m".to_vec(), legs: vec![] };
+        let bad_memory = ModelWrite::Memory { content: b"m".to_vec(), legs: vec![], reads: vec![] };
         assert_eq!(model.clone().batch(&[wide.clone(), bad_memory]), Err(Error::NoLegs));
         assert_eq!(model.clone().batch(&[lot.clone(), wide]), Err(mismatch(2, 3)));
         assert_eq!(model.batch(&[lot, on_new]), Ok(vec![7]));
@@ -624,5 +703,37 @@ mod tests {
         assert_eq!(model.node(2).unwrap().numbers, Text::Present);
         model.compact();
         assert_eq!(model.node(2).unwrap().numbers, Text::Absent);
+    }
+
+    #[test]
+    fn reads_join_every_leg_and_a_recall_of_one_reaches_the_memory() {
+        let mut model = AgentModel::default();
+        let message = model.add_lot("user_message", b"a");
+        let page = model.add_lot("web_page", b"b");
+        let memory = model.remember_tracked(b"m", &[vec![message]], &[page]).unwrap();
+        assert_eq!(model.node(memory).unwrap().kind, ModelKind::Memory { legs: vec![vec![1, 2]], tracked: vec![2] });
+        assert_eq!(model.recall(page, Mode::Fair, Removal::Untrusted), Ok(vec![memory]));
+        assert_eq!(
+            model.remember_tracked(b"m", &[vec![message]], &[page]),
+            Err(Error::DeadParent { id: Id::from(page) })
+        );
+        let many: Vec<u64> = (1..=65).collect();
+        assert!(matches!(with_reads(&[vec![1]], &many), Err(Error::LimitExceeded { size: 65, limit: 64, .. })));
+    }
+
+    #[test]
+    fn trust_is_the_best_leg_of_its_worst_parent() {
+        let mut model = AgentModel::default();
+        let high = model.add_lot("user_message", b"a");
+        let low = model.add_lot("web_page", b"b");
+        let either = model.remember(b"m", &[vec![high], vec![low]]).unwrap();
+        let both = model.remember(b"n", &[vec![high, low]]).unwrap();
+        let rules =
+            BTreeMap::from([("user_message".to_string(), TrustLevel::High), ("web_page".to_string(), TrustLevel::Low)]);
+        use TrustLevel::{High, Low};
+        assert_eq!(model.trust_levels(&rules), [High, Low, High, Low]);
+        model.recall(high, Mode::Fair, Removal::Untrusted).unwrap();
+        assert!(model.is_alive(either) && !model.is_alive(both));
+        assert_eq!(model.trust_levels(&rules), [High, Low, Low, Low], "a recalled memory keeps all its legs");
     }
 }

@@ -358,7 +358,7 @@ impl Harness {
             let legs = pick_legs(&growing, choices);
             let content = self.next_content();
             let _ = growing.remember(&content, &legs);
-            writes.push(ModelWrite::Memory { content, legs });
+            writes.push(ModelWrite::Memory { content, legs, reads: Vec::new() });
         }
         // Vectors last, for any node (the batch's own included), some of them refused.
         for (target, shape) in vectors {
@@ -373,7 +373,7 @@ impl Harness {
             for write in &writes {
                 match write {
                     ModelWrite::Lot { label, content } => written.push(batch.add_lot(label, content)?.get()),
-                    ModelWrite::Memory { content, legs } => {
+                    ModelWrite::Memory { content, legs, .. } => {
                         written.push(batch.remember(content, &to_legs(legs))?.get())
                     }
                     ModelWrite::Vector { id, vector } => batch.set_vector(Id::from(*id), vector)?,

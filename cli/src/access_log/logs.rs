@@ -4,6 +4,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use cheesedb::limits::AGENT_NAME_MAX_BYTES;
+
 use super::entry::AccessEntry;
 use super::folder::{shown_path, AccessFolder};
 use super::writer::{AgentLog, WriteError};
@@ -53,6 +55,14 @@ impl AccessLogs {
     /// write, the next append opens the log again, cutting off any part of the entry that
     /// reached the file.
     pub fn append(&self, agent_name: &str, entry: &AccessEntry) -> Result<(), Failure> {
+        // The store refuses longer names; a longer one here would be a caller's mistake, and
+        // would break the bound on a header's size.
+        if agent_name.is_empty() || agent_name.len() > AGENT_NAME_MAX_BYTES {
+            return Err(Failure::new(format!(
+                "no access log for a name of {} bytes: agent names have 1 to {AGENT_NAME_MAX_BYTES}",
+                agent_name.len()
+            )));
+        }
         let agent_log = self.agent_log(agent_name);
         // A thread that panicked mid-append leaves the log to be opened again, as after a failed write.
         let mut guard = agent_log.lock().unwrap_or_else(|poisoned| {
@@ -156,6 +166,15 @@ mod tests {
         assert!(read(folder.path(), "carol", &Limits::default()).unwrap().entries.is_empty());
         let mode = std::fs::metadata(folder.path().join(ACCESS_FOLDER).join("alice.1.log")).unwrap();
         assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_name_no_agent_can_have_is_refused() {
+        let folder = tempfile::tempdir().unwrap();
+        let logs = AccessLogs::open(folder.path()).unwrap();
+        assert!(logs.append("", &entry(1)).is_err());
+        assert!(logs.append(&"x".repeat(cheesedb::limits::AGENT_NAME_MAX_BYTES + 1), &entry(1)).is_err());
+        logs.append(&"x".repeat(cheesedb::limits::AGENT_NAME_MAX_BYTES), &entry(1)).unwrap();
     }
 
     #[test]

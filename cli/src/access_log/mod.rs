@@ -16,6 +16,10 @@
 //! removed, look like a log that simply ends there; and anyone able to rewrite the files can
 //! recompute every hash. Keep a copy of a recent entry's hash elsewhere to pin the log down.
 //!
+//! Deleting an agent keeps its access log: it holds no content, and it is the record of who
+//! used the agent, up to whoever deleted it. `cheesedb log NAME` still reads it; removing its
+//! files removes it. An agent made later under the same name continues the same chain.
+//!
 //! Files live in `access/` in the data folder, named after the agent (see [`file_name`]), mode
 //! 0600, opened without following a link. Appends are not synced one by one (see [`writer`]):
 //! a machine crash can cost the last entries, never the chain.
@@ -31,7 +35,7 @@ mod record;
 mod scan;
 pub mod writer;
 
-pub use reader::{read, ReadError};
+pub use reader::{log_files, read, ReadError};
 // The memory server writes through these, and the tests look at damage in detail.
 #[allow(unused_imports)]
 pub use {
@@ -83,6 +87,7 @@ impl Limits {
 
     /// The most bytes an agent's whole log can take on disk, with one file more than kept left
     /// by a crash during rotation.
+    #[allow(dead_code, reason = "the bound the access log tests hold the files to")]
     pub fn total_max_bytes(&self) -> u64 {
         self.file_max_bytes().saturating_mul(self.old_files_kept.saturating_add(2))
     }

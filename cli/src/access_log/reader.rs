@@ -126,6 +126,16 @@ pub fn read(data_folder: &Path, agent: &str, limits: &Limits) -> Result<Verified
     Ok(log)
 }
 
+/// The files of `agent`'s log in `data_folder`, oldest first, relative to the data folder.
+///
+/// # Errors
+/// The system's error when the access folder cannot be listed.
+pub fn log_files(data_folder: &Path, agent: &str) -> io::Result<Vec<String>> {
+    let Some(folder) = AccessFolder::open(data_folder, false)? else { return Ok(Vec::new()) };
+    let stem = stem_of(agent);
+    Ok(file_numbers(&folder, agent)?.into_iter().map(|number| shown_path(&file_name(&stem, number))).collect())
+}
+
 /// The numbers of `agent`'s log files in `folder`, in order.
 ///
 /// # Errors

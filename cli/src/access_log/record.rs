@@ -147,3 +147,45 @@ pub fn to_line<T: Serialize>(record: &T) -> String {
     line.push('\n');
     line
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access_log::{ENTRY_MAX_BYTES, HEADER_MAX_BYTES, IDS_PER_ENTRY_MAX, NAME_MAX_BYTES};
+
+    #[test]
+    fn the_largest_entry_and_header_stay_within_their_bounds() {
+        // Control characters take six bytes each once escaped in JSON.
+        let worst_text = "\u{1}".repeat(NAME_MAX_BYTES * 2);
+        let entry = AccessEntry {
+            time_unix_ms: u64::MAX,
+            pid: u32::MAX,
+            uid: u32::MAX,
+            operation: worst_text.clone(),
+            ids: vec![u64::MAX; IDS_PER_ENTRY_MAX * 2],
+            outcome: worst_text,
+        };
+        let line = to_line(&EntryRecord::new(&entry, u64::MAX, ChainHash::START));
+        assert!(u64::try_from(line.len()).unwrap() <= ENTRY_MAX_BYTES, "{} bytes", line.len());
+        let name = "\u{1}".repeat(cheesedb::limits::AGENT_NAME_MAX_BYTES);
+        let header = to_line(&HeaderRecord::new(&name, u64::MAX, u64::MAX, ChainHash::START));
+        assert!(u64::try_from(header.len()).unwrap() <= HEADER_MAX_BYTES, "{} bytes", header.len());
+    }
+
+    #[test]
+    fn a_record_verifies_against_its_own_previous_hash_only() {
+        let entry = AccessEntry {
+            time_unix_ms: 1,
+            pid: 2,
+            uid: 3,
+            operation: "get".into(),
+            ids: vec![4],
+            outcome: "ok".into(),
+        };
+        let record = EntryRecord::new(&entry, 1, ChainHash::START);
+        assert_eq!(record.computed_hash(ChainHash::START).to_hex(), record.hash);
+        let other = record.computed_hash(ChainHash::from_hex(&record.hash).unwrap());
+        assert_ne!(other.to_hex(), record.hash);
+        assert_eq!(record.entry(), entry);
+    }
+}

@@ -2,11 +2,12 @@
 
 use serde_json::json;
 
+use crate::access_log;
 use crate::arguments::AgentCommand;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::output::escaped;
-use crate::session::open_store;
+use crate::session::open_store_handle;
 use crate::tokens::{tokens_path, SavedTokens};
 
 /// Runs one `agent` subcommand.
@@ -19,13 +20,9 @@ pub fn run(command: AgentCommand, context: &Context) -> Result<(), Failure> {
 }
 
 fn create(name: &str, context: &Context) -> Result<(), Failure> {
-    let store = open_store(&context.folder)?;
+    let store = open_store_handle(&context.folder)?;
     let token = store.create_agent(name)?;
-    // Save while the store is open: its folder lock keeps other commands off the tokens file.
-    let saved = SavedTokens::load(&context.folder).and_then(|mut tokens| {
-        tokens.insert(name, &token);
-        tokens.save(&context.folder)
-    });
+    let saved = SavedTokens::update(&context.folder, |tokens| tokens.insert(name, &token));
     let tokens_file = tokens_path(&context.folder);
     let value = json!({ "name": name, "token": token.to_string(), "tokens_file": tokens_file.display().to_string() });
     // The token exists only now: print it even if saving it failed, so it is not lost.
@@ -40,7 +37,7 @@ fn create(name: &str, context: &Context) -> Result<(), Failure> {
 }
 
 fn list(context: &Context) -> Result<(), Failure> {
-    let store = open_store(&context.folder)?;
+    let store = open_store_handle(&context.folder)?;
     let names = store.agent_names()?;
     let tokens = SavedTokens::load(&context.folder)?;
     let agents: Vec<_> =
@@ -64,23 +61,32 @@ fn list(context: &Context) -> Result<(), Failure> {
 }
 
 fn delete(name: &str, context: &Context) -> Result<(), Failure> {
-    let store = open_store(&context.folder)?;
+    let store = open_store_handle(&context.folder)?;
     store.delete_agent(name)?;
-    let mut tokens = SavedTokens::load(&context.folder)?;
-    if tokens.remove(name) {
-        tokens.save(&context.folder)?;
-    }
+    SavedTokens::update(&context.folder, |tokens| {
+        tokens.remove(name);
+    })?;
     // Names the engine did not make stay where they are; the user should hear of them.
     let left_behind = store.left_behind()?;
     let left_json: Vec<_> =
         left_behind.iter().map(|left| json!({ "path": left.path, "reason": left.reason })).collect();
-    let result = if left_json.is_empty() {
-        json!({ "deleted": name })
-    } else {
-        json!({ "deleted": name, "left_behind": left_json })
-    };
+    let mut result = json!({ "deleted": name });
+    if !left_json.is_empty() {
+        result["left_behind"] = json!(left_json);
+    }
+    // The access log stays: it holds no content, and it records who used the agent.
+    let access_log = access_log::log_files(&context.folder, name).unwrap_or_default();
+    if !access_log.is_empty() {
+        result["access_log_kept"] = json!(access_log);
+    }
     context.printer.result(result, || {
         let mut text = format!("deleted agent {} and all its files", escaped(&format!("{name:?}")));
+        if !access_log.is_empty() {
+            text.push_str(&format!(
+                "\nits access log (who did what, no content) is kept in {}: see cheesedb log; remove those files to drop it",
+                escaped(&access_log.join(", "))
+            ));
+        }
         for left in &left_behind {
             text.push_str(&format!(
                 "\nleft in place (not made by cheesedb): {}: {}",

@@ -1,23 +1,32 @@
 //! `cheesedb get AGENT ID`: one lot or memory. A recalled one is shown without its text.
 
 use cheesedb::{Id, Node, NodeKind};
+use serde_json::{json, Value};
 
 use crate::arguments::AgentAndId;
 use crate::commands::remember::describe_legs;
 use crate::commands::Context;
 use crate::failure::Failure;
-use crate::nodes::{node_json, LotWord};
+use crate::nodes::{describe_tracked, node_json, LotWord};
 use crate::output::escaped;
 use crate::session::open_agent;
 
-/// Prints the node: JSON `{"id", "kind", "label"|"legs", "alive", "content", "content_encoding"}`,
+/// Prints the node: JSON `{"id", "kind", "label"|"legs" and "tracked_parents", "alive", "content",
+/// "content_encoding", "trust"}`,
 /// with `content` null for a recalled node.
 pub fn run(arguments: AgentAndId, context: &Context) -> Result<(), Failure> {
-    let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, &arguments.agent)?;
     let node = agent.get(Id::from(arguments.id))?;
-    context
-        .printer
-        .result(node_json(&node, LotWord::Lot), || describe(&node, "(recalled: not shown; see cheesedb audit)"))
+    let trust = agent.trust(node.id)?;
+    let mut value = node_json(&node, LotWord::Lot);
+    if let Value::Object(fields) = &mut value {
+        fields.insert("trust".into(), json!(trust.as_str()));
+    }
+    context.printer.result(value, || {
+        let mut text = describe(&node, "(recalled: not shown; see cheesedb audit)");
+        text.push_str(&format!("\ntrust:   {}", trust.as_str()));
+        text
+    })
 }
 
 /// The node as text; `absent` stands where content is missing.
@@ -30,7 +39,7 @@ pub fn describe(node: &Node, absent: &str) -> String {
         }
         NodeKind::Memory { legs } => {
             lines.push(String::from("kind:    memory"));
-            lines.push(format!("legs:    {}", describe_legs(legs)));
+            lines.push(format!("legs:    {}{}", describe_legs(legs), describe_tracked(node.tracked_parents())));
         }
     }
     lines.push(format!("alive:   {}", if node.is_alive() { "yes" } else { "no (recalled)" }));

@@ -22,7 +22,7 @@ pub fn run(arguments: AgentName, context: &Context) -> Result<(), Failure> {
     let log = read(&context.folder, agent, &Limits::default()).map_err(|error| failure(agent, error))?;
     if let Some(torn) = &log.torn {
         eprintln!(
-            "cheesedb: note: {} line {} is incomplete: an append cut short by a crash, not an edit; the server cuts it off when it next writes",
+            "cheesedb: note: {} line {} is incomplete: an append cut short by a crash (or still being written), not an edit; the server cuts it off when it next opens the log",
             escaped(&torn.file),
             torn.line
         );

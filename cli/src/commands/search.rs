@@ -7,7 +7,7 @@ use crate::arguments::SearchArguments;
 use crate::commands::Context;
 use crate::embeddings::config;
 use crate::failure::{Failure, EXIT_NOT_FOUND, EXIT_SUCCESS};
-use crate::memory_search::{hits_json, search, Found, QueryVector, Ranking};
+use crate::memory_search::{hits_json, search, Found, QueryVector, Ranking, TrustFilter};
 use crate::nodes::LotWord;
 use crate::output::escaped;
 use crate::session::open_agent;
@@ -16,7 +16,7 @@ use crate::snippet::snippet;
 /// The most characters of a hit's content shown in text output.
 const SNIPPET_CHARACTERS_MAX: usize = 80;
 
-/// Prints the hits, `{"hits": [{"id", "score", "kind", "content"}]}` in JSON; exit status 0
+/// Prints the hits, `{"hits": [{"id", "score", "kind", "content", "trust", "tracked_parents"}]}` in JSON; exit status 0
 /// with hits, 1 without. A recalled lot or memory is never among them.
 pub fn run(arguments: SearchArguments, context: &Context) -> Result<u8, Failure> {
     let query = &arguments.query;
@@ -27,8 +27,9 @@ pub fn run(arguments: SearchArguments, context: &Context) -> Result<u8, Failure>
     // Embed the query before taking the store's lock: the server may take its time.
     let embedder = config::load(&context.folder)?;
     let vector = QueryVector::of(query, embedder.as_ref());
-    let (_store, agent) = open_agent(&context.folder, &arguments.agent)?;
-    let searched = search(&agent, query, vector, limit)?;
+    let agent = open_agent(&context.folder, &arguments.agent)?;
+    let filter = if arguments.exclude_low_trust { TrustFilter::ExcludeLow } else { TrustFilter::Everything };
+    let searched = search(&agent, query, vector, limit, filter)?;
     if let Some(note) = searched.ranking.fallback_note() {
         eprintln!("cheesedb: note: {}", escaped(&note));
     }
@@ -55,7 +56,8 @@ fn describe(query: &str, found: &[Found], ranking: &Ranking) -> String {
             Some(label) => ("lot", format!("{}: {text}", escaped(label))),
             None => ("memory", text),
         };
-        lines.push(format!("  [{}] {kind:<6} {:>9.4}  {shown}", hit.id, hit.score));
+        let trust = hit.trust.as_str();
+        lines.push(format!("  [{}] {kind:<6} {:>9.4}  {trust:<6}  {shown}", hit.id, hit.score));
     }
     lines.join("\n")
 }

@@ -29,10 +29,13 @@ mod tests {
     fn a_model_gets_two_minutes_unless_told_otherwise() {
         let folder = tempfile::tempdir().unwrap();
         assert_eq!(load(folder.path()).unwrap(), None);
-        std::fs::write(folder.path().join(LLM_CONFIG_FILE), "base_url = http://localhost:8000/v1\nmodel = small")
-            .unwrap();
+        std::fs::write(
+            folder.path().join(LLM_CONFIG_FILE),
+            "base_url = \"http://localhost:8000/v1\"\nmodel = \"small\"",
+        )
+        .unwrap();
         assert_eq!(load(folder.path()).unwrap().unwrap().request_timeout, REQUEST_TIMEOUT_DEFAULT);
-        std::fs::write(folder.path().join(LLM_CONFIG_FILE), "model = small").unwrap();
+        std::fs::write(folder.path().join(LLM_CONFIG_FILE), "model = \"small\"").unwrap();
         assert!(load(folder.path()).unwrap_err().message().contains("llm.conf"));
     }
 }

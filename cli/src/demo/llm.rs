@@ -193,7 +193,7 @@ mod tests {
     fn an_unreachable_server_is_a_failure_not_a_crash() {
         // A port that was just bound and let go has nothing listening: the connection is refused.
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let text = format!("base_url = http://127.0.0.1:{port}/v1\nmodel = m\ntimeout_seconds = 2");
+        let text = format!("base_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\ntimeout_seconds = 2");
         let config = crate::endpoint::parse(&text, std::time::Duration::from_secs(2)).unwrap();
         let mut model = ChatModel::new(config);
         let failure = model.answer("q", &[]).unwrap_err();

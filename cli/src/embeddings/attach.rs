@@ -3,9 +3,10 @@
 //! nonsense can cost the node its vector, never the node itself: it is still found by its words,
 //! and `cheesedb embed` gives it a vector later.
 
-use cheesedb::{Agent, Id, Store};
+use cheesedb::Id;
 use serde_json::{json, Map, Value};
 
+use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
 
 /// Whether a node just written got its vector.
@@ -59,10 +60,10 @@ pub fn attach_vector(
     embedder: &Embedder,
     id: Id,
     content: &[u8],
-    open: &dyn Fn() -> Result<(Store, Agent), String>,
+    open: &dyn Fn() -> Result<AgentHandle, String>,
 ) -> VectorStatus {
     let attached = embeddable_text(content).and_then(|text| embedder.embed_one(text)).and_then(|vector| {
-        let (_store, agent) = open()?;
+        let agent = open()?;
         agent.set_vector(id, &vector).map_err(|error| format!("storing it failed: {error}"))
     });
     match attached {
@@ -74,6 +75,7 @@ pub fn attach_vector(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cheesedb::Store;
 
     #[test]
     fn only_text_is_embedded() {
@@ -100,16 +102,16 @@ mod tests {
         let id = store.open_agent(&token).unwrap().add_lot("note", b"rain").unwrap();
         drop(store);
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let text = format!("base_url = http://127.0.0.1:{port}/v1\nmodel = m");
+        let text = format!("base_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"");
         let embedder = Embedder::new(crate::endpoint::parse(&text, std::time::Duration::from_secs(2)).unwrap());
-        let open = || -> Result<(Store, Agent), String> {
+        let open = || -> Result<AgentHandle, String> {
             let store = Store::open(folder.path()).map_err(|error| error.to_string())?;
             let agent = store.open_agent(&token).map_err(|error| error.to_string())?;
-            Ok((store, agent))
+            Ok(AgentHandle::in_process(agent, store, cheesedb::TrustRules::new()))
         };
         let status = attach_vector(&embedder, id, b"rain", &open);
         assert!(matches!(&status, VectorStatus::Missing(reason) if reason.contains("no reply")), "{status:?}");
-        let (_store, agent) = open().unwrap();
+        let agent = open().unwrap();
         assert_eq!(agent.get(id).unwrap().content(), Some(&b"rain"[..]));
         assert!(!agent.has_vector(id).unwrap());
     }

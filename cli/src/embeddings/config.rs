@@ -27,10 +27,10 @@ mod tests {
     fn a_missing_file_means_keywords_only_and_a_broken_one_is_named() {
         let folder = tempfile::tempdir().unwrap();
         assert!(load(folder.path()).unwrap().is_none());
-        std::fs::write(folder.path().join(EMBED_CONFIG_FILE), "model = m\n").unwrap();
+        std::fs::write(folder.path().join(EMBED_CONFIG_FILE), "model = \"m\"\n").unwrap();
         let failure = load(folder.path()).unwrap_err();
         assert!(failure.message().contains("embed.conf") && failure.message().contains("base_url"), "{failure}");
-        std::fs::write(folder.path().join(EMBED_CONFIG_FILE), "base_url = http://x/v1\nmodel = m\n").unwrap();
+        std::fs::write(folder.path().join(EMBED_CONFIG_FILE), "base_url = \"http://x/v1\"\nmodel = \"m\"\n").unwrap();
         assert_eq!(load(folder.path()).unwrap().unwrap().url(), "http://x/v1/embeddings");
     }
 }

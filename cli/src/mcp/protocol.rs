@@ -1,14 +1,14 @@
-//! JSON-RPC 2.0 as MCP uses it over stdio: one message per line, bounded in size.
+//! JSON-RPC 2.0 framing as MCP uses it over stdio: one message per line, bounded in size.
+//!
+//! The MCP SDK understands the messages; this module is the part in front of it: lines of at
+//! most [`LINE_MAX_BYTES`], telling requests from notifications, and the error replies to lines
+//! that are not a message at all (the SDK would drop those without an answer).
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead};
 
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-
-/// The protocol versions this server speaks, oldest first; the last is offered when a client
-/// asks for one it does not know.
-pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// The largest message accepted. A longer line is answered with an error and skipped without
 /// being held in memory, and the server keeps serving.
@@ -21,8 +21,6 @@ pub enum ErrorCode {
     Parse = -32700,
     /// The JSON is not a valid request (wrong `jsonrpc`, bad id, a batch, too large).
     InvalidRequest = -32600,
-    /// No such method.
-    MethodNotFound = -32601,
     /// The method's parameters are wrong (no tool name, an unknown tool).
     InvalidParams = -32602,
 }
@@ -147,7 +145,7 @@ fn raw_id(line: &[u8]) -> Option<RequestId> {
 }
 
 /// A response line: the id exactly as the request had it, then `body` (`result` or `error`).
-fn response(id: &RequestId, field: &str, body: &Value) -> String {
+pub fn response(id: &RequestId, field: &str, body: &Value) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{},"{field}":{body}}}"#, id.as_json())
 }
 
@@ -161,16 +159,6 @@ pub fn result_response(id: &RequestId, result: &Value) -> String {
 pub fn error_response(id: &RequestId, error: &RpcError) -> String {
     let message = cheesedb::conceal_token_digits(&error.message);
     response(id, "error", &json!({ "code": error.code as i32, "message": message }))
-}
-
-/// The version to answer an `initialize` with: the client's when this server speaks it, else
-/// the newest this server speaks (the client then decides whether to go on).
-pub fn negotiate_version(requested: &str) -> &'static str {
-    PROTOCOL_VERSIONS
-        .iter()
-        .copied()
-        .find(|version| *version == requested)
-        .unwrap_or(PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.len() - 1])
 }
 
 /// One line read from the client.
@@ -270,12 +258,6 @@ mod tests {
             let answer = result_response(&id, &json!({}));
             assert_eq!(answer, format!(r#"{{"jsonrpc":"2.0","id":{written},"result":{{}}}}"#));
         }
-    }
-
-    #[test]
-    fn versions_are_echoed_or_replaced_by_the_newest() {
-        assert_eq!(negotiate_version("2025-03-26"), "2025-03-26");
-        assert_eq!(negotiate_version("1999-01-01"), "2025-11-25");
     }
 
     #[test]

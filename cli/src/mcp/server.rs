@@ -1,157 +1,234 @@
-//! The server loop: read a line, answer it, repeat until the client closes standard input.
+//! The MCP server: the official SDK (`rmcp`) speaks the protocol (handshakes, version
+//! negotiation, ping, discovery, errors for what this server does not offer); this file says
+//! what the server is and runs its tools.
 //!
-//! Standard output carries protocol messages only; anything for people goes to standard error.
+//! Tool calls run one at a time, in the order they arrive, on a thread of their own (the engine
+//! blocks on the disk), so a ping or a discovery probe is answered while one runs. Standard
+//! output carries protocol messages only; anything for people goes to standard error.
 
-use std::cell::Cell;
-use std::io::{BufRead, Write};
+use std::borrow::Cow;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
-use cheesedb::{Agent, Error, Store, Token};
-use serde_json::{json, Value};
+use cheesedb::{Error, Token, TrustRules};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer, ServerInitializeError};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::Mutex;
 
+use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
 use crate::failure::Failure;
-use crate::mcp::protocol::{
-    classify, error_response, negotiate_version, read_line, result_response, ErrorCode, Incoming, Line, RequestId,
-    RpcError, LINE_MAX_BYTES,
-};
+use crate::mcp::definitions;
+use crate::mcp::explain::explain;
+use crate::mcp::protocol::RpcError;
+use crate::mcp::reading::ReadTracking;
 use crate::mcp::tools::{self, Served, ToolOutcome};
-use crate::session::{describe_agent, note_repairs, open_store};
+use crate::mcp::transport::StdioTransport;
+use crate::session::{describe_agent, note_repairs, open_store, running_server};
 
 /// What the server tells the model about itself when the session starts.
-const INSTRUCTIONS: &str = "Long-term memory with provenance. Before you answer anything that earlier conversations or stored sources could bear on, call search_memories to find what you know. Store every source you learn from with add_source, then store what you learn with remember, naming the ids it came from as legs. If a source later proves wrong, malicious or private, forget_source DELETES it and everything learned from it. Read with search_memories, get and list_memories.";
+const INSTRUCTIONS: &str = "Long-term memory with provenance. Before you answer anything that earlier conversations or stored sources could bear on, call search_memories to find what you know. Store every source you learn from with add_source, then store what you learn with remember, naming the ids it came from as legs. If a source later proves wrong, malicious or private, forget_source DELETES it and everything learned from it. Read with search_memories, get and list_memories. What you read with get and search_memories is added to the legs of the next memory you remember (read tracking). Everything shown has a trust level: low means learned only from sources the user marked low trust, so treat it as unverified.";
+/// How long a tool call still running when the session ends may take to finish its write.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 
-/// One agent's memory, served.
+/// The agent served and how to reach it; shared with the threads that run tool calls.
 #[derive(Debug)]
-pub struct Server {
+struct ServedAgent {
     folder: PathBuf,
     token: Token,
     agent_name: String,
     /// The embeddings server of `embed.conf`, if there is one.
     embedder: Option<Embedder>,
-    /// Whether an `initialize` was answered: until then only `initialize` and `ping` are served.
-    initialized: Cell<bool>,
+    /// The levels of `trust.toml`, read when the server started.
+    trust_rules: TrustRules,
+    /// What this session read since its previous memory.
+    reads: ReadTracking,
 }
 
-impl Server {
-    /// A server for the agent that `token` opens in the store at `folder`, embedding new
-    /// sources, memories and queries with `embedder` when there is one.
-    pub fn new(folder: &Path, token: Token, agent_name: &str, embedder: Option<Embedder>) -> Server {
-        Server {
-            folder: folder.to_path_buf(),
-            token,
-            agent_name: agent_name.to_owned(),
-            embedder,
-            initialized: Cell::new(false),
-        }
-    }
+/// How the agent is served, besides which agent it is.
+#[derive(Debug)]
+pub struct Settings {
+    /// The embeddings server of `embed.conf`, if there is one.
+    pub embedder: Option<Embedder>,
+    /// The levels of `trust.toml`.
+    pub trust_rules: TrustRules,
+    /// Whether what the session reads joins the legs of what it remembers next.
+    pub read_tracking: bool,
+}
 
-    /// Answers messages from `input` on `output` until `input` ends.
-    pub fn serve(&self, mut input: impl BufRead, mut output: impl Write) -> Result<(), Failure> {
-        let write_failed = |error: std::io::Error| Failure::new(format!("cannot write to the client: {error}"));
-        while let Some(line) = read_line(&mut input, LINE_MAX_BYTES)
-            .map_err(|error| Failure::new(format!("cannot read from the client: {error}")))?
-        {
-            let Some(response) = self.answer(line) else { continue };
-            let mut bytes = response.into_bytes();
-            bytes.push(b'\n');
-            output.write_all(&bytes).and_then(|()| output.flush()).map_err(write_failed)?;
-        }
-        Ok(())
-    }
-
-    /// The response to one line, as one line of JSON, or `None` when none is due
-    /// (notifications, blank lines).
-    pub fn answer(&self, line: Line) -> Option<String> {
-        let line = match line {
-            Line::Complete(line) => line,
-            Line::TooLong => {
-                let message = format!("the message is larger than {LINE_MAX_BYTES} bytes and was skipped");
-                return Some(error_response(&RequestId::null(), &RpcError::new(ErrorCode::InvalidRequest, message)));
-            }
-        };
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
-        match classify(&line) {
-            Incoming::Request { id, method, params } => Some(match self.request(&method, params.as_ref()) {
-                Ok(result) => result_response(&id, &result),
-                Err(error) => error_response(&id, &error),
-            }),
-            Incoming::Notification { .. } | Incoming::Response => None,
-            Incoming::Invalid { id, error } => Some(error_response(&id, &error)),
-        }
-    }
-
-    fn request(&self, method: &str, params: Option<&Value>) -> Result<Value, RpcError> {
-        // The lifecycle of the specification: initialize comes first, only ping may precede it.
-        // A method this server does not have is still answered -32601 at once (below), since
-        // a newer client probes with one before it initializes.
-        let before_initialize = !self.initialized.get() && matches!(method, "tools/list" | "tools/call");
-        if before_initialize {
-            let message = format!("{method:?} before initialize: send initialize first (only ping may come before it)");
-            return Err(RpcError::new(ErrorCode::InvalidRequest, message));
-        }
-        match method {
-            "initialize" => {
-                let answer = initialize(params)?;
-                self.initialized.set(true);
-                Ok(answer)
-            }
-            "ping" => Ok(json!({})),
-            "tools/list" => Ok(json!({ "tools": tools::definitions() })),
-            "tools/call" => self.call_tool(params),
-            // server/discover (the newer handshake's probe) lands here too: answering at once
-            // lets a client fall back to initialize without waiting for a timeout.
-            _ => Err(RpcError::new(ErrorCode::MethodNotFound, format!("method {method:?} is not supported"))),
-        }
-    }
-
-    fn call_tool(&self, params: Option<&Value>) -> Result<Value, RpcError> {
-        let Some(Value::String(name)) = params.and_then(|params| params.get("name")) else {
-            return Err(RpcError::new(ErrorCode::InvalidParams, "tools/call needs params.name, the tool's name"));
-        };
-        let arguments = params.and_then(|params| params.get("arguments"));
+impl ServedAgent {
+    /// Runs one tool call; blocks on the store and on the embeddings server.
+    fn call(&self, name: &str, arguments: Option<&Value>) -> Result<ToolOutcome, RpcError> {
         let open = || self.open_agent();
-        let served = Served { open: &open, embedder: self.embedder.as_ref() };
-        Ok(match tools::call(name, arguments, &served)? {
-            ToolOutcome::Done(structured) => json!({
-                "content": [{ "type": "text", "text": structured.to_string() }],
-                "structuredContent": structured,
-                "isError": false,
-            }),
-            ToolOutcome::Refused(reason) => json!({
-                "content": [{ "type": "text", "text": cheesedb::conceal_token_digits(&reason) }],
-                "isError": true,
-            }),
-        })
+        let served = Served { open: &open, embedder: self.embedder.as_ref(), reads: &self.reads };
+        tools::call(name, arguments, &served)
     }
 
-    /// Opens the store and the agent for one tool call. The caller drops both when done, so
-    /// the folder lock is never held between calls.
-    fn open_agent(&self) -> Result<(Store, Agent), String> {
-        let store = open_store(&self.folder).map_err(|failure| failure.to_string())?;
-        match store.open_agent(&self.token) {
-            Ok(agent) => {
-                note_repairs(&self.agent_name, &agent.report());
-                Ok((store, agent))
+    /// Opens the agent for one tool call: through the folder's memory server when one runs,
+    /// else in this process. The caller drops the handle when done, so neither the folder lock
+    /// nor a connection is held between calls, and a server restarted between two calls is
+    /// simply reached again (the session's reads are kept here, not on the server).
+    fn open_agent(&self) -> Result<AgentHandle, String> {
+        let opened = match running_server(&self.folder).map_err(|failure| failure.to_string())? {
+            Some(client) => client.open_agent(&self.token).map(|agent| AgentHandle::Served { agent, read_only: false }),
+            None => {
+                let store = open_store(&self.folder).map_err(|failure| failure.to_string())?;
+                store.open_agent(&self.token).map(|agent| {
+                    note_repairs(&self.agent_name, &agent.report());
+                    AgentHandle::in_process(agent, store, self.trust_rules.clone())
+                })
             }
+        };
+        match opened {
+            Ok(agent) => Ok(agent),
             Err(Error::UnknownToken) => {
                 Err(format!("{} was deleted; this server can no longer reach it", describe_agent(&self.agent_name)))
             }
-            Err(error) => Err(tools::explain(error)),
+            Err(error) => Err(explain(error)),
         }
     }
 }
 
-fn initialize(params: Option<&Value>) -> Result<Value, RpcError> {
-    let Some(Value::String(requested)) = params.and_then(|params| params.get("protocolVersion")) else {
-        return Err(RpcError::new(ErrorCode::InvalidParams, "initialize needs params.protocolVersion"));
-    };
-    Ok(json!({
-        "protocolVersion": negotiate_version(requested),
-        "capabilities": { "tools": { "listChanged": false } },
-        "serverInfo": { "name": "cheesedb", "title": "cheesedb memory", "version": env!("CARGO_PKG_VERSION") },
-        "instructions": INSTRUCTIONS,
-    }))
+/// One agent's memory, served.
+#[derive(Debug)]
+pub struct Server {
+    agent: Arc<ServedAgent>,
+    tools: Vec<Tool>,
+    /// Held while a tool call runs: calls run one at a time, in order.
+    turn: Mutex<()>,
+}
+
+impl Server {
+    /// A server for the agent that `token` opens in the store at `folder`, as `settings` say.
+    ///
+    /// # Errors
+    ///
+    /// When the tool definitions do not fit the SDK's types (a mistake in this program).
+    pub fn new(folder: &Path, token: Token, agent_name: &str, settings: Settings) -> Result<Server, Failure> {
+        let agent = ServedAgent {
+            folder: folder.to_path_buf(),
+            token,
+            agent_name: agent_name.to_owned(),
+            embedder: settings.embedder,
+            trust_rules: settings.trust_rules,
+            reads: ReadTracking::new(settings.read_tracking),
+        };
+        Ok(Server { agent: Arc::new(agent), tools: tool_list()?, turn: Mutex::new(()) })
+    }
+
+    /// Answers messages from `input` on `output` until `input` ends and every request read
+    /// was answered.
+    ///
+    /// # Errors
+    ///
+    /// When the runtime cannot start or the session fails (the client's pipe broke).
+    pub fn run(self, input: impl Read + Send + 'static, output: impl Write + Send + 'static) -> Result<(), Failure> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| Failure::new(format!("cannot start the MCP server: {error}")))?;
+        let (transport, writer) = StdioTransport::start(input, output);
+        let served = runtime.block_on(async move {
+            match ServiceExt::serve(self, transport).await {
+                Ok(running) => running.waiting().await.map(drop).map_err(|error| error.to_string()),
+                // The client left before it started a session: nothing was asked, nothing is due.
+                Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+                Err(error) => Err(error.to_string()),
+            }
+        });
+        runtime.shutdown_timeout(SHUTDOWN_WAIT);
+        writer.finish();
+        served.map_err(|error| Failure::new(format!("the MCP session failed: {error}")))
+    }
+}
+
+/// The tools as the SDK lists them, from [`definitions::definitions`].
+fn tool_list() -> Result<Vec<Tool>, Failure> {
+    serde_json::from_value(definitions::definitions())
+        .map_err(|error| Failure::new(format!("the tool definitions do not fit the MCP types: {error}")))
+}
+
+fn sdk_error(error: RpcError) -> ErrorData {
+    ErrorData::new(ErrorCode(error.code as i32), error.message, None)
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        // Offered to a client asking for a version this server does not speak.
+        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        info.server_info = Implementation::new("cheesedb", env!("CARGO_PKG_VERSION")).with_title("cheesedb memory");
+        info.instructions = Some(INSTRUCTIONS.into());
+        info
+    }
+
+    /// Every version the SDK speaks, the handshake-free 2026 lifecycle included: the tools
+    /// depend on nothing a version changes.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.into_owned();
+        let arguments = request.arguments.map(Value::Object);
+        let _turn = self.turn.lock().await;
+        let agent = Arc::clone(&self.agent);
+        let outcome = tokio::task::spawn_blocking(move || agent.call(&name, arguments.as_ref()))
+            .await
+            .map_err(|error| ErrorData::internal_error(format!("the tool call failed: {error}"), None))?
+            .map_err(sdk_error)?;
+        Ok(CallToolResponse::Complete(match outcome {
+            ToolOutcome::Done(structured) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(structured.to_string())]);
+                result.structured_content = Some(structured);
+                result
+            }
+            ToolOutcome::Refused(reason) => {
+                CallToolResult::error(vec![ContentBlock::text(cheesedb::conceal_token_digits(&reason))])
+            }
+        }))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let message = format!("method {:?} is not supported", request.method);
+        Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, message, None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tool_definitions_fit_the_sdk_types() {
+        let tools = tool_list().unwrap();
+        assert_eq!(tools.len(), tools::TOOL_NAMES.len());
+        for (tool, name) in tools.iter().zip(tools::TOOL_NAMES) {
+            assert_eq!(tool.name, name);
+            assert!(tool.output_schema.is_some() && tool.annotations.is_some());
+        }
+    }
 }

@@ -161,10 +161,11 @@ impl Session {
         let reply = gate.write(|| -> Result<Reply, Error> {
             Ok(match request {
                 Request::AddLot { label, content } => new_id(agent.add_lot(&label, &content)?),
-                Request::Remember { content, legs: lists } => match reads {
-                    Some(reads) => new_id(agent.remember_tracked(&content, &legs(&lists), reads)?),
-                    None => new_id(agent.remember(&content, &legs(&lists))?),
-                },
+                Request::Remember { content, legs: lists, reads: given } => {
+                    let mut all_reads = reads.cloned().unwrap_or_default();
+                    given.into_iter().for_each(|id| all_reads.note(Id::from(id)));
+                    new_id(agent.remember_tracked(&content, &legs(&lists), &all_reads)?)
+                }
                 Request::Recall { id, mode, removal } => {
                     ids(agent.recall(Id::from(id), mode.into(), removal.into())?)
                 }

@@ -72,9 +72,9 @@ impl EmbeddingsServer {
 
     /// The text of an `embed.conf` naming this server.
     pub fn config(&self, api_key: Option<&str>) -> String {
-        let mut config = format!("base_url = http://127.0.0.1:{}/v1\nmodel    = hash-words\n", self.port);
+        let mut config = format!("base_url = \"http://127.0.0.1:{}/v1\"\nmodel    = \"hash-words\"\n", self.port);
         if let Some(key) = api_key {
-            config.push_str(&format!("api_key = {key}\n"));
+            config.push_str(&format!("api_key = \"{key}\"\n"));
         }
         config
     }
@@ -102,7 +102,7 @@ impl Drop for EmbeddingsServer {
 /// The text of an `embed.conf` naming a port where nothing listens.
 pub fn config_of_a_server_that_is_down() -> String {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    format!("base_url = http://127.0.0.1:{port}/v1\nmodel = hash-words\ntimeout_seconds = 5\n")
+    format!("base_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"hash-words\"\ntimeout_seconds = 5\n")
 }
 
 /// The vector the server gives `text`, with `dimension` numbers.

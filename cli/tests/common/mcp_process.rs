@@ -23,8 +23,13 @@ pub struct McpProcess {
 impl McpProcess {
     /// Starts `cheesedb mcp AGENT` in `cli`'s data folder.
     pub fn start(cli: &Cli, agent: &str) -> McpProcess {
+        McpProcess::start_with(cli, &["mcp", agent])
+    }
+
+    /// Starts `cheesedb` with `arguments` (`mcp AGENT` and options) in `cli`'s data folder.
+    pub fn start_with(cli: &Cli, arguments: &[&str]) -> McpProcess {
         let mut child = cli
-            .command(&["mcp", agent])
+            .command(arguments)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -115,6 +120,15 @@ impl McpProcess {
         let result = self.call_tool(name, arguments.clone());
         assert_eq!(result["isError"], true, "{name} {arguments} must be refused: {result}");
         result["content"][0]["text"].as_str().expect("a reason").to_owned()
+    }
+
+    /// Closes standard input, then returns the next message the server wrote before it ended
+    /// (if any) and its exit status.
+    pub fn finish_reading(mut self) -> (Option<Value>, Option<i32>) {
+        drop(self.stdin.take());
+        let message = self.lines.recv_timeout(RESPONSE_TIMEOUT).ok();
+        let status = self.child.wait().ok().and_then(|status| status.code());
+        (message.and_then(|line| serde_json::from_str(&line).ok()), status)
     }
 
     /// Closes standard input and waits for the server to end; returns its exit status.

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Report, TrustLevel};
+use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, TrustLevel};
 
 use super::batch::ClientBatch;
 use super::connection::Connection;
@@ -122,7 +122,19 @@ impl ClientAgent {
     /// when the reads would pass the limit on parents and `Error::DeadParent` for a read
     /// recalled since; the errors of a connection as for [`ClientAgent::add_lot`].
     pub fn remember(&self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
-        self.call_id(&Request::Remember { content: content.to_vec(), legs: legs.iter().map(wire_leg).collect() })
+        self.remember_tracked(content, legs, &ReadSet::new())
+    }
+
+    /// As [`Agent::remember_tracked`](crate::Agent::remember_tracked): every id of `reads`
+    /// (and of the session's own reads, when it tracks them) is added to each leg.
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::remember_tracked`](crate::Agent::remember_tracked); the errors of a
+    /// connection as for [`ClientAgent::add_lot`].
+    pub fn remember_tracked(&self, content: &[u8], legs: &[Leg], reads: &ReadSet) -> Result<Id, Error> {
+        let reads = reads.ids().iter().map(|id| id.get()).collect();
+        self.call_id(&Request::Remember { content: content.to_vec(), legs: legs.iter().map(wire_leg).collect(), reads })
     }
 
     /// As [`Agent::recall`](crate::Agent::recall).
@@ -264,6 +276,45 @@ impl ClientAgent {
                 Err(error)
             }
         }
+    }
+
+    /// One step of a batch built a call at a time, as [`Agent::stage`](crate::Agent::stage):
+    /// the writes `collect` makes join this session's open batch on the server (the first
+    /// opens it), each checked and given its final id at once. Nothing is written until
+    /// [`ClientAgent::commit_staged`]; [`ClientAgent::drop_staged`] drops it. While it is open,
+    /// other writers of the agent wait on the server, and a write of this session outside
+    /// the batch is refused; a batch the server hears nothing of for its client timeout is
+    /// dropped.
+    ///
+    /// # Errors
+    ///
+    /// As [`Batch::add_lot`](crate::Batch::add_lot) and the other writes of a batch, the error
+    /// `collect` returns, and the errors of a connection. The batch stays open after an error
+    /// of one write: drop it or go on.
+    pub fn stage<T>(&self, collect: impl FnOnce(&mut ClientBatch<'_>) -> Result<T, Error>) -> Result<T, Error> {
+        let mut connection = self.connection();
+        let mut batch = ClientBatch::step(&mut connection);
+        collect(&mut batch)
+    }
+
+    /// Writes this session's open batch with one commit and one sync (an empty or absent
+    /// batch writes nothing), as [`Agent::commit_staged`](crate::Agent::commit_staged).
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::commit_staged`](crate::Agent::commit_staged), and the errors of a connection
+    /// as for [`ClientAgent::add_lot`].
+    pub fn commit_staged(&self) -> Result<(), Error> {
+        self.call_done(&Request::BatchCommit)
+    }
+
+    /// Drops this session's open batch, if any: nothing of it is written.
+    ///
+    /// # Errors
+    ///
+    /// The errors of a connection (`Error::ConnectionLost`, ...).
+    pub fn drop_staged(&self) -> Result<(), Error> {
+        self.call_done(&Request::BatchDrop)
     }
 
     /// As [`Agent::search`](crate::Agent::search); with read tracking on, the ids found count

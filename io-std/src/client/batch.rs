@@ -11,6 +11,8 @@ use crate::protocol::{wire_leg, BatchWrite, Request, Response};
 pub struct ClientBatch<'c> {
     connection: &'c mut Connection,
     staged: usize,
+    /// Whether the batch was committed or dropped, or is left open on purpose (a step of
+    /// [`ClientAgent::stage`](super::ClientAgent::stage)): dropping it then sends nothing.
     ended: bool,
 }
 
@@ -23,6 +25,12 @@ impl std::fmt::Debug for ClientBatch<'_> {
 impl<'c> ClientBatch<'c> {
     pub(crate) fn new(connection: &'c mut Connection) -> ClientBatch<'c> {
         ClientBatch { connection, staged: 0, ended: false }
+    }
+
+    /// A batch whose writes join the session's open batch, which stays open when this is
+    /// dropped: one step of [`ClientAgent::stage`](super::ClientAgent::stage).
+    pub(crate) fn step(connection: &'c mut Connection) -> ClientBatch<'c> {
+        ClientBatch { connection, staged: 0, ended: true }
     }
 
     fn stage(&mut self, write: BatchWrite) -> Result<Response, Error> {

@@ -32,13 +32,16 @@ pub enum Request {
         #[serde(with = "super::bytes")]
         content: Vec<u8>,
     },
-    /// `Agent::remember` (with the session's reads added to each leg when tracking is on).
+    /// `Agent::remember`, or `Agent::remember_tracked` with `reads` and, when the session
+    /// tracks reads, the session's reads added to each leg.
     Remember {
         /// Its content.
         #[serde(with = "super::bytes")]
         content: Vec<u8>,
         /// Its legs, each a list of parent ids.
         legs: Vec<Vec<u64>>,
+        /// Ids the client itself tracked as read (empty for a plain `remember`).
+        reads: Vec<u64>,
     },
     /// `Agent::recall`.
     Recall {
@@ -284,7 +287,13 @@ impl Request {
     #[must_use]
     pub fn ids(&self) -> Vec<u64> {
         match self {
-            Request::Remember { legs, .. } | Request::BatchStage(BatchWrite::Remember { legs, .. }) => {
+            Request::Remember { legs, reads, .. } => {
+                let mut ids: Vec<u64> = legs.iter().flatten().chain(reads).copied().collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids
+            }
+            Request::BatchStage(BatchWrite::Remember { legs, .. }) => {
                 let mut ids: Vec<u64> = legs.iter().flatten().copied().collect();
                 ids.sort_unstable();
                 ids.dedup();
@@ -315,7 +324,7 @@ mod tests {
             Request::Hello { version: 7, client: String::from("test") },
             Request::OpenAgent { token: [9; 32] },
             Request::AddLot { label: String::from("note"), content: b"hello".to_vec() },
-            Request::Remember { content: vec![0, 255, 10], legs: legs.clone() },
+            Request::Remember { content: vec![0, 255, 10], legs: legs.clone(), reads: vec![3, 9] },
             Request::Recall { id: 4, mode: WireMode::Strict, removal: WireRemoval::Erase },
             Request::PreviewRecall { id: 4, mode: WireMode::Fair, removal: WireRemoval::Untrusted },
             Request::Get { id: u64::MAX },

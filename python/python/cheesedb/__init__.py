@@ -14,35 +14,52 @@ gone from the files on disk before the call returns.
         m = alice.remember("user lives in Pune", legs=[[a]])
         alice.recall(a, erase=True)  # -> [m]
 
+When a memory server (``cheesedb serve``) holds the store, several programs share it:
+``cheesedb.connect(path)`` returns a :class:`Client` with the methods of a Store, and the agents
+it opens have the same methods, values and exceptions as local ones.
+
+    with cheesedb.connect("/data/cheesedb") as client:
+        alice = client.open_agent(token)
+        alice.track_reads(True)  # what it reads becomes a parent of what it remembers
+
 Every error is a subclass of :class:`cheesedb.Error`.
 """
 
 from ._native import (
+    Agent,
     AgentDeletedError,
     AgentExistsError,
     AlreadyRecalledError,
-    Agent,
     Batch,
     BatchConflictError,
+    Client,
     ClosedError,
+    connect,
+    ConnectionLostError,
     CorruptError,
     DeadParentError,
     Error,
     FolderNotPrivateError,
+    FrameTooLargeError,
     HistoryMismatchError,
     Hit,
     InternalError,
     InvalidArgumentError,
     LockedError,
+    MalformedMessageError,
     Node,
     OutcomeUnknownError,
+    PeerRefusedError,
     PoisonedError,
     ReadOnlyError,
     RepairNeededError,
+    ServerBusyError,
+    ServerUnavailableError,
     StorageError,
     Store,
     UnknownAgentError,
     UnknownIdError,
+    VersionMismatchError,
     __version__,
 )
 
@@ -53,24 +70,33 @@ __all__ = [
     "AlreadyRecalledError",
     "Batch",
     "BatchConflictError",
+    "Client",
     "ClosedError",
+    "connect",
+    "ConnectionLostError",
     "CorruptError",
     "DeadParentError",
     "Error",
     "FolderNotPrivateError",
+    "FrameTooLargeError",
     "HistoryMismatchError",
     "Hit",
     "InternalError",
     "InvalidArgumentError",
     "LockedError",
+    "MalformedMessageError",
     "Node",
     "OutcomeUnknownError",
+    "PeerRefusedError",
     "PoisonedError",
     "ReadOnlyError",
     "RepairNeededError",
+    "ServerBusyError",
+    "ServerUnavailableError",
     "StorageError",
     "Store",
     "UnknownAgentError",
     "UnknownIdError",
+    "VersionMismatchError",
     "__version__",
 ]

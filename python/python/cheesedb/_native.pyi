@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Iterable, List, Optional, Sequence, Type, Union
+from typing import Iterable, List, Mapping, Optional, Sequence, Type, Union
 
 from typing_extensions import Literal, Self, TypedDict, final
 
@@ -12,6 +12,7 @@ Content = Union[str, bytes, bytearray]
 Legs = Iterable[Iterable[int]]
 Vector = Sequence[float]
 RecallMode = Literal["fair", "strict"]
+TrustLevel = Literal["low", "normal", "high"]
 
 class Report(TypedDict):
     """What opening an agent found and did."""
@@ -37,10 +38,17 @@ class Store:
     Opening creates the folder (private to this user) if needed and locks it: a second Store on
     the same folder, in this process or another, raises LockedError until this one is closed.
     With read_only=True nothing is written or locked and every write raises ReadOnlyError.
-    Also a context manager that closes the store at the end.
+    trust_rules (lot label -> "low", "normal" or "high") sets what Agent.trust answers; every
+    label is "normal" without it. Also a context manager that closes the store at the end.
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], *, read_only: bool = False) -> None: ...
+    def __init__(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        *,
+        read_only: bool = False,
+        trust_rules: Optional[Mapping[str, TrustLevel]] = None,
+    ) -> None: ...
     @property
     def path(self) -> str:
         """The store folder, as given."""
@@ -65,9 +73,44 @@ class Store:
         _traceback: Optional[TracebackType] = None,
     ) -> bool: ...
 
+def connect(path: Union[str, "os.PathLike[str]"]) -> "Client":
+    """Connects to the memory server (`cheesedb serve`) at `path`: its socket, or the data
+    folder holding cheesedb.sock. Raises ServerUnavailableError when none answers there."""
+
+@final
+class Client:
+    """A connection to a memory server: the methods of a Store, each a request to the server.
+
+    Shared between threads; each agent it opens has a connection and a session of its own.
+    Also a context manager that closes it, and every agent opened through it, at the end.
+    """
+
+    @property
+    def path(self) -> str:
+        """The server's socket."""
+    def create_agent(self, name: str) -> str:
+        """Creates an agent named `name` and returns its token, shown only now."""
+    def open_agent(self, token: str) -> "Agent":
+        """Opens the agent that `token` belongs to; a wrong token is answered as an unknown one."""
+    def delete_agent(self, name: str) -> None:
+        """Deletes the agent named `name` and every file made for it."""
+    def agent_names(self) -> List[str]:
+        """The names of all agents, in the order they were created."""
+    def close(self) -> None:
+        """Closes the client and every agent opened through it."""
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        _exception_type: Optional[Type[BaseException]] = None,
+        _exception: Optional[BaseException] = None,
+        _traceback: Optional[TracebackType] = None,
+    ) -> bool: ...
+
 @final
 class Agent:
-    """One agent's memory, opened with Store.open_agent(token); shared between threads."""
+    """One agent's memory, opened with Store.open_agent(token) or Client.open_agent(token)
+    (through a memory server, with the same methods, values and exceptions); shared between
+    threads."""
 
     @property
     def name(self) -> str:
@@ -82,6 +125,8 @@ class Agent:
         """Recalls `id` and every memory that depended on it; returns the memories removed."""
     def get(self, id: int) -> "Node":
         """One lot or memory, read from disk and checked against its digest."""
+    def audit(self, id: int) -> "Node":
+        """As get, but a recalled node keeps its content until erased or compacted away."""
     def list(self) -> List["Node"]:
         """The alive lots and memories, ascending by id."""
     def search(self, query: str, limit: int = 10) -> List["Hit"]:
@@ -102,6 +147,11 @@ class Agent:
         """Rewrites the agent's files without the text of recalled lots and memories."""
     def report(self) -> Report:
         """What opening this agent found and did."""
+    def trust(self, id: int) -> TrustLevel:
+        """How far to believe the lot or memory `id` under the trust rules."""
+    def track_reads(self, on: bool) -> None:
+        """Turns read tracking on or off: what get() and the searches return becomes a parent
+        of the next memory remembered through this handle."""
     def close(self) -> None:
         """Closes this handle; later calls raise ClosedError."""
     def __enter__(self) -> Self: ...
@@ -147,6 +197,8 @@ class Node:
     def label(self) -> Optional[str]: ...
     @property
     def legs(self) -> List[List[int]]: ...
+    @property
+    def tracked_parents(self) -> List[int]: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -204,5 +256,30 @@ class HistoryMismatchError(Error):
     records: int
 
 class BatchConflictError(Error): ...
+class ServerUnavailableError(Error):
+    path: str
+    reason: str
+
+class ConnectionLostError(Error):
+    reason: str
+    write_in_flight: bool
+
+class VersionMismatchError(Error):
+    client: int
+    server: int
+
+class FrameTooLargeError(Error):
+    size_bytes: int
+    limit_bytes: int
+
+class MalformedMessageError(Error):
+    reason: str
+
+class ServerBusyError(Error):
+    connections_max: int
+
+class PeerRefusedError(Error):
+    uid: int
+
 class ClosedError(Error): ...
 class InternalError(Error): ...

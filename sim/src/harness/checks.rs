@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use cheesedb_core::{Id, Mode};
+use cheesedb_core::{Id, Mode, TrustRules};
 
 use super::markers::first_mismatched_marker;
 use super::recovery::MARKER_MISMATCH_PASSED;
@@ -140,7 +140,36 @@ impl World {
         }
         slot.kept = Some(engine.head());
         self.check_erased_text(&format!("checking agent {name}"))?;
+        self.check_trust(index)?;
         self.check_search(index)
+    }
+
+    /// Checks the trust level of every node of agent `index` against the model's, computed by
+    /// its own rule from its own labels and legs. Faults must be off.
+    fn check_trust(&mut self, index: usize) -> Step {
+        let rules = self.trust_rules.iter().fold(TrustRules::new(), |rules, (label, level)| rules.with(label, *level));
+        let labels = self.trust_rules.clone();
+        let expected = self.slot(index)?.model.trust_levels(&labels);
+        let (engine, _) = self.engine(index)?;
+        let mut failed = None;
+        for (id, expected) in (1u64..).zip(&expected) {
+            match engine.trust(Id::from(id), &rules) {
+                Ok(level) if level == *expected => {}
+                Ok(level) => {
+                    return Err(Stop::Violation(format!("trust({id}) is {level}, the model expects {expected}")));
+                }
+                Err(error) if error.is_corruption() || matches!(error, cheesedb_core::Error::Io { .. }) => {
+                    failed = Some(error);
+                    break;
+                }
+                Err(error) => return Err(Stop::Violation(format!("trust({id}) failed: {error}"))),
+            }
+        }
+        if let Some(error) = failed {
+            return self.corruption(&error, "checking trust levels");
+        }
+        self.stats.trust_levels_checked += expected.len() as u64;
+        Ok(())
     }
 
     /// Searches every image of every file for the text and the vectors of nodes whose text or

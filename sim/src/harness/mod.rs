@@ -10,10 +10,13 @@
 //! on that store.
 
 mod checks;
+mod labels;
 pub mod markers;
 mod operations;
 mod recovery;
 mod search;
+mod session;
+mod stop;
 mod tamper;
 mod vectors;
 mod world;
@@ -79,6 +82,11 @@ pub struct RunStats {
     pub searches_checked: u64,
     /// Vectors the engine acknowledged (alone or in a batch).
     pub vectors_set: u64,
+    /// Memories written with a read set (alone or in a batch), acknowledged or refused as the
+    /// model expected.
+    pub tracked_writes: u64,
+    /// Trust levels compared with the model's.
+    pub trust_levels_checked: u64,
 }
 
 impl RunStats {
@@ -102,6 +110,8 @@ impl RunStats {
         self.lost_writes_judged += other.lost_writes_judged;
         self.searches_checked += other.searches_checked;
         self.vectors_set += other.vectors_set;
+        self.tracked_writes += other.tracked_writes;
+        self.trust_levels_checked += other.trust_levels_checked;
     }
 }
 

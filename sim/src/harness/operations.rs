@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use cheesedb_core::{AgentEngine, Batch, Error, Id, Leg, Mode, Removal, StagedBatch, Token};
+use cheesedb_core::{AgentEngine, Batch, Error, Id, Leg, Mode, ReadSet, Removal, StagedBatch, Token};
 
+use super::labels::LABELS;
 use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
 use crate::compare::{compare_node, merge_uncertain, Mismatch};
 use crate::model::{AgentModel, ModelWrite};
@@ -70,8 +71,7 @@ impl World {
     }
 
     pub(super) fn label(&mut self) -> String {
-        let labels = ["user_message", "web_page", "tool_result", "document", "ünïcödé source"];
-        labels.get(self.random.index(labels.len())).copied().unwrap_or("source").to_string()
+        LABELS.get(self.random.index(LABELS.len())).copied().unwrap_or("source").to_string()
     }
 
     /// Records an unacknowledged write: it happened or not, the next reopen decides.
@@ -166,12 +166,16 @@ impl World {
         }
         let legs = if invalid { self.draw_invalid_legs(&model) } else { self.draw_legs(&alive) };
         let content = self.content();
+        // What the workload read since its last tracked write joins every leg.
+        let (reads, read_ids) = self.slot(agent)?.session.take()?;
+        let tracked = !reads.is_empty();
         let mut after = model.clone();
-        let expected = after.remember(&content, &legs);
+        let expected = after.remember_tracked(&content, &legs, &read_ids);
         let engine_legs = as_legs(&legs);
         let count_before = model.nodes.len() as u64;
         let (engine, storage) = self.engine(agent)?;
-        let called = call(&storage, "remember", || engine.remember(&content, &engine_legs))?;
+        let called = call(&storage, "remember", || engine.remember_tracked(&content, &engine_legs, &reads))?;
+        self.stats.tracked_writes += u64::from(tracked && matches!(called, Called::Done(_) | Called::Refused(_)));
         match (expected, called) {
             (Ok(expected), Called::Done(id)) if id.get() == expected => self.acknowledged(agent, after),
             (Err(expected), Called::Refused(error)) if error == expected => {
@@ -185,7 +189,7 @@ impl World {
                 Err(Stop::Violation(format!("remember: expected {error}, got Poisoned")))
             }
             (expected, called) => Err(Stop::Violation(format!(
-                "remember with legs {legs:?}: the model expects {expected:?}, the engine answered {}",
+                "remember with legs {legs:?} and reads {read_ids:?}: the model expects {expected:?}, the engine answered {}",
                 describe(&called)
             ))),
         }
@@ -206,15 +210,20 @@ impl World {
         let mut alive: Vec<u64> = model.ids().filter(|id| model.is_alive(*id)).collect();
         let count = self.random.between(2, 8);
         let mut writes = Vec::new();
+        // The batch's first memory is written with what the workload read since its last
+        // tracked write.
+        let mut reads = Some(self.slot(agent)?.session.take()?.1).filter(|reads| !reads.is_empty());
         for next_id in model.next_id()..model.next_id() + count {
             let content = self.content();
             if alive.is_empty() || self.random.chance(0.4) {
                 writes.push(ModelWrite::Lot { label: self.label(), content });
             } else {
-                writes.push(ModelWrite::Memory { content, legs: self.draw_legs(&alive) });
+                let legs = self.draw_legs(&alive);
+                writes.push(ModelWrite::Memory { content, legs, reads: reads.take().unwrap_or_default() });
             }
             alive.push(next_id);
         }
+        let tracked = writes.iter().any(|write| matches!(write, ModelWrite::Memory { reads, .. } if !reads.is_empty()));
         let vectors = self.batch_vectors(&model, &alive);
         let vector_count = vectors.len() as u64;
         writes.extend(vectors);
@@ -222,7 +231,7 @@ impl World {
             let legs = self.draw_invalid_legs(&model);
             if !legs.is_empty() && model.refusal(&legs, &BTreeSet::new()).is_some() {
                 let content = self.content();
-                writes.push(ModelWrite::Memory { content, legs });
+                writes.push(ModelWrite::Memory { content, legs, reads: Vec::new() });
             }
         }
         let mut after = model.clone();
@@ -239,6 +248,7 @@ impl World {
                 engine.batch(|batch| collect_writes(batch, &writes))
             }
         })?;
+        self.stats.tracked_writes += u64::from(tracked && matches!(called, Called::Done(_) | Called::Refused(_)));
         match (expected, called) {
             (Ok(expected), Called::Done(got)) if got == expected => {
                 self.stats.vectors_set += vector_count;
@@ -340,6 +350,8 @@ impl World {
         let (engine, storage) = self.engine(agent)?;
         storage.begin_call("get");
         let result = engine.audit(Id::from(id));
+        // An alive node shown to the workload is a read: the next memory it writes depends on it.
+        let read = result.as_ref().is_ok_and(|node| node.is_alive()) && model.is_alive(id);
         if result.is_ok() {
             storage.acknowledge().map_err(Stop::Violation)?;
         } else {
@@ -354,8 +366,12 @@ impl World {
         }
         match compare_node(&model, id, result) {
             Ok(Some(text)) => {
-                if let Some(node) = self.slot(agent)?.model.nodes.get_mut(id as usize - 1) {
+                let slot = self.slot(agent)?;
+                if let Some(node) = slot.model.nodes.get_mut(id as usize - 1) {
                     node.text = text;
+                }
+                if read {
+                    slot.session.note(id);
                 }
                 Ok(())
             }
@@ -517,7 +533,10 @@ fn collect_writes(batch: &mut Batch<'_, SimStorage>, writes: &[ModelWrite]) -> R
     for write in writes {
         let id = match write {
             ModelWrite::Lot { label, content } => batch.add_lot(label, content)?,
-            ModelWrite::Memory { content, legs } => batch.remember(content, &as_legs(legs))?,
+            ModelWrite::Memory { content, legs, reads } => {
+                let reads: ReadSet = reads.iter().copied().map(Id::from).collect();
+                batch.remember_tracked(content, &as_legs(legs), &reads)?
+            }
             ModelWrite::Vector { id, vector } => {
                 batch.set_vector(Id::from(*id), vector)?;
                 continue;

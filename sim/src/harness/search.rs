@@ -176,9 +176,31 @@ impl World {
     pub(crate) fn search(&mut self, index: usize) -> Step {
         self.storage.disarm_crash();
         self.storage.suspend_faults(true);
-        let result = self.check_search(index);
+        let result = self.check_search(index).and_then(|()| self.read_through_search(index));
         self.storage.suspend_faults(false);
         result
+    }
+
+    /// Searches as a model would before it writes: for a word of the newest alive node, a few
+    /// hits, each noted as read, so the next memory the workload writes depends on them. The
+    /// word is taken, not drawn, so the seed's draws stay as they were.
+    fn read_through_search(&mut self, index: usize) -> Step {
+        let slot = self.slot(index)?;
+        let newest = slot.model.nodes.iter().rev().find(|node| node.alive && node.text == Text::Present);
+        let Some(word) = newest.and_then(|node| node.words.iter().next().cloned()) else { return Ok(()) };
+        let Some(engine) = slot.engine.as_mut() else { return Ok(()) };
+        match engine.search(&word, 3) {
+            Ok(hits) => {
+                for hit in hits {
+                    slot.session.note(hit.id.get());
+                }
+                Ok(())
+            }
+            Err(error) if error.is_corruption() || matches!(error, Error::Io { .. }) => {
+                self.corruption(&error, "searching before a write")
+            }
+            Err(error) => Err(Stop::Violation(format!("a search before a write failed: {error}"))),
+        }
     }
 
     /// Checks the searches of agent `index` against its model. Faults must be off.

@@ -1,24 +1,18 @@
 //! The state of one run: the disk, the engine handles, the model, and the loop that draws and
 //! performs each step.
 
-use cheesedb_core::{AgentEngine, Error, Fingerprint, Options, StoreEngine, Token};
+use std::collections::BTreeMap;
 
+use cheesedb_core::{AgentEngine, Error, Fingerprint, Options, StoreEngine, Token, TrustLevel};
+
+use super::labels::LABELS;
+use super::session::Session;
+pub(crate) use super::stop::Step;
+pub use super::stop::Stop;
 use super::{RunConfig, RunOutcome, RunStats, Violation};
 use crate::model::AgentModel;
 use crate::random::Random;
 use crate::storage::{FaultPlan, SimStorage};
-
-/// Why a run stops early.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stop {
-    /// A broken promise.
-    Violation(String),
-    /// The engine reported damage that a silent fault caused: correct, and the end of the run.
-    Detected(String),
-}
-
-/// The result of one step.
-pub(crate) type Step = Result<(), Stop>;
 
 /// What an engine call came to.
 pub(crate) enum Called<T> {
@@ -84,6 +78,8 @@ pub(crate) struct Slot {
     pub(crate) in_doubt: Option<AgentModel>,
     /// The head after the last check: every later history must extend it.
     pub(crate) kept: Option<Fingerprint>,
+    /// What the workload read since its last tracked write.
+    pub(crate) session: Session,
 }
 
 impl Slot {
@@ -98,6 +94,7 @@ impl Slot {
             before_last_write: AgentModel::default(),
             in_doubt: None,
             kept: None,
+            session: Session::default(),
         }
     }
 }
@@ -196,6 +193,8 @@ pub(crate) struct World {
     pub(crate) store_doubt: Option<StoreDoubt>,
     pub(crate) weights: Vec<u64>,
     pub(crate) filler_max_bytes: u64,
+    /// The trust level of each lot label, for the trust checks (a label missing is normal).
+    pub(crate) trust_rules: BTreeMap<String, TrustLevel>,
     pub(crate) crash_point_chance: f64,
     pub(crate) recovery_crash_chance: f64,
     pub(crate) next_serial: u64,
@@ -277,6 +276,7 @@ impl World {
             store_doubt: None,
             weights,
             filler_max_bytes,
+            trust_rules: trust_rules(seed),
             crash_point_chance,
             recovery_crash_chance,
             next_serial: 1,
@@ -396,6 +396,27 @@ impl World {
             )))
         }
     }
+}
+
+/// The trust rules of a seed: each label low, normal, high or not named (so normal), by the
+/// seed's digits in base 4. Taken from the seed, not drawn, so that the seed's draws stay as
+/// they were.
+fn trust_rules(seed: u64) -> BTreeMap<String, TrustLevel> {
+    let mut digits = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut rules = BTreeMap::new();
+    for label in LABELS {
+        let level = match digits % 4 {
+            0 => Some(TrustLevel::Low),
+            1 => Some(TrustLevel::Normal),
+            2 => Some(TrustLevel::High),
+            _ => None,
+        };
+        digits /= 4;
+        if let Some(level) = level {
+            rules.insert(label.to_string(), level);
+        }
+    }
+    rules
 }
 
 fn operation_name(operation: Operation) -> &'static str {

@@ -1,0 +1,161 @@
+//! `Client`: a memory server (`cheesedb serve`) reached from Python, with the store's methods
+//! over its socket; `connect(path)` makes one.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use cheesedb::{Token, TrustRules};
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+use crate::agent::Agent;
+use crate::errors::{closed, to_python, IntoPython};
+use crate::gate::Gate;
+use crate::handle::{AgentSlot, Handle};
+use crate::node::python_repr;
+
+/// Locks `mutex` even if a thread panicked holding it: each guards plain values (an option, a
+/// list, a map) that are only ever changed whole.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Connects to the memory server (`cheesedb serve`) at `path`: its socket, or the data
+/// folder holding `cheesedb.sock`. Returns a Client with the methods of a Store; the agents
+/// it opens have the methods of a local one.
+///
+/// Raises ServerUnavailableError when no server answers there, VersionMismatchError for a
+/// server of another protocol version, PeerRefusedError for a server run by another user,
+/// ServerBusyError when it serves all the connections it allows.
+#[pyfunction]
+#[pyo3(text_signature = "(path)")]
+pub(crate) fn connect(py: Python<'_>, path: PathBuf) -> PyResult<Client> {
+    let client = py.detach(|| cheesedb::Client::connect(&path)).into_python(py)?;
+    Ok(Client {
+        socket: client.socket_path().display().to_string(),
+        client: Mutex::new(Some(client)),
+        agents: Mutex::new(Vec::new()),
+        gates: Mutex::new(HashMap::new()),
+    })
+}
+
+/// A connection to a memory server, made by `cheesedb.connect(path)`: the methods of a Store
+/// (create_agent, open_agent, agent_names, delete_agent), each a request to the server, so
+/// that several programs share one store. Shared between threads; each agent it opens has a
+/// connection (and a session on the server) of its own. Also a context manager.
+#[pyclass(module = "cheesedb", frozen)]
+pub(crate) struct Client {
+    socket: String,
+    client: Mutex<Option<cheesedb::Client>>,
+    /// The agents opened through this client, closed with it.
+    agents: Mutex<Vec<Weak<AgentSlot>>>,
+    /// One write gate per agent name, shared by every handle of that agent opened here, so a
+    /// batch's thread cannot wait on the server for a write of its own.
+    gates: Mutex<HashMap<String, Arc<Gate>>>,
+}
+
+impl Client {
+    /// A clone of the client, for one call.
+    fn handle(&self) -> PyResult<cheesedb::Client> {
+        lock(&self.client).clone().ok_or_else(|| closed("client"))
+    }
+
+    /// The gate of the agent named `name`.
+    fn gate(&self, name: &str) -> Arc<Gate> {
+        lock(&self.gates).entry(name.to_owned()).or_default().clone()
+    }
+}
+
+#[pymethods]
+impl Client {
+    /// The server's socket.
+    #[getter]
+    fn path(&self) -> &str {
+        &self.socket
+    }
+
+    /// Creates an agent named `name` and returns its token, as Store.create_agent.
+    #[pyo3(text_signature = "(self, name)")]
+    fn create_agent(&self, py: Python<'_>, name: String) -> PyResult<String> {
+        let client = self.handle()?;
+        let token = py.detach(|| client.create_agent(&name)).into_python(py)?;
+        Ok(token.to_string())
+    }
+
+    /// Opens the agent that `token` belongs to, on a connection of its own; a wrong token
+    /// raises UnknownAgentError, as an unknown one does. Read tracking is off until
+    /// agent.track_reads(True).
+    #[pyo3(text_signature = "(self, token)")]
+    fn open_agent(&self, py: Python<'_>, token: String) -> PyResult<Agent> {
+        let client = self.handle()?;
+        let token: Token = token.parse().map_err(|error| to_python(py, error))?;
+        let (handle, name) = py
+            .detach(|| {
+                let handle = client.open_agent(&token)?;
+                let name = handle.name()?;
+                Ok((handle, name))
+            })
+            .into_python(py)?;
+        let slot = Arc::new(AgentSlot::new(Handle::Remote(handle)));
+        let mut agents = lock(&self.agents);
+        agents.retain(|agent| agent.strong_count() > 0);
+        agents.push(Arc::downgrade(&slot));
+        drop(agents);
+        // The server applies its own trust rules; these are never consulted.
+        Ok(Agent::new(slot, self.gate(&name), name, Arc::new(TrustRules::new())))
+    }
+
+    /// Deletes the agent named `name`, as Store.delete_agent.
+    #[pyo3(text_signature = "(self, name)")]
+    fn delete_agent(&self, py: Python<'_>, name: String) -> PyResult<()> {
+        let client = self.handle()?;
+        py.detach(|| client.delete_agent(&name)).into_python(py)
+    }
+
+    /// The names of all agents, in the order they were created.
+    #[pyo3(text_signature = "(self)")]
+    fn agent_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let client = self.handle()?;
+        py.detach(|| client.agent_names()).into_python(py)
+    }
+
+    /// Closes the client and every agent opened through it (their connections, and so their
+    /// sessions on the server); later calls raise ClosedError. The server goes on serving
+    /// others.
+    #[pyo3(text_signature = "(self)")]
+    fn close(&self, py: Python<'_>) {
+        let client = lock(&self.client).take();
+        let agents: Vec<Handle> = std::mem::take(&mut *lock(&self.agents))
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter_map(|slot| slot.take())
+            .collect();
+        py.detach(|| {
+            // Closing a remote handle only closes its connection: it cannot fail.
+            agents.into_iter().for_each(|agent| drop(agent.close()));
+            drop(client);
+        });
+    }
+
+    fn __enter__(this: Bound<'_, Self>) -> Bound<'_, Self> {
+        this
+    }
+
+    #[pyo3(signature = (_exception_type = None, _exception = None, _traceback = None))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exception_type: Option<&Bound<'_, PyType>>,
+        _exception: Option<&Bound<'_, PyAny>>,
+        _traceback: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let state = if lock(&self.client).is_some() { "" } else { ", closed" };
+        format!("Client(path={}{state})", python_repr(py, &self.socket))
+    }
+}
