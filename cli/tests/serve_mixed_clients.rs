@@ -35,7 +35,7 @@ mod serve_mixed_clients {
 }
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -48,7 +48,7 @@ use serve_mixed_clients::ledger::{check_agent, Checked, Counts, Ledger};
 use serve_mixed_clients::library_client::LibraryClient;
 use serve_mixed_clients::mcp_client::McpClient;
 use serve_mixed_clients::operations::Operations;
-use serve_mixed_clients::workload;
+use serve_mixed_clients::workload::{self, Progress};
 
 /// The agents every client kind shares.
 const AGENTS: usize = 2;
@@ -64,8 +64,10 @@ const OPERATIONS_VARIABLE: &str = "CHEESEDB_MIXED_OPERATIONS";
 const KILLS_VARIABLE: &str = "CHEESEDB_MIXED_KILLS";
 /// Unless told otherwise, one kill per this many operations (at least one).
 const OPERATIONS_PER_KILL: u64 = 25_000;
-/// How long the server stays down: commands and MCP calls use the store themselves meanwhile.
+/// How long the server stays down at least: commands and MCP calls use the store themselves
+/// meanwhile. It stays down longer, up to [`DOWNTIME_MAX`], until one of each got an answer.
 const DOWNTIME: Duration = Duration::from_millis(300);
+const DOWNTIME_MAX: Duration = Duration::from_secs(10);
 
 /// How much work, and how many kills.
 struct Plan {
@@ -91,12 +93,22 @@ impl Plan {
         self.operations * MCP_CLIENT_PER_MILLE / 1000
     }
 
-    /// Library client `index`'s operations: what the others leave, shared out.
+    /// The operations of all the clients of `kind`: the library clients do what the others
+    /// leave.
+    fn kind_operations(&self, kind: Kind) -> u64 {
+        let commands = self.command_client_operations() * count(COMMAND_CLIENTS);
+        let mcp_calls = self.mcp_client_operations() * count(MCP_CLIENTS);
+        match kind {
+            Kind::Library => self.operations - commands - mcp_calls,
+            Kind::Command => commands,
+            Kind::Mcp => mcp_calls,
+        }
+    }
+
+    /// Library client `index`'s operations: those of the kind, shared out.
     fn library_client_operations(&self, index: usize) -> u64 {
-        let others = self.command_client_operations() * count(COMMAND_CLIENTS)
-            + self.mcp_client_operations() * count(MCP_CLIENTS);
-        let left = self.operations - others;
-        left / count(LIBRARY_CLIENTS) + u64::from(count(index) < left % count(LIBRARY_CLIENTS))
+        let all = self.kind_operations(Kind::Library);
+        all / count(LIBRARY_CLIENTS) + u64::from(count(index) < all % count(LIBRARY_CLIENTS))
     }
 }
 
@@ -104,27 +116,58 @@ fn count(number: usize) -> u64 {
     u64::try_from(number).unwrap()
 }
 
+/// The kinds of client.
+#[derive(Clone, Copy)]
+enum Kind {
+    Library = 0,
+    Command = 1,
+    Mcp = 2,
+}
+
+/// What the clients and the thread that kills the server share.
+#[derive(Default)]
+struct Shared {
+    /// Operations finished, by kind of client.
+    finished: [AtomicU64; 3],
+    /// Operations acknowledged while the server was down, by kind of client.
+    acknowledged_while_down: [AtomicU64; 3],
+    /// Whether the server is down.
+    server_down: AtomicBool,
+}
+
+impl Shared {
+    fn finished(&self) -> u64 {
+        self.finished.iter().map(|finished| finished.load(Ordering::Relaxed)).sum()
+    }
+}
+
 /// What a client thread hands back.
 struct Finished {
     ledger: Ledger,
+    kind: Kind,
     slowest_command: Duration,
     reconnections: u64,
 }
 
 /// Runs the workload on `client` in a thread of its own.
 fn spawn_client(
-    mut ledger: Ledger,
+    (kind, mut ledger): (Kind, Ledger),
     operations: u64,
-    finished: &Arc<AtomicU64>,
+    shared: &Arc<Shared>,
     client: impl FnOnce() -> Box<dyn ClientKind> + Send + 'static,
 ) -> JoinHandle<Finished> {
-    let finished = finished.clone();
+    let shared = shared.clone();
     std::thread::spawn(move || {
         let mut client = client();
         let seed = count(ledger.agent) * 1_000_003 + u64::from(ledger.client.bytes().map(u32::from).sum::<u32>());
-        workload::run(client.operations(), &mut ledger, operations, seed, &finished);
+        let progress = Progress {
+            finished: &shared.finished[kind as usize],
+            acknowledged_while_down: &shared.acknowledged_while_down[kind as usize],
+            server_down: &shared.server_down,
+        };
+        workload::run(client.operations(), &mut ledger, operations, seed, &progress);
         let (slowest_command, reconnections) = client.finish();
-        Finished { ledger, slowest_command, reconnections }
+        Finished { ledger, kind, slowest_command, reconnections }
     })
 }
 
@@ -198,63 +241,90 @@ fn start_clients(
     server: &ServerProcess,
     agents: &[(String, Token)],
     plan: &Plan,
-    finished: &Arc<AtomicU64>,
+    shared: &Arc<Shared>,
 ) -> Vec<JoinHandle<Finished>> {
     let mut threads = Vec::new();
     for index in 0..LIBRARY_CLIENTS {
         let name = format!("library client {index}");
         let (socket, token) = (server.socket.clone(), agents[index % AGENTS].1.clone());
-        let ledger = Ledger::new(name.clone(), index % AGENTS);
-        threads.push(spawn_client(ledger, plan.library_client_operations(index), finished, move || {
+        let ledger = (Kind::Library, Ledger::new(name.clone(), index % AGENTS));
+        threads.push(spawn_client(ledger, plan.library_client_operations(index), shared, move || {
             Box::new(LibraryClient::new(name, socket, token))
         }));
     }
     for index in 0..COMMAND_CLIENTS {
         let name = format!("command client {index}");
         let (cli, agent) = (cli.clone(), agents[index % AGENTS].0.clone());
-        let ledger = Ledger::new(name.clone(), index % AGENTS);
-        threads.push(spawn_client(ledger, plan.command_client_operations(), finished, move || {
+        let ledger = (Kind::Command, Ledger::new(name.clone(), index % AGENTS));
+        threads.push(spawn_client(ledger, plan.command_client_operations(), shared, move || {
             Box::new(CommandClient::new(name, cli, agent))
         }));
     }
     for index in 0..MCP_CLIENTS {
         let name = format!("MCP client {index}");
         let (cli, agent) = (cli.clone(), agents[index % AGENTS].0.clone());
-        let ledger = Ledger::new(name.clone(), index % AGENTS);
-        threads.push(spawn_client(ledger, plan.mcp_client_operations(), finished, move || {
+        let ledger = (Kind::Mcp, Ledger::new(name.clone(), index % AGENTS));
+        threads.push(spawn_client(ledger, plan.mcp_client_operations(), shared, move || {
             Box::new(McpClient::start(name, &cli, &agent))
         }));
     }
     threads
 }
 
-/// Kills the server with SIGKILL `plan.kills` times, evenly spread over the operations, and
-/// starts it again after [`DOWNTIME`] each time. Returns the server running at the end, the
-/// kills made and how often a restart found the folder lock held.
+/// Kills the server with SIGKILL `plan.kills` times, spread over the run: kill `n` comes once
+/// the clients of some kind finished `n / (kills + 1)` of their operations, so every kind is
+/// still at work. The server is started again after [`DOWNTIME`]. Returns the server running
+/// at the end, the kills made and how often a restart found the folder lock held.
 fn kill_and_restart(
     mut server: ServerProcess,
     folder: &Path,
     plan: &Plan,
-    finished: &AtomicU64,
+    shared: &Shared,
     threads: &[JoinHandle<Finished>],
 ) -> (ServerProcess, u64, u64) {
+    let quotas = [Kind::Library, Kind::Command, Kind::Mcp].map(|kind| plan.kind_operations(kind));
     let (mut kills, mut refusals) = (0, 0);
     for kill in 1..=plan.kills {
-        let threshold = plan.operations * kill / (plan.kills + 1);
-        while finished.load(Ordering::Relaxed) < threshold {
+        let reached = || {
+            quotas
+                .iter()
+                .zip(&shared.finished)
+                .any(|(quota, finished)| finished.load(Ordering::Relaxed) >= quota * kill / (plan.kills + 1))
+        };
+        while !reached() {
             if threads.iter().all(JoinHandle::is_finished) {
                 return (server, kills, refusals);
             }
             std::thread::sleep(Duration::from_millis(1));
         }
+        shared.server_down.store(true, Ordering::SeqCst);
         server.kill();
         kills += 1;
-        std::thread::sleep(DOWNTIME);
+        stay_down(shared, &quotas);
         let (restarted, refused) = restart(folder);
         server = restarted;
+        shared.server_down.store(false, Ordering::SeqCst);
         refusals += refused;
     }
     (server, kills, refusals)
+}
+
+/// Waits [`DOWNTIME`], then until a command and an MCP tool call were answered without the
+/// server (unless their clients are done), up to [`DOWNTIME_MAX`].
+fn stay_down(shared: &Shared, quotas: &[u64; 3]) {
+    let killed = Instant::now();
+    let answered_before = shared.acknowledged_while_down.each_ref().map(|count| count.load(Ordering::SeqCst));
+    std::thread::sleep(DOWNTIME);
+    let waiting = || {
+        [Kind::Command, Kind::Mcp].into_iter().any(|kind| {
+            let index = kind as usize;
+            let still_working = shared.finished[index].load(Ordering::SeqCst) < quotas[index];
+            still_working && shared.acknowledged_while_down[index].load(Ordering::SeqCst) == answered_before[index]
+        })
+    };
+    while waiting() && killed.elapsed() < DOWNTIME_MAX {
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 #[test]
@@ -264,24 +334,31 @@ fn mixed_clients_lose_nothing_across_sigkill() {
     let cli = Arc::new(Cli::new());
     let agents = create_agents(&cli);
     let server = ServerProcess::start(cli.folder(), &[]);
-    let finished = Arc::new(AtomicU64::new(0));
-    let threads = start_clients(&cli, &server, &agents, &plan, &finished);
-    let (server, kills, restart_refusals) = kill_and_restart(server, cli.folder(), &plan, &finished, &threads);
+    let shared = Arc::new(Shared::default());
+    let threads = start_clients(&cli, &server, &agents, &plan, &shared);
+    let (server, kills, restart_refusals) = kill_and_restart(server, cli.folder(), &plan, &shared, &threads);
     let results: Vec<Finished> = threads.into_iter().map(|thread| thread.join().expect("a client failed")).collect();
     let workload_seconds = started.elapsed().as_secs_f64();
     server.stop();
 
     let counts = results.iter().fold(Counts::default(), |sum, result| sum.plus(result.ledger.counts));
     assert_eq!(counts.operations, plan.operations);
-    assert!(kills >= 1, "the server was never killed");
-    for kind in ["library", "command", "MCP"] {
-        let written: u64 = results
-            .iter()
-            .filter(|result| result.ledger.client.starts_with(kind))
-            .map(|result| result.ledger.counts.acknowledged_writes)
-            .sum();
-        assert!(written > 0, "no {kind} client had a write acknowledged");
+    assert_eq!(shared.finished(), plan.operations);
+    assert_eq!(kills, plan.kills, "the clients finished before every kill was made");
+    let of_kind = |kind: Kind| {
+        results.iter().filter(move |result| result.kind as usize == kind as usize).map(|result| result.ledger.counts)
+    };
+    for kind in [Kind::Library, Kind::Command, Kind::Mcp] {
+        assert!(
+            of_kind(kind).any(|counts| counts.acknowledged_writes > 0),
+            "a kind of client had no write acknowledged"
+        );
     }
+    // Commands and MCP tool calls used the store themselves while the server was down.
+    let while_down = |kind: Kind| shared.acknowledged_while_down[kind as usize].load(Ordering::SeqCst);
+    let (commands_while_down, mcp_calls_while_down) = (while_down(Kind::Command), while_down(Kind::Mcp));
+    assert!(commands_while_down > 0, "no command was answered while the server was down");
+    assert!(mcp_calls_while_down > 0, "no MCP tool call was answered while the server was down");
 
     let store = Store::open(cli.folder()).unwrap();
     let mut checked = Checked::default();
@@ -297,9 +374,11 @@ fn mixed_clients_lose_nothing_across_sigkill() {
 
     let slowest_command = results.iter().map(|result| result.slowest_command).max().unwrap_or_default();
     let reconnections: u64 = results.iter().map(|result| result.reconnections).sum();
+    assert!(reconnections > 0, "no library client connected again after a kill");
     println!(
         "mixed clients: {} operations, {} acknowledged writes, {} acknowledged recalls, {} reads, {} not acknowledged; \
-         {kills} kills ({restart_refusals} restarts refused while a command held the folder), {reconnections} reconnections; \
+         {kills} kills ({restart_refusals} restarts refused while a command held the folder), {reconnections} reconnections, \
+         {commands_while_down} commands and {mcp_calls_while_down} MCP calls answered while the server was down; \
          slowest command {} ms; after the run: {} present, {} recalled, {} gone with a recall of unknown outcome; \
          {workload_seconds:.1} s of work, {:.1} s in all",
         counts.operations,

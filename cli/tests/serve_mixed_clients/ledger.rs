@@ -59,6 +59,11 @@ impl Counts {
             not_acknowledged: self.not_acknowledged + other.not_acknowledged,
         }
     }
+
+    /// Operations acknowledged or answered so far.
+    pub fn acknowledged(&self) -> u64 {
+        self.acknowledged_writes + self.acknowledged_recalls + self.reads
+    }
 }
 
 /// Everything one client was told.

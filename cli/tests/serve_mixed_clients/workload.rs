@@ -1,7 +1,7 @@
 //! What every client does, whatever its kind: lots, memories on its own earlier ids, now and
 //! then a recall of one of them, and reads checked against what it was told.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::ledger::{Ledger, Write, WriteKind};
 use super::operations::{Operations, Outcome};
@@ -37,14 +37,30 @@ impl Random {
     }
 }
 
+/// How the run goes, as every client of one kind sees it.
+pub struct Progress<'run> {
+    /// Operations finished by the clients of this kind.
+    pub finished: &'run AtomicU64,
+    /// Operations of this kind acknowledged that began and ended while the server was down.
+    pub acknowledged_while_down: &'run AtomicU64,
+    /// Whether the server is down (killed and not yet started again).
+    pub server_down: &'run AtomicBool,
+}
+
 /// Runs `operations` of the workload on `client`, choices drawn from `seed`, counting each
-/// finished one in `finished`.
-pub fn run(client: &mut dyn Operations, ledger: &mut Ledger, operations: u64, seed: u64, finished: &AtomicU64) {
+/// finished one, and each acknowledged from start to end while the server was down.
+pub fn run(client: &mut dyn Operations, ledger: &mut Ledger, operations: u64, seed: u64, progress: &Progress<'_>) {
     let mut random = Random::new(seed);
     for step in 0..operations {
+        let down_before = progress.server_down.load(Ordering::SeqCst);
+        let acknowledged_before = ledger.counts.acknowledged();
         one_operation(client, ledger, &mut random, step);
+        let acknowledged = ledger.counts.acknowledged() > acknowledged_before;
+        if acknowledged && down_before && progress.server_down.load(Ordering::SeqCst) {
+            progress.acknowledged_while_down.fetch_add(1, Ordering::SeqCst);
+        }
         ledger.counts.operations += 1;
-        finished.fetch_add(1, Ordering::Relaxed);
+        progress.finished.fetch_add(1, Ordering::Relaxed);
     }
 }
 
