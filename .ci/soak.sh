@@ -31,10 +31,19 @@ import sys
 text = open(sys.argv[1]).read()
 line = next((line for line in text.splitlines() if line.startswith("mixed clients:")), None)
 assert line, "the test printed no figures"
-number = lambda pattern: re.search(pattern, line).group(1)
+figures = {
+    name: re.search(pattern, line).group(1)
+    for name, pattern in (
+        ("operations", r"(\d+) operations"),
+        ("writes", r"(\d+) acknowledged writes"),
+        ("recalls", r"(\d+) acknowledged recalls"),
+        ("kills", r"(\d+) kills"),
+        ("seconds", r"([\d.]+) s of work"),
+    )
+}
 print(
-    f"soak: {number(r'(\d+) operations')} operations, {number(r'(\d+) acknowledged writes')} acknowledged writes, "
-    f"{number(r'(\d+) acknowledged recalls')} acknowledged recalls, {number(r'(\d+) kills')} kills, "
-    f"{number(r'([\d.]+) s of work')} s of work ({sys.argv[2]} s with the final check); nothing lost"
+    "soak: {operations} operations, {writes} acknowledged writes, {recalls} acknowledged recalls, "
+    "{kills} kills, {seconds} s of work".format(**figures)
+    + f" ({sys.argv[2]} s with the final check); nothing lost"
 )
 PYTHON
