@@ -3,7 +3,7 @@
 //! When a memory server (`cheesedb serve`) runs for the data folder, every command goes
 //! through it. Otherwise the command opens the store itself; its folder lock is exclusive, and
 //! an MCP server or another command may hold it for a moment: opening waits for it a bounded
-//! time instead of failing at once.
+//! time instead of failing at once, and takes the server's way in when one starts meanwhile.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -48,40 +48,66 @@ pub fn chosen_read_only() -> bool {
     CHOSEN_READ_ONLY.get().copied().unwrap_or(false)
 }
 
-/// Opens the store in `folder`, waiting up to [`LOCK_WAIT_MAX`] while another holds it.
-pub fn open_store(folder: &Path) -> Result<Store, Failure> {
-    let started = Instant::now();
-    let mut pause = LOCK_RETRY_PAUSE_FIRST;
-    let io = chosen_io();
-    loop {
-        match Store::builder(folder).options(Options::default()).io(io).read_only(chosen_read_only()).open() {
-            Ok(store) => return Ok(store),
-            Err(Error::Locked) if started.elapsed() < LOCK_WAIT_MAX => {
-                // A little jitter from the clock keeps two waiting processes out of step.
-                let jitter = Duration::from_micros(u64::from(started.elapsed().subsec_micros() % 1000));
-                sleep(pause + jitter);
-                pause = (pause * 2).min(LOCK_RETRY_PAUSE_MAX);
-            }
-            Err(Error::Locked) => {
-                return Err(Failure::new(format!(
-                    "the data folder {} stayed in use by another cheesedb process for {} s; try again when it is done",
-                    folder.display(),
-                    LOCK_WAIT_MAX.as_secs()
-                )))
-            }
-            Err(error) => return Err(Failure::from(error).context(&format!("opening {}", folder.display()))),
-        }
-    }
+/// The store of a data folder as a command reaches it.
+#[derive(Debug)]
+pub enum Reached {
+    /// Through the memory server that holds it.
+    Server(Client),
+    /// Opened in this process.
+    Opened(Store),
 }
 
 /// Reaches the store of `folder`: through its memory server when one is running there, else
-/// by opening it in this process (waiting up to [`LOCK_WAIT_MAX`] while another holds it).
+/// by opening it in this process. While another process holds the folder, it waits up to
+/// [`LOCK_WAIT_MAX`] and looks for a server again at every attempt: the holder may be a server
+/// that has just started, and would keep the folder for good.
+pub fn reach_store(folder: &Path) -> Result<Reached, Failure> {
+    wait_for_folder(folder, || {
+        if let Some(client) = running_server(folder)? {
+            return Ok(Some(Reached::Server(client)));
+        }
+        Ok(open_store_once(folder)?.map(Reached::Opened))
+    })
+}
+
+/// Reaches the store of `folder` as [`reach_store`] does, with what a command needs beside it.
 pub fn open_store_handle(folder: &Path) -> Result<StoreHandle, Failure> {
-    if let Some(client) = running_server(folder)? {
-        return Ok(StoreHandle::Served { client, read_only: chosen_read_only() });
+    Ok(match reach_store(folder)? {
+        Reached::Server(client) => StoreHandle::Served { client, read_only: chosen_read_only() },
+        Reached::Opened(store) => StoreHandle::Local { store, trust_rules: trust_rules::load(folder)? },
+    })
+}
+
+/// Opens the store in `folder` once; `None` while another process holds it.
+fn open_store_once(folder: &Path) -> Result<Option<Store>, Failure> {
+    match Store::builder(folder).options(Options::default()).io(chosen_io()).read_only(chosen_read_only()).open() {
+        Ok(store) => Ok(Some(store)),
+        Err(Error::Locked) => Ok(None),
+        Err(error) => Err(Failure::from(error).context(&format!("opening {}", folder.display()))),
     }
-    let trust_rules = trust_rules::load(folder)?;
-    Ok(StoreHandle::Local { store: open_store(folder)?, trust_rules })
+}
+
+/// Repeats `attempt` while it finds `folder` in use (`None`), up to [`LOCK_WAIT_MAX`], with
+/// pauses that double up to [`LOCK_RETRY_PAUSE_MAX`].
+fn wait_for_folder<T>(folder: &Path, mut attempt: impl FnMut() -> Result<Option<T>, Failure>) -> Result<T, Failure> {
+    let started = Instant::now();
+    let mut pause = LOCK_RETRY_PAUSE_FIRST;
+    loop {
+        if let Some(reached) = attempt()? {
+            return Ok(reached);
+        }
+        if started.elapsed() >= LOCK_WAIT_MAX {
+            return Err(Failure::new(format!(
+                "the data folder {} stayed in use by another cheesedb process for {} s; try again when it is done",
+                folder.display(),
+                LOCK_WAIT_MAX.as_secs()
+            )));
+        }
+        // A little jitter from the clock keeps two waiting processes out of step.
+        let jitter = Duration::from_micros(u64::from(started.elapsed().subsec_micros() % 1000));
+        sleep(pause + jitter);
+        pause = (pause * 2).min(LOCK_RETRY_PAUSE_MAX);
+    }
 }
 
 /// The memory server serving `folder`, when one answers on its socket. A socket left by a

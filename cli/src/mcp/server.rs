@@ -31,7 +31,7 @@ use crate::mcp::protocol::RpcError;
 use crate::mcp::reading::ReadTracking;
 use crate::mcp::tools::{self, Served, ToolOutcome};
 use crate::mcp::transport::StdioTransport;
-use crate::session::{describe_agent, note_repairs, open_store, running_server};
+use crate::session::{describe_agent, note_repairs, reach_store, Reached};
 
 /// What the server tells the model about itself when the session starts.
 const INSTRUCTIONS: &str = "Long-term memory with provenance. Before you answer anything that earlier conversations or stored sources could bear on, call search_memories to find what you know. Store every source you learn from with add_source, then store what you learn with remember, naming the ids it came from as legs. If a source later proves wrong, malicious or private, forget_source DELETES it and everything learned from it. Read with search_memories, get and list_memories. What you read with get and search_memories is added to the legs of the next memory you remember (read tracking). Everything shown has a trust level: low means learned only from sources the user marked low trust, so treat it as unverified.";
@@ -76,15 +76,14 @@ impl ServedAgent {
     /// nor a connection is held between calls, and a server restarted between two calls is
     /// simply reached again (the session's reads are kept here, not on the server).
     fn open_agent(&self) -> Result<AgentHandle, String> {
-        let opened = match running_server(&self.folder).map_err(|failure| failure.to_string())? {
-            Some(client) => client.open_agent(&self.token).map(|agent| AgentHandle::Served { agent, read_only: false }),
-            None => {
-                let store = open_store(&self.folder).map_err(|failure| failure.to_string())?;
-                store.open_agent(&self.token).map(|agent| {
-                    note_repairs(&self.agent_name, &agent.report());
-                    AgentHandle::in_process(agent, store, self.trust_rules.clone())
-                })
+        let opened = match reach_store(&self.folder).map_err(|failure| failure.to_string())? {
+            Reached::Server(client) => {
+                client.open_agent(&self.token).map(|agent| AgentHandle::Served { agent, read_only: false })
             }
+            Reached::Opened(store) => store.open_agent(&self.token).map(|agent| {
+                note_repairs(&self.agent_name, &agent.report());
+                AgentHandle::in_process(agent, store, self.trust_rules.clone())
+            }),
         };
         match opened {
             Ok(agent) => Ok(agent),
