@@ -1,9 +1,8 @@
 //! `Client`: a memory server (`cheesedb serve`) reached from Python, with the store's methods
 //! over its socket; `connect(path)` makes one.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex};
 
 use cheesedb::{Token, TrustRules};
 use pyo3::prelude::*;
@@ -11,15 +10,9 @@ use pyo3::types::PyType;
 
 use crate::agent::Agent;
 use crate::errors::{closed, to_python, IntoPython};
-use crate::gate::Gate;
-use crate::handle::{AgentSlot, Handle};
+use crate::handle::Handle;
 use crate::node::python_repr;
-
-/// Locks `mutex` even if a thread panicked holding it: each guards plain values (an option, a
-/// list, a map) that are only ever changed whole.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use crate::opened_agents::{lock, OpenedAgents};
 
 /// Connects to the memory server (`cheesedb serve`) at `path`: its socket, or the data
 /// folder holding `cheesedb.sock`. Returns a Client with the methods of a Store; the agents
@@ -35,8 +28,7 @@ pub(crate) fn connect(py: Python<'_>, path: PathBuf) -> PyResult<Client> {
     Ok(Client {
         socket: client.socket_path().display().to_string(),
         client: Mutex::new(Some(client)),
-        agents: Mutex::new(Vec::new()),
-        gates: Mutex::new(HashMap::new()),
+        agents: OpenedAgents::default(),
     })
 }
 
@@ -48,22 +40,14 @@ pub(crate) fn connect(py: Python<'_>, path: PathBuf) -> PyResult<Client> {
 pub(crate) struct Client {
     socket: String,
     client: Mutex<Option<cheesedb::Client>>,
-    /// The agents opened through this client, closed with it.
-    agents: Mutex<Vec<Weak<AgentSlot>>>,
-    /// One write gate per agent name, shared by every handle of that agent opened here, so a
-    /// batch's thread cannot wait on the server for a write of its own.
-    gates: Mutex<HashMap<String, Arc<Gate>>>,
+    /// The agents opened through this client, closed with it, and their write gates.
+    agents: OpenedAgents,
 }
 
 impl Client {
     /// A clone of the client, for one call.
     fn handle(&self) -> PyResult<cheesedb::Client> {
         lock(&self.client).clone().ok_or_else(|| closed("client"))
-    }
-
-    /// The gate of the agent named `name`.
-    fn gate(&self, name: &str) -> Arc<Gate> {
-        lock(&self.gates).entry(name.to_owned()).or_default().clone()
     }
 }
 
@@ -97,13 +81,8 @@ impl Client {
                 Ok((handle, name))
             })
             .into_python(py)?;
-        let slot = Arc::new(AgentSlot::new(Handle::Remote(handle)));
-        let mut agents = lock(&self.agents);
-        agents.retain(|agent| agent.strong_count() > 0);
-        agents.push(Arc::downgrade(&slot));
-        drop(agents);
         // The server applies its own trust rules; these are never consulted.
-        Ok(Agent::new(slot, self.gate(&name), name, Arc::new(TrustRules::new())))
+        Ok(self.agents.add(Handle::Remote(handle), name, Arc::new(TrustRules::new())))
     }
 
     /// Deletes the agent named `name`, as Store.delete_agent.
@@ -126,11 +105,7 @@ impl Client {
     #[pyo3(text_signature = "(self)")]
     fn close(&self, py: Python<'_>) {
         let client = lock(&self.client).take();
-        let agents: Vec<Handle> = std::mem::take(&mut *lock(&self.agents))
-            .iter()
-            .filter_map(Weak::upgrade)
-            .filter_map(|slot| slot.take())
-            .collect();
+        let agents = self.agents.take_all();
         py.detach(|| {
             // Closing a remote handle only closes its connection: it cannot fail.
             agents.into_iter().for_each(|agent| drop(agent.close()));

@@ -13,6 +13,7 @@ mod errors;
 mod gate;
 mod handle;
 mod node;
+mod opened_agents;
 mod report;
 mod store;
 mod tracking;

@@ -1,8 +1,7 @@
 //! `Store`: a folder of agents, opened from Python.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex};
 
 use cheesedb::{Token, TrustRules};
 use pyo3::prelude::*;
@@ -11,15 +10,9 @@ use pyo3::types::PyType;
 use crate::agent::Agent;
 use crate::convert::TrustRulesArgument;
 use crate::errors::{closed, to_python, IntoPython};
-use crate::gate::Gate;
-use crate::handle::{AgentSlot, Handle};
+use crate::handle::Handle;
 use crate::node::python_repr;
-
-/// Locks `mutex` even if a thread panicked holding it: each guards plain values (an option, a
-/// list, a map) that are only ever changed whole.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use crate::opened_agents::{lock, OpenedAgents};
 
 /// A store folder holding any number of agents: `cheesedb.Store(path)`.
 ///
@@ -35,21 +28,14 @@ pub(crate) struct Store {
     read_only: bool,
     rules: Arc<TrustRules>,
     store: Mutex<Option<cheesedb::Store>>,
-    /// The agents opened from this store, closed with it.
-    agents: Mutex<Vec<Weak<AgentSlot>>>,
-    /// One write gate per agent name, shared by every handle of that agent opened here.
-    gates: Mutex<HashMap<String, Arc<Gate>>>,
+    /// The agents opened from this store, closed with it, and their write gates.
+    agents: OpenedAgents,
 }
 
 impl Store {
     /// A clone of the engine's store, for one call.
     fn handle(&self) -> PyResult<cheesedb::Store> {
         lock(&self.store).clone().ok_or_else(|| closed("store"))
-    }
-
-    /// The gate of the agent named `name`.
-    fn gate(&self, name: &str) -> Arc<Gate> {
-        lock(&self.gates).entry(name.to_owned()).or_default().clone()
     }
 }
 
@@ -64,8 +50,7 @@ impl Store {
             read_only,
             rules: Arc::new(trust_rules.map(|rules| rules.0).unwrap_or_default()),
             store: Mutex::new(Some(opened)),
-            agents: Mutex::new(Vec::new()),
-            gates: Mutex::new(HashMap::new()),
+            agents: OpenedAgents::default(),
         })
     }
 
@@ -102,12 +87,7 @@ impl Store {
                 Ok((handle, name))
             })
             .into_python(py)?;
-        let slot = Arc::new(AgentSlot::new(Handle::Local(handle)));
-        let mut agents = lock(&self.agents);
-        agents.retain(|agent| agent.strong_count() > 0);
-        agents.push(Arc::downgrade(&slot));
-        drop(agents);
-        Ok(Agent::new(slot, self.gate(&name), name, self.rules.clone()))
+        Ok(self.agents.add(Handle::Local(handle), name, self.rules.clone()))
     }
 
     /// Deletes the agent named `name` and every file made for it. Its open handles raise
@@ -130,11 +110,7 @@ impl Store {
     #[pyo3(text_signature = "(self)")]
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let store = lock(&self.store).take();
-        let agents: Vec<Handle> = std::mem::take(&mut *lock(&self.agents))
-            .iter()
-            .filter_map(Weak::upgrade)
-            .filter_map(|slot| slot.take())
-            .collect();
+        let agents = self.agents.take_all();
         py.detach(|| {
             // Every agent is closed even when one fails; the first failure is reported.
             let mut first_failure = Ok(());

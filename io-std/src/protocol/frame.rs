@@ -7,6 +7,27 @@ use cheesedb_core::limits::CONTENT_MAX_BYTES;
 
 use crate::Error;
 
+/// Decodes one whole message from a frame's body: `Error::MalformedMessage` saying `not_one`
+/// for bytes that do not decode, or that leave bytes over. Never panics, whatever the bytes.
+pub(crate) fn decode_whole<T: serde::de::DeserializeOwned>(bytes: &[u8], not_one: &'static str) -> Result<T, Error> {
+    let (message, rest) =
+        postcard::take_from_bytes::<T>(bytes).map_err(|_| Error::MalformedMessage { reason: not_one })?;
+    if !rest.is_empty() {
+        return Err(Error::MalformedMessage { reason: "bytes are left over after the message" });
+    }
+    Ok(message)
+}
+
+/// The version a hello announces, read from a body's first bytes alone: each side's hello is
+/// the first variant of its enum and starts with the version. `None` for another message.
+pub(crate) fn hello_version(bytes: &[u8]) -> Option<u32> {
+    let (variant, rest) = postcard::take_from_bytes::<u32>(bytes).ok()?;
+    if variant != 0 {
+        return None;
+    }
+    postcard::take_from_bytes::<u32>(rest).ok().map(|(version, _)| version)
+}
+
 /// Bytes of a frame's length.
 pub const FRAME_LENGTH_BYTES: usize = 4;
 

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::frame::{decode_whole, hello_version};
 use super::wire::{WireMode, WireRemoval};
 use super::FRAME_MAX_BYTES;
 use crate::Error;
@@ -200,23 +201,14 @@ impl Request {
                 limit_bytes: u64::try_from(FRAME_MAX_BYTES).unwrap_or(u64::MAX),
             });
         }
-        let (request, rest) = postcard::take_from_bytes::<Request>(bytes)
-            .map_err(|_| Error::MalformedMessage { reason: "the bytes do not decode as a request" })?;
-        if !rest.is_empty() {
-            return Err(Error::MalformedMessage { reason: "bytes are left over after the message" });
-        }
-        Ok(request)
+        decode_whole(bytes, "the bytes do not decode as a request")
     }
 
     /// The protocol version a hello announces, read from its first bytes alone, so that a hello
     /// of any version is understood: `None` when `bytes` do not start with a hello.
     #[must_use]
     pub fn hello_version(bytes: &[u8]) -> Option<u32> {
-        let (variant, rest) = postcard::take_from_bytes::<u32>(bytes).ok()?;
-        if variant != 0 {
-            return None;
-        }
-        postcard::take_from_bytes::<u32>(rest).ok().map(|(version, _)| version)
+        hello_version(bytes)
     }
 
     /// Encodes the request as a frame's body.

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::frame::{decode_whole, hello_version};
 use super::wire::{WireHit, WireLeftBehind, WireNode, WireReport, WireTrust};
 use super::wire_error::WireError;
 use crate::Error;
@@ -81,23 +82,14 @@ impl Response {
     ///
     /// `Error::MalformedMessage` for bytes that are not one whole response.
     pub fn decode(bytes: &[u8]) -> Result<Response, Error> {
-        let (response, rest) = postcard::take_from_bytes::<Response>(bytes)
-            .map_err(|_| Error::MalformedMessage { reason: "the bytes do not decode as a response" })?;
-        if !rest.is_empty() {
-            return Err(Error::MalformedMessage { reason: "bytes are left over after the message" });
-        }
-        Ok(response)
+        decode_whole(bytes, "the bytes do not decode as a response")
     }
 
     /// The protocol version a hello answer announces, read from its first bytes alone, so that
     /// the answer of a server of any version is understood: `None` for another response.
     #[must_use]
     pub fn hello_version(bytes: &[u8]) -> Option<u32> {
-        let (variant, rest) = postcard::take_from_bytes::<u32>(bytes).ok()?;
-        if variant != 0 {
-            return None;
-        }
-        postcard::take_from_bytes::<u32>(rest).ok().map(|(version, _)| version)
+        hello_version(bytes)
     }
 
     /// Encodes the response as a frame's body into `body`, replacing what it held.
