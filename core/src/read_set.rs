@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 
 use crate::id::Id;
 use crate::limits::PARENTS_PER_LEG_MAX;
+use crate::node::Node;
 
 /// The most ids a read set holds: one more than a leg may have, so that a set over the limit is
 /// still seen to be over it (and the write refused) without holding every id read.
@@ -36,6 +37,14 @@ impl ReadSet {
             if self.ids.len() < READ_SET_MAX_IDS {
                 self.ids.insert(position, id);
             }
+        }
+    }
+
+    /// Notes a node `get` returned: only an alive one, since a recalled node's content is
+    /// withheld and nothing of it was read.
+    pub fn note_node(&mut self, node: &Node) {
+        if node.is_alive() {
+            self.note(node.id);
         }
     }
 
@@ -81,6 +90,18 @@ mod tests {
         let reads: ReadSet = [5, 1, 5, 3].into_iter().map(Id::from).collect();
         assert_eq!(reads.ids(), &[Id::from(1), Id::from(3), Id::from(5)]);
         assert_eq!(reads.len(), 3);
+    }
+
+    #[test]
+    fn only_an_alive_node_counts_as_read() {
+        let lot = |id: u64, alive: bool| {
+            let kind = crate::node::NodeKind::Lot { label: alloc::string::String::from("note") };
+            Node::from_parts(Id::from(id), kind, alive, alive.then(|| alloc::vec![1]), Vec::new())
+        };
+        let mut reads = ReadSet::new();
+        reads.note_node(&lot(1, true));
+        reads.note_node(&lot(2, false));
+        assert_eq!(reads.ids(), &[Id::from(1)]);
     }
 
     #[test]

@@ -28,12 +28,10 @@ impl Tracking {
         }
     }
 
-    /// Notes a node `get` returned; a recalled one's text was withheld, so nothing was read.
+    /// Notes a node `get` returned.
     pub(crate) fn note_node(&self, node: &Node) {
         if let Some(reads) = &mut *self.reads() {
-            if node.is_alive() {
-                reads.note(node.id);
-            }
+            reads.note_node(node);
         }
     }
 

@@ -6,7 +6,7 @@
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use cheesedb::limits::PARENTS_PER_LEG_MAX;
-use cheesedb::{Error, Id, Leg, ReadSet};
+use cheesedb::{Error, Id, Leg, Node, ReadSet};
 
 use crate::agent_handle::AgentHandle;
 use crate::mcp::explain::explain;
@@ -40,6 +40,14 @@ impl ReadTracking {
     pub fn note(&self, ids: impl IntoIterator<Item = Id>) {
         if let Some(mut reads) = self.reads() {
             ids.into_iter().for_each(|id| reads.note(id));
+        }
+    }
+
+    /// Notes a node the model was shown through `get` (an alive one only: see
+    /// `ReadSet::note_node`).
+    pub fn note_node(&self, node: &Node) {
+        if let Some(mut reads) = self.reads() {
+            reads.note_node(node);
         }
     }
 

@@ -171,10 +171,7 @@ fn get(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> 
         value["tracked_parents"] = ids_json(node.tracked_parents());
     }
     value["trust"] = json!(agent.trust(id).map_err(explain)?.as_str());
-    // A forgotten one shows no text: nothing was read that a memory could rest on.
-    if node.is_alive() {
-        served.reads.note([id]);
-    }
+    served.reads.note_node(&node);
     Ok(value)
 }
 

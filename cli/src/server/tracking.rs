@@ -20,12 +20,10 @@ impl Tracking {
         }
     }
 
-    /// Notes a node `get` returned. A recalled node's text was withheld: nothing was read.
+    /// Notes a node `get` returned.
     pub fn note_node(&mut self, node: &Node) {
         if let Some(reads) = &mut self.reads {
-            if node.is_alive() {
-                reads.note(node.id);
-            }
+            reads.note_node(node);
         }
     }
 
