@@ -112,7 +112,7 @@ fn wait_for_folder<T>(folder: &Path, mut attempt: impl FnMut() -> Result<Option<
 
 /// The memory server serving `folder`, when one answers on its socket. A socket left by a
 /// server that was killed answers nothing: the store is then opened here.
-pub fn running_server(folder: &Path) -> Result<Option<Client>, Failure> {
+fn running_server(folder: &Path) -> Result<Option<Client>, Failure> {
     match Client::connect(folder.join(SOCKET_FILE)) {
         Ok(client) => Ok(Some(client)),
         Err(Error::ServerUnavailable { .. }) => Ok(None),
