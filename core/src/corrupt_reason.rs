@@ -223,6 +223,36 @@ pub enum CorruptReason {
     RecordSequenceOutOfOrder,
     /// Catalog missing while agent folders exist.
     CatalogMissingWhileAgentFoldersExist,
+    /// Key file header names another kind, slot size or agent.
+    KeyFileHeaderMismatch,
+    /// Key file header checksum mismatch.
+    KeyFileHeaderChecksumMismatch,
+    /// Key file cut short.
+    KeyFileCutShort,
+    /// Key slot checksum mismatch.
+    KeySlotChecksumMismatch,
+    /// Epoch slot checksum mismatch.
+    EpochSlotChecksumMismatch,
+    /// Epoch key does not open with this token.
+    EpochKeyDoesNotOpen,
+    /// Record sealed under an epoch the agent never had.
+    EpochOfRecordUnknown,
+    /// Sealed content malformed.
+    SealedContentMalformed,
+    /// Sealed content does not open (changed, or moved from elsewhere).
+    SealedContentDoesNotOpen,
+    /// Key slot does not open (changed, or moved from elsewhere).
+    KeySlotDoesNotOpen,
+    /// Key missing for a node whose content is readable.
+    KeyMissingForReadableNode,
+    /// Key still present for an erased node.
+    KeyKeptForErasedNode,
+    /// Sealed record in a plaintext agent.
+    SealedRecordInPlaintextAgent,
+    /// Plaintext record in an encrypted agent.
+    PlaintextRecordInEncryptedAgent,
+    /// Sealed lot with a label in the clear.
+    SealedLotWithLabelInTheClear,
 }
 
 impl CorruptReason {
@@ -347,6 +377,23 @@ impl CorruptReason {
             CorruptReason::SealNotAloneOrWrongSegment => "seal is not alone in its batch or names the wrong segment",
             CorruptReason::RecordSequenceOutOfOrder => "record sequence out of order",
             CorruptReason::CatalogMissingWhileAgentFoldersExist => "catalog missing while agent folders exist",
+            CorruptReason::KeyFileHeaderMismatch => "key file header names another kind, slot size or agent",
+            CorruptReason::KeyFileHeaderChecksumMismatch => "key file header checksum mismatch",
+            CorruptReason::KeyFileCutShort => "key file cut short",
+            CorruptReason::KeySlotChecksumMismatch => "key slot checksum mismatch",
+            CorruptReason::EpochSlotChecksumMismatch => "epoch slot checksum mismatch",
+            CorruptReason::EpochKeyDoesNotOpen => "epoch key does not open with this token",
+            CorruptReason::EpochOfRecordUnknown => "record sealed under an epoch the agent never had",
+            CorruptReason::SealedContentMalformed => "sealed content malformed",
+            CorruptReason::SealedContentDoesNotOpen => {
+                "sealed content does not open (changed, or moved from elsewhere)"
+            }
+            CorruptReason::KeySlotDoesNotOpen => "key slot does not open (changed, or moved from elsewhere)",
+            CorruptReason::KeyMissingForReadableNode => "key missing for a node whose content is readable",
+            CorruptReason::KeyKeptForErasedNode => "key still present for an erased node",
+            CorruptReason::SealedRecordInPlaintextAgent => "sealed record in a plaintext agent",
+            CorruptReason::PlaintextRecordInEncryptedAgent => "plaintext record in an encrypted agent",
+            CorruptReason::SealedLotWithLabelInTheClear => "sealed lot with a label in the clear",
         }
     }
 }

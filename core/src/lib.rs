@@ -79,6 +79,8 @@ mod node;
 mod read_set;
 mod report;
 #[doc(hidden)]
+pub mod seal;
+#[doc(hidden)]
 pub mod search;
 mod storage;
 mod storage_error;

@@ -31,11 +31,16 @@ pub enum Mutant {
     /// A recall leaves the recalled nodes in a search index already built, so searches find
     /// them until the next open rebuilds the index from the log.
     SearchKeepsRecalled = 9,
+    /// An Erase on an encrypted agent leaves the keys of the erased nodes in the key table.
+    SkipKeyDestruction = 10,
+    /// An Erase on an encrypted agent destroys slots but never rotates the epoch, so the copy of
+    /// each secret that its record holds stays readable with the token.
+    SkipEpochRotation = 11,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 9] = [
+    pub const ALL: [Mutant; 11] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
@@ -45,6 +50,8 @@ impl Mutant {
         Mutant::TruncateForeignHeader,
         Mutant::EraseOnSnapshotWord,
         Mutant::SearchKeepsRecalled,
+        Mutant::SkipKeyDestruction,
+        Mutant::SkipEpochRotation,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -60,6 +67,8 @@ impl Mutant {
             Mutant::TruncateForeignHeader => "truncate-foreign-header",
             Mutant::EraseOnSnapshotWord => "erase-on-snapshot-word",
             Mutant::SearchKeepsRecalled => "search-keeps-recalled",
+            Mutant::SkipKeyDestruction => "skip-key-destruction",
+            Mutant::SkipEpochRotation => "skip-epoch-rotation",
         }
     }
 

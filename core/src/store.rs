@@ -6,7 +6,7 @@
 //! removes.
 //!
 //! Removing an agent's folder touches only the names the engine makes there (segments, the
-//! snapshot, the erase journal and their temporary rewrites). Anything else (a stray file or
+//! snapshot, the erase journal, an encrypted agent's key files and their temporary rewrites). Anything else (a stray file or
 //! folder, a link) is left alone and listed in [`StoreEngine::left_behind`], with the folder
 //! that holds it: one odd folder never fails a delete or the open of the store.
 
@@ -21,6 +21,7 @@ use crate::error::Error;
 use crate::left_behind::LeftBehind;
 use crate::limits::{self, Options, AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES};
 use crate::log::names::{agent_folder, is_agent_file_name, parse_agent_folder, CATALOG_FILE, CATALOG_TEMPORARY_FILE};
+use crate::seal::AgentSecrets;
 use crate::storage::{NameKind, Storage, StorageFile};
 use crate::token::{Token, PREFIX as TOKEN_PREFIX};
 
@@ -39,9 +40,17 @@ use crate::token::{Token, PREFIX as TOKEN_PREFIX};
 /// ```compile_fail
 /// let _ = cheesedb_core::AgentKey { number: 1 };
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AgentKey {
     number: u64,
+    /// The token it was made from: an encrypted agent's keys are derived from it.
+    token: [u8; 32],
+}
+
+impl core::fmt::Debug for AgentKey {
+    fn fmt(&self, formatter: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        formatter.debug_struct("AgentKey").field("number", &self.number).finish_non_exhaustive()
+    }
 }
 
 impl AgentKey {
@@ -174,6 +183,22 @@ impl<S: Storage + Clone> StoreEngine<S> {
     /// - `Error::AgentExists` when an agent has that name already.
     /// - `Error::Io` when the storage fails.
     pub fn create_agent(&mut self, name: &str) -> Result<Token, Error> {
+        self.create_agent_with(name, false)
+    }
+
+    /// Creates an encrypted agent named `name` and returns its token. Its contents (a lot's
+    /// label too) and vectors are sealed under keys derived from the token, which the store never
+    /// keeps: the folder alone reveals none of them, and an Erase destroys the keys of what it
+    /// erases. Everything else works as for [`StoreEngine::create_agent`].
+    ///
+    /// # Errors
+    ///
+    /// As [`StoreEngine::create_agent`].
+    pub fn create_encrypted_agent(&mut self, name: &str) -> Result<Token, Error> {
+        self.create_agent_with(name, true)
+    }
+
+    fn create_agent_with(&mut self, name: &str, encrypted: bool) -> Result<Token, Error> {
         if name.is_empty() {
             return Err(Error::InvalidName { reason: "an agent name must not be empty" });
         }
@@ -191,10 +216,16 @@ impl<S: Storage + Clone> StoreEngine<S> {
         self.storage.fill_random(&mut secret).map_err(|error| io_error("drawing random bytes for", "", error))?;
         let token = Token::from_bytes(secret);
         let number = self.catalog.next_number;
-        AgentEngine::create(self.storage.clone(), number, self.options.clone())?;
+        let (storage, options) = (self.storage.clone(), self.options.clone());
+        if encrypted {
+            AgentEngine::create_encrypted(storage, number, options, AgentSecrets::from_token(token.as_bytes()))?;
+        } else {
+            AgentEngine::create(storage, number, options)?;
+        }
         let mut next = self.catalog.clone();
         next.next_number = number + 1;
-        next.entries.push(CatalogEntry { number, token_hash: token_hash(token.as_bytes()), name: String::from(name) });
+        let token_hash = token_hash(token.as_bytes());
+        next.entries.push(CatalogEntry { number, token_hash, name: String::from(name), encrypted });
         write_catalog(&self.storage, &next)?;
         self.catalog = next;
         Ok(token)
@@ -214,7 +245,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
                 found = Some(entry.number);
             }
         }
-        found.map(|number| AgentKey { number }).ok_or(Error::UnknownToken)
+        found.map(|number| AgentKey { number, token: *token.as_bytes() }).ok_or(Error::UnknownToken)
     }
 
     /// Opens the engine of the agent `key` names; only [`StoreEngine::authenticate`] makes a
@@ -225,7 +256,18 @@ impl<S: Storage + Clone> StoreEngine<S> {
     /// `Error::Io` when the storage fails, `Error::Corrupt` when the agent's files do not hold a
     /// valid log.
     pub fn open_agent(&self, key: AgentKey) -> Result<AgentEngine<S>, Error> {
-        AgentEngine::open(self.storage.clone(), key.number, self.options.clone())
+        let (storage, options) = (self.storage.clone(), self.options.clone());
+        if self.is_encrypted(key.number) {
+            AgentEngine::open_encrypted(storage, key.number, options, AgentSecrets::from_token(&key.token))
+        } else {
+            AgentEngine::open(storage, key.number, options)
+        }
+    }
+
+    /// Whether agent `number` is encrypted (false for a number the catalog does not list).
+    #[must_use]
+    pub fn is_encrypted(&self, number: u64) -> bool {
+        self.catalog.entries.iter().any(|entry| entry.number == number && entry.encrypted)
     }
 
     /// Opens the engine of agent `number` without a token: for the simulator and the fuzz
@@ -235,8 +277,12 @@ impl<S: Storage + Clone> StoreEngine<S> {
     /// # Errors
     ///
     /// As [`StoreEngine::open_agent`].
+    /// An encrypted agent cannot be opened without its token: `Error::UnknownToken`.
     #[doc(hidden)]
     pub fn open_agent_by_number(&self, number: u64) -> Result<AgentEngine<S>, Error> {
+        if self.is_encrypted(number) {
+            return Err(Error::UnknownToken);
+        }
         AgentEngine::open(self.storage.clone(), number, self.options.clone())
     }
 

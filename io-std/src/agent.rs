@@ -234,6 +234,13 @@ impl<S: SharedStorage> Agent<S> {
         self.with(|engine| engine.compact())
     }
 
+    /// Whether the agent is encrypted (made by [`crate::Store::create_encrypted_agent`]).
+    #[must_use]
+    pub fn is_encrypted(&self) -> bool {
+        let engine = self.engine.engine.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        engine.is_encrypted()
+    }
+
     /// What opening this agent found and did. Still answered after a panic poisoned the
     /// handle: the report only describes the past open, and an empty one would hide a repair.
     #[must_use]

@@ -116,6 +116,21 @@ impl<S: SharedStorage> Store<S> {
         lock(&self.shared.catalog)?.create_agent(name)
     }
 
+    /// Creates an encrypted agent named `name` and returns its token, shown only now. Its
+    /// contents, lot labels and vectors are sealed (XChaCha20-Poly1305) under keys derived from
+    /// the token, which the store never keeps: without the token the folder reveals none of
+    /// them. An Erase destroys the keys of what it erases, so copies of the segment files taken
+    /// before it cannot be read for it afterwards, even with the token. Everything else works as
+    /// for [`Store::create_agent`]. docs/THREAT_MODEL.md says what this covers and what not.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::create_agent`].
+    pub fn create_encrypted_agent(&self, name: &str) -> Result<Token, Error> {
+        self.shared.check_writable()?;
+        lock(&self.shared.catalog)?.create_encrypted_agent(name)
+    }
+
     /// Opens the agent that `token` belongs to. Handles of one agent share one engine.
     ///
     /// # Errors

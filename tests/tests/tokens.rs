@@ -40,7 +40,12 @@ fn a_stored_hash_one_bit_off_at_any_position_opens_nothing() {
             // Beside the genuine hash, a near twin never answers in its place.
             let mut twins = genuine.clone();
             twins.next_number = genuine.next_number + 1;
-            twins.entries.push(CatalogEntry { number: genuine.next_number, token_hash: near, name: "twin".into() });
+            twins.entries.push(CatalogEntry {
+                number: genuine.next_number,
+                token_hash: near,
+                name: "twin".into(),
+                encrypted: false,
+            });
             write_catalog(&storage, &twins);
             let store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
             assert_eq!(store.authenticate(&token), Ok(alice), "byte {position}, bit {bit}");

@@ -6,12 +6,16 @@
 //!      0     8  magic "CHEESEDB"
 //!      8     1  format version (1)
 //!      9     1  file kind (2 = catalog)
-//!     10     2  reserved, zero
+//!     10     2  entry layout: 0, or 1 when entries end with a flags byte
 //!     12     4  agent count
 //!     16     8  next agent number (never reused)
-//!     24     …  agents, each: number u64, token hash [32], name length u16, name (UTF-8)
+//!     24     …  agents, each: number u64, token hash [32], name length u16, name (UTF-8),
+//!               with layout 1: flags u8 (bit 0 = encrypted, other bits zero)
 //!    end-4   4  crc32c of every byte before it
 //! ```
+//!
+//! Layout 1 is written only while some agent is encrypted, so a store without one keeps the
+//! bytes that builds before encryption read; such a build refuses a layout-1 catalog.
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -35,6 +39,8 @@ pub struct CatalogEntry {
     pub token_hash: Hash,
     /// Its name.
     pub name: String,
+    /// Whether its contents are sealed under keys its token yields.
+    pub encrypted: bool,
 }
 
 /// The decoded catalog.
@@ -54,7 +60,8 @@ impl CatalogFile {
         out.put_bytes(&MAGIC);
         out.put_u8(FORMAT_VERSION);
         out.put_u8(FILE_KIND_CATALOG);
-        out.put_u16(0);
+        let flagged = self.entries.iter().any(|entry| entry.encrypted);
+        out.put_u16(u16::from(flagged));
         out.put_u32(crate::convert::field_length_u32(self.entries.len()));
         out.put_u64(self.next_number);
         for entry in &self.entries {
@@ -63,6 +70,9 @@ impl CatalogFile {
             out.put_bytes(&entry.token_hash);
             out.put_u16(crate::convert::field_length_u16(entry.name.len()));
             out.put_bytes(entry.name.as_bytes());
+            if flagged {
+                out.put_u8(u8::from(entry.encrypted));
+            }
         }
         let checksum = crc32c(&out);
         out.put_u32(checksum);
@@ -84,9 +94,14 @@ impl CatalogFile {
         if reader.u8() != Some(FORMAT_VERSION) {
             return Err(CorruptReason::UnsupportedFormatVersion);
         }
-        if reader.u8() != Some(FILE_KIND_CATALOG) || reader.u16() != Some(0) {
+        if reader.u8() != Some(FILE_KIND_CATALOG) {
             return Err(CorruptReason::NotACatalogFile);
         }
+        let flagged = match reader.u16() {
+            Some(0) => false,
+            Some(1) => true,
+            _ => return Err(CorruptReason::NotACatalogFile),
+        };
         let count = reader.u32().ok_or(missing)? as usize;
         if count > AGENTS_PER_STORE_MAX {
             return Err(CorruptReason::CatalogListsTooManyAgents);
@@ -102,7 +117,14 @@ impl CatalogFile {
             if number == 0 || number >= next_number {
                 return Err(CorruptReason::AgentNumberOutOfRange);
             }
-            entries.push(CatalogEntry { number, token_hash, name: name.to_string() });
+            let encrypted = match flagged.then(|| reader.u8()) {
+                None => false,
+                Some(Some(0)) => false,
+                Some(Some(1)) => true,
+                Some(Some(_)) => return Err(CorruptReason::ReservedBitsSet),
+                Some(None) => return Err(missing),
+            };
+            entries.push(CatalogEntry { number, token_hash, name: name.to_string(), encrypted });
         }
         if reader.remaining() != 0 {
             return Err(CorruptReason::BytesLeftOverAfterCatalog);
@@ -130,7 +152,12 @@ mod tests {
     fn every_flipped_byte_is_refused() {
         let catalog = CatalogFile {
             next_number: 3,
-            entries: alloc::vec![CatalogEntry { number: 2, token_hash: [4; 32], name: "alice".into() }],
+            entries: alloc::vec![CatalogEntry {
+                number: 2,
+                token_hash: [4; 32],
+                name: "alice".into(),
+                encrypted: false
+            }],
         };
         let bytes = catalog.encode();
         for index in 0..bytes.len() {
@@ -142,11 +169,30 @@ mod tests {
         }
     }
 
+    #[test]
+    fn entries_carry_a_flags_byte_only_while_an_agent_is_encrypted() {
+        let entry = |number, encrypted| CatalogEntry { number, token_hash: [4; 32], name: "a".into(), encrypted };
+        let plain = CatalogFile { next_number: 3, entries: alloc::vec![entry(1, false), entry(2, false)] };
+        let mixed = CatalogFile { next_number: 3, entries: alloc::vec![entry(1, false), entry(2, true)] };
+        let (plain_bytes, mixed_bytes) = (plain.encode(), mixed.encode());
+        assert_eq!(plain_bytes[10..12], [0, 0]);
+        assert_eq!(mixed_bytes[10..12], [1, 0]);
+        assert_eq!(mixed_bytes.len(), plain_bytes.len() + 2);
+        assert_eq!(CatalogFile::decode(&mixed_bytes), Ok(mixed));
+        let mut unknown_flag = mixed_bytes.clone();
+        let last_flag = unknown_flag.len() - 5;
+        unknown_flag[last_flag] = 2;
+        let length = unknown_flag.len() - 4;
+        let checksum = crc32c(&unknown_flag[..length]).to_le_bytes();
+        unknown_flag[length..].copy_from_slice(&checksum);
+        assert_eq!(CatalogFile::decode(&unknown_flag), Err(CorruptReason::ReservedBitsSet));
+    }
+
     proptest! {
         #[test]
         fn decode_of_encode_is_identity(names in prop::collection::vec("\\PC{0,12}", 0..5), hash: [u8; 32]) {
             let entries: Vec<CatalogEntry> = names.iter().enumerate()
-                .map(|(index, name)| CatalogEntry { number: index as u64 + 1, token_hash: hash, name: name.clone() })
+                .map(|(index, name)| CatalogEntry { number: index as u64 + 1, token_hash: hash, name: name.clone(), encrypted: index % 2 == 1 })
                 .collect();
             let catalog = CatalogFile { next_number: entries.len() as u64 + 1, entries };
             prop_assert_eq!(CatalogFile::decode(&catalog.encode()), Ok(catalog));

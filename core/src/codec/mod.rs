@@ -3,7 +3,10 @@
 
 pub mod bytes;
 pub mod catalog_file;
+pub mod epoch_file;
 pub mod erase_journal;
+pub mod key_file_header;
+pub mod key_table_file;
 pub mod record;
 pub mod segment_header;
 pub mod snapshot_file;

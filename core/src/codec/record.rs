@@ -6,7 +6,7 @@
 //!      4     4  length of the whole record, this header included
 //!      8     1  kind: 1 lot, 2 memory, 3 recall, 4 commit, 5 seal, 6 vector
 //!      9     1  flags: bit 0 = content erased (salt and content are absent),
-//!                  bit 1 = a memory's tracked parents follow its legs
+//!                  bit 1 = a memory's tracked parents follow its legs, bit 2 = content sealed
 //!     10     2  reserved, zero
 //!     12     8  agent number          } the record's identity, inside the checksum, so a
 //!     20     8  segment number        } block copied to another file, place or agent fails
@@ -23,6 +23,10 @@
 //! - commit: batch start u64, batch crc32c u32, record count u32, chain hash \[32\]
 //! - seal: next segment number u64
 //! - vector: id u64, content block whose content is the vector's numbers (f32, little-endian)
+//!
+//! Flags bit 2 (lots, memories, vectors) says the content is sealed: an encrypted agent's
+//! record, whose content bytes are an envelope (`seal::envelope`); a sealed lot's label field is
+//! empty, its label being inside the envelope.
 //!
 //! The content block is the salted digest \[32\], then, unless erased: salt \[16\], content length
 //! u32, content. An erased content block is the digest followed by zeros up to the record's
@@ -52,6 +56,8 @@ const OFFSET_KIND: usize = 8;
 const FLAG_ERASED: u8 = 1;
 /// A memory's record holds the list of its parents that came from read tracking.
 const FLAG_TRACKED: u8 = 2;
+/// The content block of a lot, memory or vector is sealed: an encrypted agent's record.
+const FLAG_SEALED: u8 = 4;
 
 const KIND_LOT: u8 = 1;
 const KIND_MEMORY: u8 = 2;
@@ -86,6 +92,9 @@ pub struct ContentBlock<'a> {
     /// Zero bytes after the digest of an erased content: where the salt, length and content were
     /// before the record was redacted in place. Always 0 while the content is present.
     pub erased_padding_bytes: u32,
+    /// The content is sealed (an encrypted agent's record): its bytes are an envelope (see
+    /// `seal::envelope`), and a lot keeps its label inside it, its label field empty.
+    pub sealed: bool,
 }
 
 impl ContentBlock<'_> {
@@ -287,7 +296,12 @@ impl<'a> Record<'a> {
     /// padding: shorter than the original, for a rewrite that moves records.
     #[must_use]
     pub fn redacted(&self) -> Record<'a> {
-        self.with_content(|content| ContentBlock { digest: content.digest, present: None, erased_padding_bytes: 0 })
+        self.with_content(|content| ContentBlock {
+            digest: content.digest,
+            present: None,
+            erased_padding_bytes: 0,
+            sealed: content.sealed,
+        })
     }
 
     /// The same record with its content's salt and bytes replaced by as many zeros, so that it
@@ -300,6 +314,7 @@ impl<'a> Record<'a> {
                 digest: content.digest,
                 present: None,
                 erased_padding_bytes: crate::convert::field_length_u32(content.present_bytes()),
+                sealed: content.sealed,
             },
             None => content,
         })
@@ -350,11 +365,8 @@ impl<'a> Record<'a> {
 
     fn kind_and_flags(&self) -> (u8, u8) {
         let erased = |content: &ContentBlock<'_>| {
-            if content.present.is_none() {
-                FLAG_ERASED
-            } else {
-                0
-            }
+            let erased = if content.present.is_none() { FLAG_ERASED } else { 0 };
+            erased | if content.sealed { FLAG_SEALED } else { 0 }
         };
         match &self.body {
             Body::Lot { content, .. } => (KIND_LOT, erased(content)),
@@ -514,7 +526,11 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
     let missing = CorruptReason::RecordBodyCutShort;
     let kind = reader.u8().ok_or(missing)?;
     let flags = reader.u8().ok_or(missing)?;
-    let known_flags = if kind == KIND_MEMORY { FLAG_ERASED | FLAG_TRACKED } else { FLAG_ERASED };
+    let known_flags = match kind {
+        KIND_MEMORY => FLAG_ERASED | FLAG_TRACKED | FLAG_SEALED,
+        KIND_LOT | KIND_VECTOR => FLAG_ERASED | FLAG_SEALED,
+        _ => FLAG_ERASED,
+    };
     if reader.u16().ok_or(missing)? != 0 || flags & !known_flags != 0 {
         return Err(CorruptReason::ReservedBitsSet);
     }
@@ -524,6 +540,7 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
         sequence: reader.u64().ok_or(missing)?,
     };
     let erased = flags & FLAG_ERASED != 0;
+    let sealed = flags & FLAG_SEALED != 0;
     if erased && !matches!(kind, KIND_LOT | KIND_MEMORY | KIND_VECTOR) {
         return Err(CorruptReason::ErasedFlagOnRecordWithoutContent);
     }
@@ -533,14 +550,17 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
             let label_length = reader.u16().ok_or(missing)?;
             let label_bytes = reader.take(usize::from(label_length)).ok_or(missing)?;
             let label = core::str::from_utf8(label_bytes).map_err(|_| CorruptReason::LabelNotUtf8)?;
-            Body::Lot { id, label, content: decode_content(reader, erased)? }
+            if sealed && !label.is_empty() {
+                return Err(CorruptReason::SealedLotWithLabelInTheClear);
+            }
+            Body::Lot { id, label, content: decode_content(reader, erased, sealed)? }
         }
         KIND_MEMORY => {
             let id = reader.u64().ok_or(missing)?;
             let count = reader.u16().ok_or(missing)?;
             let legs = decode_legs(reader, count)?;
             let tracked = if flags & FLAG_TRACKED != 0 { decode_tracked(reader, &legs)? } else { TrackedView::NONE };
-            Body::Memory { id, legs, tracked, content: decode_content(reader, erased)? }
+            Body::Memory { id, legs, tracked, content: decode_content(reader, erased, sealed)? }
         }
         KIND_RECALL => {
             let id = reader.u64().ok_or(missing)?;
@@ -565,7 +585,7 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
         KIND_SEAL => Body::Seal { next_segment: reader.u64().ok_or(missing)? },
         KIND_VECTOR => {
             let id = reader.u64().ok_or(missing)?;
-            Body::Vector { id, content: decode_content(reader, erased)? }
+            Body::Vector { id, content: decode_content(reader, erased, sealed)? }
         }
         _ => return Err(CorruptReason::UnknownRecordKind),
     };
@@ -620,7 +640,7 @@ fn decode_tracked<'a>(reader: &mut Reader<'a>, legs: &LegsView<'_>) -> Result<Tr
     Ok(tracked)
 }
 
-fn decode_content<'a>(reader: &mut Reader<'a>, erased: bool) -> Result<ContentBlock<'a>, CorruptReason> {
+fn decode_content<'a>(reader: &mut Reader<'a>, erased: bool, sealed: bool) -> Result<ContentBlock<'a>, CorruptReason> {
     let missing = CorruptReason::ContentCutShort;
     let digest = reader.array().ok_or(missing)?;
     if erased {
@@ -631,12 +651,12 @@ fn decode_content<'a>(reader: &mut Reader<'a>, erased: bool) -> Result<ContentBl
             return Err(CorruptReason::ErasedContentPaddingNotZero);
         }
         let erased_padding_bytes = u32::try_from(padding.len()).map_err(|_| CorruptReason::ImpossibleRecordLength)?;
-        return Ok(ContentBlock { digest, present: None, erased_padding_bytes });
+        return Ok(ContentBlock { digest, present: None, erased_padding_bytes, sealed });
     }
     let salt: &[u8; SALT_BYTES] = reader.take(SALT_BYTES).ok_or(missing)?.try_into().map_err(|_| missing)?;
     let length = reader.u32().ok_or(missing)?;
     let bytes = reader.take(length as usize).ok_or(missing)?;
-    Ok(ContentBlock { digest, present: Some((salt, bytes)), erased_padding_bytes: 0 })
+    Ok(ContentBlock { digest, present: Some((salt, bytes)), erased_padding_bytes: 0, sealed })
 }
 
 /// The commit marker that closes `batch`, the bytes from `batch_start` up to the marker.
@@ -684,7 +704,8 @@ mod tests {
     #[test]
     fn golden_bytes_of_a_lot_and_its_redaction() {
         let salt = [7u8; SALT_BYTES];
-        let content = ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")), erased_padding_bytes: 0 };
+        let content =
+            ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")), erased_padding_bytes: 0, sealed: false };
         let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
@@ -710,7 +731,8 @@ mod tests {
     #[test]
     fn golden_bytes_of_a_redaction_in_place() {
         let salt = [7u8; SALT_BYTES];
-        let content = ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")), erased_padding_bytes: 0 };
+        let content =
+            ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")), erased_padding_bytes: 0, sealed: false };
         let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
         let mut original = Vec::new();
         record.encode(&mut original);
@@ -755,7 +777,12 @@ mod tests {
     fn golden_bytes_of_a_vector_and_its_redaction_in_place() {
         let salt = [7u8; SALT_BYTES];
         let numbers: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|number| number.to_le_bytes()).collect();
-        let content = ContentBlock { digest: [5u8; 32], present: Some((&salt, &numbers)), erased_padding_bytes: 0 };
+        let content = ContentBlock {
+            digest: [5u8; 32],
+            present: Some((&salt, &numbers)),
+            erased_padding_bytes: 0,
+            sealed: false,
+        };
         let record = Record { identity: identity(), body: Body::Vector { id: 4, content } };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
@@ -783,7 +810,7 @@ mod tests {
 
     #[test]
     fn an_erased_record_padded_with_anything_but_zeros_is_refused() {
-        let content = ContentBlock { digest: [5u8; 32], present: None, erased_padding_bytes: 8 };
+        let content = ContentBlock { digest: [5u8; 32], present: None, erased_padding_bytes: 8, sealed: false };
         let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
@@ -837,8 +864,12 @@ mod tests {
         TrackedView::encode(tracked, &mut tracked_raw);
         let legs = LegsView::parse(u16::try_from(legs.len()).unwrap(), &legs_raw).unwrap();
         let tracked = TrackedView::parse(u16::try_from(tracked.len()).unwrap(), &tracked_raw).unwrap();
-        let content =
-            ContentBlock { digest: [5u8; 32], present: Some((&[7u8; SALT_BYTES], b"rain")), erased_padding_bytes: 0 };
+        let content = ContentBlock {
+            digest: [5u8; 32],
+            present: Some((&[7u8; SALT_BYTES], b"rain")),
+            erased_padding_bytes: 0,
+            sealed: false,
+        };
         let mut bytes = Vec::new();
         Record { identity: identity(), body: Body::Memory { id: 9, legs, tracked, content } }.encode(&mut bytes);
         bytes
@@ -924,7 +955,7 @@ mod tests {
         assert_eq!(decode(&forged(&two, at_second, 5)), Err(CorruptReason::TrackedParentNotInEveryLeg));
         // The flag on a record that is not a memory is a reserved bit.
         let mut lot = Vec::new();
-        let content = ContentBlock { digest: [5u8; 32], present: None, erased_padding_bytes: 0 };
+        let content = ContentBlock { digest: [5u8; 32], present: None, erased_padding_bytes: 0, sealed: false };
         Record { identity: identity(), body: Body::Lot { id: 1, label: "tool", content } }.encode(&mut lot);
         assert_eq!(decode(&forged(&lot, 9, FLAG_TRACKED | FLAG_ERASED)), Err(CorruptReason::ReservedBitsSet));
     }
@@ -978,8 +1009,12 @@ mod tests {
 
     fn block(digest: [u8; 32], content: &OwnedContent) -> ContentBlock<'_> {
         match content {
-            Ok((salt, bytes)) => ContentBlock { digest, present: Some((salt, &bytes[..])), erased_padding_bytes: 0 },
-            Err(padding) => ContentBlock { digest, present: None, erased_padding_bytes: u32::from(*padding) },
+            Ok((salt, bytes)) => {
+                ContentBlock { digest, present: Some((salt, &bytes[..])), erased_padding_bytes: 0, sealed: false }
+            }
+            Err(padding) => {
+                ContentBlock { digest, present: None, erased_padding_bytes: u32::from(*padding), sealed: false }
+            }
         }
     }
 
@@ -1041,7 +1076,7 @@ mod tests {
             text in prop::collection::vec(any::<u8>(), 0..200),
             sequence: u64,
         ) {
-            let content = ContentBlock { digest, present: Some((&salt, &text[..])), erased_padding_bytes: 0 };
+            let content = ContentBlock { digest, present: Some((&salt, &text[..])), erased_padding_bytes: 0, sealed: false };
             let record = Record { identity: Identity { agent: 1, segment: 1, sequence }, body: Body::Lot { id: 7, label: &label, content } };
             let mut original = Vec::new();
             record.encode(&mut original);

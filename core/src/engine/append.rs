@@ -4,6 +4,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::active_log::PoisonCause;
+use super::sealed_append::SEALED_RANDOM_BYTES;
 use super::{io_error, AgentEngine};
 use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView, Record, TrackedView, SALT_BYTES};
 use crate::convert::{bounded_count_u32, field_length_u16};
@@ -53,7 +54,26 @@ pub(crate) fn validate_lot(label: &str, content: &[u8]) -> Result<(), Error> {
 }
 
 fn content_block<'a>(salt: &'a [u8; SALT_BYTES], content: &'a [u8]) -> ContentBlock<'a> {
-    ContentBlock { digest: content_digest(salt, content), present: Some((salt, content)), erased_padding_bytes: 0 }
+    ContentBlock {
+        digest: content_digest(salt, content),
+        present: Some((salt, content)),
+        erased_padding_bytes: 0,
+        sealed: false,
+    }
+}
+
+/// The content block of an entry: `sealed`, its envelope, for an encrypted agent, else `plain`.
+fn block_of<'a>(salt: &'a [u8; SALT_BYTES], sealed: Option<&'a [u8]>, plain: &'a [u8]) -> ContentBlock<'a> {
+    match sealed {
+        Some(envelope) => sealed_content_block(salt, envelope),
+        None => content_block(salt, plain),
+    }
+}
+
+/// The content block of a sealed record: the digest, like a plaintext one's, is of the bytes
+/// stored, so the chain commits to the envelope and a check without the token covers it.
+fn sealed_content_block<'a>(salt: &'a [u8; SALT_BYTES], envelope: &'a [u8]) -> ContentBlock<'a> {
+    ContentBlock { sealed: true, ..content_block(salt, envelope) }
 }
 
 impl<S: Storage> AgentEngine<S> {
@@ -159,27 +179,35 @@ impl<S: Storage> AgentEngine<S> {
             self.roll()?;
         }
         let segment = self.active_segment();
-        let mut salts = vec![0u8; SALT_BYTES * entries.len()];
+        let random_bytes = if self.sealing.is_some() { SEALED_RANDOM_BYTES } else { SALT_BYTES };
+        let mut random = vec![0u8; random_bytes * entries.len()];
         self.storage
-            .fill_random(&mut salts)
+            .fill_random(&mut random)
             .map_err(|error| io_error("drawing random bytes for", &self.folder, error))?;
         let mut bytes = Vec::new();
         let mut locations = Vec::with_capacity(entries.len());
         let mut sequence = self.log.sequence();
         let mut chain = self.log.chain();
         let mut next_id = self.graph.next_id();
+        let sealed = self.seal_entries(entries, &random, sequence + 1, next_id)?;
         let mut fields = Vec::new();
         let mut legs_raw = Vec::new();
         let mut tracked_raw = Vec::new();
-        for (entry, salt) in entries.iter().zip(salts.chunks_exact(SALT_BYTES)) {
+        for (index, (entry, chunk)) in entries.iter().zip(random.chunks_exact(random_bytes)).enumerate() {
             sequence += 1;
             let identity = Identity { agent: self.agent, segment, sequence };
-            let salt: &[u8; SALT_BYTES] =
-                salt.try_into().map_err(|_| Error::Internal { what: "a salt chunk is one salt long" })?;
+            let salt: &[u8; SALT_BYTES] = chunk
+                .get(..SALT_BYTES)
+                .and_then(|salt| salt.try_into().ok())
+                .ok_or(Error::Internal { what: "an entry's random bytes start with a salt" })?;
+            let sealed_content = sealed.as_ref().and_then(|sealed| sealed.contents.get(index));
+            // An encrypted agent's record holds the envelope, and a lot's label only inside it.
+            let block = |plain| block_of(salt, sealed_content.map(Vec::as_slice), plain);
             let body = match *entry {
                 Entry::Lot { label, content } => {
                     next_id += 1;
-                    Body::Lot { id: next_id - 1, label, content: content_block(salt, content) }
+                    let label = if sealed_content.is_some() { "" } else { label };
+                    Body::Lot { id: next_id - 1, label, content: block(content) }
                 }
                 Entry::Memory { legs, tracked, content } => {
                     next_id += 1;
@@ -203,10 +231,10 @@ impl<S: Storage> AgentEngine<S> {
                             limit: PARENTS_PER_LEG_MAX as u64,
                         },
                     )?;
-                    Body::Memory { id: next_id - 1, legs: view, tracked, content: content_block(salt, content) }
+                    Body::Memory { id: next_id - 1, legs: view, tracked, content: block(content) }
                 }
                 Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
-                Entry::Vector { id, numbers } => Body::Vector { id, content: content_block(salt, numbers) },
+                Entry::Vector { id, numbers } => Body::Vector { id, content: block(numbers) },
             };
             let record = Record { identity, body };
             let offset = self.log.write_offset() + bytes.len() as u64;
@@ -219,6 +247,11 @@ impl<S: Storage> AgentEngine<S> {
         let identity = Identity { agent: self.agent, segment, sequence };
         commit_marker(identity, self.log.write_offset(), &bytes, bounded_count_u32(entries.len())?, chain)
             .encode(&mut bytes);
+        if let (Some(sealing), Some(sealed)) = (self.sealing.as_mut(), sealed.as_ref()) {
+            // Not synced: the records carry the same secrets under the epoch key, and open
+            // writes a slot lost in a crash again from them.
+            sealing.write_slots(sealed.first_id, &sealed.slots)?;
+        }
         self.write_durably(&bytes)?;
         self.log.commit(sequence, chain);
         Ok(locations)

@@ -7,6 +7,7 @@ mod active_log;
 mod append;
 mod batch;
 mod files;
+mod key_erase;
 mod open;
 mod read;
 mod read_tracking;
@@ -14,6 +15,10 @@ mod recall;
 mod redact;
 mod replay;
 mod rewrite;
+mod sealed_append;
+mod sealed_open;
+mod sealed_verify;
+mod sealing;
 mod search;
 mod segment_files;
 mod snapshot;
@@ -35,6 +40,7 @@ use crate::id::Id;
 use crate::limits::Options;
 use crate::log::names::{agent_folder, segment_path};
 use crate::report::Report;
+use crate::seal::AgentSecrets;
 use crate::storage::{Storage, StorageFile};
 use crate::storage_error::{StorageError, StorageErrorKind};
 use active_log::ActiveLog;
@@ -66,6 +72,10 @@ pub struct AgentEngine<S: Storage> {
     search_builder: Option<search_build::SearchIndexBuilder<S>>,
     /// Lot labels read for trust levels, kept since a label never changes.
     lot_labels: trust::LotLabels,
+    /// An encrypted agent's keys; `None` for a plaintext agent.
+    sealing: Option<sealing::Sealing<S::File>>,
+    /// The sequence of the last recall with Erase that open replayed from the log.
+    last_erase_sequence_replayed: Option<u64>,
 }
 
 impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
@@ -151,6 +161,8 @@ impl<S: Storage> AgentEngine<S> {
             search: None,
             search_builder: None,
             lot_labels: trust::LotLabels::default(),
+            sealing: None,
+            last_erase_sequence_replayed: None,
         })
     }
 
@@ -161,10 +173,38 @@ impl<S: Storage> AgentEngine<S> {
     /// `Error::LimitExceeded` when `options` are out of range; `Error::Io` when the storage
     /// fails.
     pub fn create(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
+        AgentEngine::create_with(storage, agent, options, None)
+    }
+
+    /// Makes the folder, first segment and key files of a new encrypted agent, durably: its
+    /// contents are sealed under keys that only `secrets` (made from its token) unlock.
+    ///
+    /// # Errors
+    ///
+    /// As [`AgentEngine::create`].
+    pub fn create_encrypted(
+        storage: S,
+        agent: u64,
+        options: Options,
+        secrets: AgentSecrets,
+    ) -> Result<AgentEngine<S>, Error> {
+        AgentEngine::create_with(storage, agent, options, Some(secrets))
+    }
+
+    fn create_with(
+        storage: S,
+        agent: u64,
+        options: Options,
+        secrets: Option<AgentSecrets>,
+    ) -> Result<AgentEngine<S>, Error> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let folder = engine.folder.clone();
         engine.storage.create_folder(&folder).map_err(|error| io_error("creating", &folder, error))?;
         engine.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
+        if let Some(secrets) = secrets {
+            // Made before the first segment, whose folder sync makes them durable with it.
+            engine.sealing = Some(sealing::Sealing::create(&engine.storage, &folder, agent, secrets, 1)?);
+        }
         engine.start_segment(1)?;
         engine.log.open_for_writes();
         engine.report.segments = 1;
@@ -244,6 +284,12 @@ impl<S: Storage> AgentEngine<S> {
     /// Refuses every later write: the agent was deleted from the store.
     pub fn mark_deleted(&mut self) {
         self.deleted = true;
+    }
+
+    /// Whether the agent's contents are sealed (an encrypted agent).
+    #[must_use]
+    pub fn is_encrypted(&self) -> bool {
+        self.sealing.is_some()
     }
 
     /// Whether a failed write or sync stopped this engine.

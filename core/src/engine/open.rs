@@ -7,6 +7,8 @@ use alloc::vec::Vec;
 
 use super::files::{read_all, read_from};
 use super::replay::apply_record;
+use super::sealed_open::{erase_sequence, replay_sealing, SlotsToRestore};
+use super::sealing::Sealing;
 use super::{io_error, AgentEngine};
 use crate::codec::segment_header::{write_margin_bytes, SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::SnapshotPoint;
@@ -19,6 +21,7 @@ use crate::log::names::{parse_segment_name, segment_path, TEMPORARY_SUFFIX};
 use crate::log::scan::{
     check_header, count_whole_records, find_valid_commit, scan_records_after, Damage, Expected, ScanEnd,
 };
+use crate::seal::AgentSecrets;
 use crate::storage::{Storage, StorageFile};
 
 impl<S: Storage> AgentEngine<S> {
@@ -30,8 +33,35 @@ impl<S: Storage> AgentEngine<S> {
     /// - `Error::Corrupt` when a file of the agent fails a check (or a segment is missing).
     /// - `Error::Io` when the storage fails.
     pub fn open(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
+        AgentEngine::open_with(storage, agent, options, None)
+    }
+
+    /// Opens an existing encrypted agent with the keys its token yields.
+    ///
+    /// # Errors
+    ///
+    /// As [`AgentEngine::open`]; `Error::Corrupt` also when a key file fails a check, or an
+    /// epoch key does not open with `secrets`.
+    pub fn open_encrypted(
+        storage: S,
+        agent: u64,
+        options: Options,
+        secrets: AgentSecrets,
+    ) -> Result<AgentEngine<S>, Error> {
+        AgentEngine::open_with(storage, agent, options, Some(secrets))
+    }
+
+    fn open_with(
+        storage: S,
+        agent: u64,
+        options: Options,
+        secrets: Option<AgentSecrets>,
+    ) -> Result<AgentEngine<S>, Error> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let count = engine.list_segments()?;
+        if let Some(secrets) = secrets {
+            engine.sealing = Some(Sealing::open(&engine.storage, &engine.folder, agent, secrets)?);
+        }
         engine.replay_erase_journal(count)?;
         let loaded = engine.load_snapshot(count)?;
         let (first_replayed, mut resume) = match loaded.usable {
@@ -161,9 +191,18 @@ impl<S: Storage> AgentEngine<S> {
             return Err(corrupt(damage.offset, damage.reason));
         }
         let graph = &mut self.graph;
+        let sealing = self.sealing.as_ref();
+        let mut restore = SlotsToRestore::default();
+        let mut last_erase = self.last_erase_sequence_replayed;
         let end = scan_records_after(&bytes, base, &expected, start, |record, offset| {
+            replay_sealing(sealing, record, &mut restore).map_err(|reason| corrupt(offset, reason))?;
+            last_erase = erase_sequence(record).or(last_erase);
             apply_record(graph, record, offset, &path)
         })?;
+        self.last_erase_sequence_replayed = last_erase;
+        if let Some(sealing) = self.sealing.as_mut() {
+            restore.write(sealing)?;
+        }
         let mut active = active;
         let mut replayed = Replayed::Continue;
         if !active && end.sealed_into.is_none() && self.is_unfinished_roll(segment + 1, &end)? {

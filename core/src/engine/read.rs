@@ -5,6 +5,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{io_error, AgentEngine};
+use crate::codec::key_table_file::key_slot_offset;
 use crate::codec::record::{self, Body, HEADER_BYTES};
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::{content_digest, equal_in_constant_time};
@@ -13,6 +14,8 @@ use crate::fingerprint::Fingerprint;
 use crate::id::{Id, Leg};
 use crate::log::names::segment_path;
 use crate::node::{Node, NodeKind};
+use crate::seal::envelope::split_lot_plain_bytes;
+use crate::seal::open_sealed;
 use crate::storage::{Storage, StorageFile};
 
 impl<S: Storage> AgentEngine<S> {
@@ -73,21 +76,64 @@ impl<S: Storage> AgentEngine<S> {
         if record_id != id.get() {
             return Err(corrupt(CorruptReason::RecordHoldsAnotherId));
         }
+        let on_disk = self.graph.is_content_on_disk(id.get());
         let content = match content.present {
+            // An encrypted node whose keys an Erase destroyed: its sealed bytes are noise.
+            Some(_) if content.sealed && !on_disk => None,
             // The graph knows this text was erased: a record that holds it again is a stale
             // copy (a write the disk acknowledged and lost), never something to serve.
-            Some(_) if !self.graph.is_content_on_disk(id.get()) => {
+            Some(_) if !on_disk => {
                 return Err(corrupt(CorruptReason::ErasedContentBackOnDisk));
             }
             Some((salt, bytes)) => {
                 if !equal_in_constant_time(&content_digest(salt, bytes), &content.digest) {
                     return Err(corrupt(CorruptReason::ContentDoesNotMatchDigest));
                 }
-                Some(bytes.to_vec())
+                if content.sealed {
+                    Some(self.open_sealed_content(&record, id.get(), bytes, offset, &path)?)
+                } else {
+                    Some(bytes.to_vec())
+                }
             }
             None => None,
         };
+        let (kind, content) = match (kind, content) {
+            // A sealed lot's label is inside its sealed bytes; once its keys are gone, so is it.
+            (NodeKind::Lot { .. }, Some(plain)) if record.content().is_some_and(|block| block.sealed) => {
+                let (label, text) =
+                    split_lot_plain_bytes(&plain).ok_or(corrupt(CorruptReason::SealedContentMalformed))?;
+                (NodeKind::Lot { label: String::from(label) }, Some(text.to_vec()))
+            }
+            other => other,
+        };
         Ok(Node { id, kind, alive: self.graph.is_alive(id.get()), content, tracked })
+    }
+
+    /// The plain bytes sealed in `record`, the record of node `id` at `offset` of `path` whose
+    /// content bytes are `sealed`.
+    fn open_sealed_content(
+        &self,
+        record: &record::Record<'_>,
+        id: u64,
+        sealed: &[u8],
+        offset: u64,
+        path: &str,
+    ) -> Result<Vec<u8>, Error> {
+        let sealing = self.sealing.as_ref().ok_or(Error::Corrupt {
+            file: String::from(path),
+            offset,
+            reason: CorruptReason::SealedRecordInPlaintextAgent,
+        })?;
+        let secret = sealing.secret(id)?.ok_or_else(|| Error::Corrupt {
+            file: String::from(sealing.key_table_path()),
+            offset: key_slot_offset(id).unwrap_or(0),
+            reason: CorruptReason::KeyMissingForReadableNode,
+        })?;
+        open_sealed(record, id, &secret, sealed).map_err(|reason| Error::Corrupt {
+            file: String::from(path),
+            offset,
+            reason,
+        })
     }
 
     /// Re-reads every record of every segment, checks checksums, the digest of every content

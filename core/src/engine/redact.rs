@@ -214,6 +214,9 @@ impl<S: Storage> AgentEngine<S> {
     /// Erases, where they lie, the salt and text of every record an Erase covers that still
     /// holds them; returns how many records were redacted.
     pub(crate) fn erase_in_place(&mut self) -> Result<u64, Error> {
+        if self.sealing.is_some() {
+            return self.erase_by_destroying_keys();
+        }
         let mut doomed = Vec::new();
         for id in self.graph.content_to_remove(false) {
             doomed.push((self.graph.location(id)?, id));
@@ -261,6 +264,9 @@ impl<S: Storage> AgentEngine<S> {
     /// that were erased since: each is read alone first, so that finding them costs one small
     /// read each rather than a read of its whole write. Returns how many records were redacted.
     pub(crate) fn finish_erasures(&mut self) -> Result<u64, Error> {
+        if self.sealing.is_some() {
+            return self.finish_key_erasures();
+        }
         let marked: Vec<u64> = self.graph.content_to_remove(false).collect();
         self.snapshot_stale |= !marked.is_empty();
         for id in marked {

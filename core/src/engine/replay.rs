@@ -62,8 +62,12 @@ mod tests {
     use crate::codec::record::{ContentBlock, Identity};
 
     fn vector_of(id: u64) -> Record<'static> {
-        let content =
-            ContentBlock { digest: [0; 32], present: Some((&[1; 16], &[0, 0, 128, 63])), erased_padding_bytes: 0 };
+        let content = ContentBlock {
+            digest: [0; 32],
+            present: Some((&[1; 16], &[0, 0, 128, 63])),
+            erased_padding_bytes: 0,
+            sealed: false,
+        };
         Record { identity: Identity { agent: 1, segment: 1, sequence: 2 }, body: Body::Vector { id, content } }
     }
 

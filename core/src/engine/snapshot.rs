@@ -39,6 +39,11 @@ impl<S: Storage> AgentEngine<S> {
             sequence: self.log.sequence(),
             chain: self.log.chain(),
         };
+        if let Some(sealing) = self.sealing.as_mut() {
+            // Open writes slots again only from records after the snapshot's point: those
+            // before it must be durable first.
+            sealing.sync_key_table()?;
+        }
         self.graph.fold_children();
         let bytes = SnapshotFile::encode(&point, self.graph.parts());
         self.replace_file(&snapshot_path(&self.folder), &bytes)?;

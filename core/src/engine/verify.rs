@@ -27,7 +27,9 @@ use crate::fingerprint::Fingerprint;
 use crate::graph::Graph;
 use crate::log::names::segment_path;
 use crate::log::scan::{scan_records, Expected};
+use crate::seal::ContentOpener;
 use crate::storage::Storage;
+use alloc::sync::Arc;
 
 /// Why a segment header does not fit where it stands; the same words as opening the log uses.
 const HEADER_ELSEWHERE: CorruptReason = CorruptReason::SegmentHeaderBelongsElsewhere;
@@ -44,6 +46,11 @@ pub struct SegmentPlace {
     pub last: bool,
     /// The file, relative to the store folder.
     pub path: String,
+    /// Whether the agent is encrypted: its lots, memories and vectors must all be sealed.
+    pub encrypted: bool,
+    /// With an encrypted agent's token, what opens its sealed contents: each is then opened
+    /// (unless an Erase destroyed its key) and must authenticate.
+    pub opener: Option<Arc<ContentOpener>>,
 }
 
 /// The position in the log that a segment's header promises, and where its records end.
@@ -142,12 +149,13 @@ fn check_committed(
 ) -> Result<(), (Error, u64)> {
     let this_one_included = offset + 1;
     match record.body {
-        Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => {
+        Body::Lot { id, content, .. } | Body::Memory { id, content, .. } | Body::Vector { id, content } => {
             if let Some((salt, text)) = content.present {
                 if content_digest(salt, text) != content.digest {
                     return Err((place.corrupt(offset, CorruptReason::ContentDoesNotMatchDigest), this_one_included));
                 }
             }
+            check_sealing(record, id, place).map_err(|reason| (place.corrupt(offset, reason), this_one_included))?;
         }
         Body::Commit { chain, .. } => {
             if let Some(kept) = kept.filter(|kept| kept.records == record.identity.sequence) {
@@ -158,6 +166,21 @@ fn check_committed(
             }
         }
         Body::Recall { .. } | Body::Seal { .. } => {}
+    }
+    Ok(())
+}
+
+/// Checks that the content of `record`, of node `id`, is sealed exactly when the agent is
+/// encrypted, and, given an opener, that it opens (unless its key was destroyed).
+fn check_sealing(record: &Record<'_>, id: u64, place: &SegmentPlace) -> Result<(), CorruptReason> {
+    let Some(content) = record.content() else { return Ok(()) };
+    match (place.encrypted, content.sealed) {
+        (false, true) => return Err(CorruptReason::SealedRecordInPlaintextAgent),
+        (true, false) => return Err(CorruptReason::PlaintextRecordInEncryptedAgent),
+        _ => {}
+    }
+    if let (Some(opener), Some((_, sealed))) = (&place.opener, content.present) {
+        opener.open(record, id, sealed)?;
     }
     Ok(())
 }
@@ -224,11 +247,14 @@ impl<S: Storage> AgentEngine<S> {
     pub fn segments_to_verify(&self) -> Result<Vec<SegmentPlace>, Error> {
         self.check_readable()?;
         let last = self.segments.count();
+        let opener = self.content_opener()?;
         let place = |segment| SegmentPlace {
             agent: self.agent,
             segment,
             last: segment == last,
             path: segment_path(&self.folder, segment),
+            encrypted: self.sealing.is_some(),
+            opener: opener.clone(),
         };
         Ok((1..=last).map(place).collect())
     }
@@ -296,6 +322,7 @@ impl<S: Storage> AgentEngine<S> {
         if sequence != self.log.sequence() || chain != self.log.chain() {
             return Err(Error::Corrupt { file: last, offset: 0, reason: CorruptReason::LogDiffersFromOpenedState });
         }
+        self.check_keys(&mut replay.graph)?;
         replay.graph.fold_children(); // the replay is compared, then dropped: no need to shrink it
         if !replay.graph.same_as(&self.graph) {
             return Err(Error::Corrupt { file: last, offset: 0, reason: CorruptReason::GraphDiffersFromLog });

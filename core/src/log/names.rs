@@ -15,6 +15,10 @@ const SEGMENT_PREFIX: &str = "segment-";
 const SEGMENT_SUFFIX: &str = ".log";
 const SNAPSHOT_NAME: &str = "snapshot";
 const ERASE_JOURNAL_NAME: &str = "erase-journal";
+/// An encrypted agent's key table.
+const KEY_TABLE_NAME: &str = "keys";
+/// An encrypted agent's epoch keys.
+const EPOCHS_NAME: &str = "epochs";
 
 /// The folder of agent `number`.
 #[must_use]
@@ -41,6 +45,18 @@ pub fn erase_journal_path(folder: &str) -> String {
     format!("{folder}/{ERASE_JOURNAL_NAME}")
 }
 
+/// The path of the key table of the encrypted agent in `folder`.
+#[must_use]
+pub fn key_table_path(folder: &str) -> String {
+    format!("{folder}/{KEY_TABLE_NAME}")
+}
+
+/// The path of the epoch file of the agent in `folder`.
+#[must_use]
+pub fn epochs_path(folder: &str) -> String {
+    format!("{folder}/{EPOCHS_NAME}")
+}
+
 /// The path of segment `segment` of the agent whose folder is `folder`.
 #[must_use]
 pub fn segment_path(folder: &str, segment: u64) -> String {
@@ -48,12 +64,13 @@ pub fn segment_path(folder: &str, segment: u64) -> String {
 }
 
 /// Whether `name` (inside an agent folder) is one the engine makes there: a segment, the
-/// snapshot, the erase journal, or a rewrite of one of them in progress. Deleting an agent
-/// removes only these.
+/// snapshot, the erase journal, an encrypted agent's key table and epoch file, or a rewrite of
+/// one of them in progress. Deleting an agent removes only these.
 #[must_use]
 pub fn is_agent_file_name(name: &str) -> bool {
     let base = name.strip_suffix(TEMPORARY_SUFFIX).unwrap_or(name);
-    parse_segment_name(base).is_some() || base == SNAPSHOT_NAME || base == ERASE_JOURNAL_NAME
+    parse_segment_name(base).is_some()
+        || [SNAPSHOT_NAME, ERASE_JOURNAL_NAME, KEY_TABLE_NAME, EPOCHS_NAME].contains(&base)
 }
 
 /// The segment number of a file name, if it is one.

@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use super::{vector_numbers, SearchIndex};
-use crate::codec::record::Body;
+use crate::codec::record::{Body, Record};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::corrupt_reason::CorruptReason;
 use crate::engine::verify::SegmentPlace;
@@ -24,6 +24,7 @@ use crate::error::Error;
 use crate::graph::{Graph, Location};
 use crate::log::names::segment_path;
 use crate::log::scan::{scan_records, Expected};
+use crate::seal::envelope::split_lot_plain_bytes;
 use crate::storage::Storage;
 
 /// Builds an agent's search index some other way than the engine's one pass (the `cheesedb`
@@ -99,14 +100,33 @@ pub(super) fn index_records(
         match record.body {
             Body::Lot { id, content, .. } | Body::Memory { id, content, .. } => {
                 if let Some((_, text)) = content.present.filter(|_| alive.is_alive(id)) {
-                    index.keywords.add(id, text);
+                    match opened(record, id, text, place, offset)? {
+                        Opened::Plain(text) => index.keywords.add(id, text),
+                        Opened::Sealed(plain) if matches!(record.body, Body::Lot { .. }) => {
+                            let (_, text) = split_lot_plain_bytes(&plain)
+                                .ok_or_else(|| place.corrupt(offset, CorruptReason::SealedContentMalformed))?;
+                            index.keywords.add(id, text);
+                        }
+                        Opened::Sealed(plain) => index.keywords.add(id, &plain),
+                        Opened::KeyDestroyed => {}
+                    }
                 }
             }
             Body::Vector { id, content } => {
                 let Some((_, bytes)) = content.present else { return Ok(()) };
-                let numbers =
-                    vector_numbers(bytes).ok_or_else(|| place.corrupt(offset, CorruptReason::VectorBytesNotNumbers))?;
                 let location = Location::in_segment(place.segment, offset)?;
+                if content.sealed && !alive.is_alive(id) {
+                    // Sealed numbers of a recalled node: nothing to index, nothing to check.
+                    index.vector_records.entry(id).or_default().push(location);
+                    return Ok(());
+                }
+                let plain = match opened(record, id, bytes, place, offset)? {
+                    Opened::Plain(bytes) => alloc::borrow::Cow::Borrowed(bytes),
+                    Opened::Sealed(plain) => alloc::borrow::Cow::Owned(plain),
+                    Opened::KeyDestroyed => return Ok(()),
+                };
+                let numbers = vector_numbers(&plain)
+                    .ok_or_else(|| place.corrupt(offset, CorruptReason::VectorBytesNotNumbers))?;
                 index.vector_records.entry(id).or_default().push(location);
                 if alive.is_alive(id) {
                     seen(VectorSeen { id, dimension: numbers.len(), offset });
@@ -127,6 +147,36 @@ pub(super) fn index_records(
     match end.damage {
         Some(damage) => Err(place.corrupt(damage.offset, damage.reason)),
         None => Ok(()),
+    }
+}
+
+/// A content as the index reads it.
+enum Opened<'a> {
+    /// A plaintext agent's bytes, as stored.
+    Plain(&'a [u8]),
+    /// An encrypted agent's plain bytes, opened.
+    Sealed(Vec<u8>),
+    /// An encrypted node whose keys an Erase destroyed.
+    KeyDestroyed,
+}
+
+/// The bytes `stored` of `record`, a record of node `id`, opened if they are sealed.
+fn opened<'a>(
+    record: &Record<'_>,
+    id: u64,
+    stored: &'a [u8],
+    place: &SegmentPlace,
+    offset: u64,
+) -> Result<Opened<'a>, Error> {
+    let sealed = record.content().is_some_and(|content| content.sealed);
+    match (sealed, &place.opener) {
+        (false, _) => Ok(Opened::Plain(stored)),
+        (true, None) => Err(place.corrupt(offset, CorruptReason::SealedRecordInPlaintextAgent)),
+        (true, Some(opener)) => match opener.open(record, id, stored) {
+            Ok(Some(plain)) => Ok(Opened::Sealed(plain)),
+            Ok(None) => Ok(Opened::KeyDestroyed),
+            Err(reason) => Err(place.corrupt(offset, reason)),
+        },
     }
 }
 
@@ -255,11 +305,14 @@ impl<S: Storage> AgentEngine<S> {
     pub fn segments_to_index(&self) -> Result<Vec<SegmentPlace>, Error> {
         self.check_readable()?;
         let last = self.active_segment();
+        let opener = self.content_opener()?;
         let place = |segment| SegmentPlace {
             agent: self.agent,
             segment,
             last: segment == last,
             path: segment_path(&self.folder, segment),
+            encrypted: self.sealing.is_some(),
+            opener: opener.clone(),
         };
         Ok((1..=last).map(place).collect())
     }

@@ -1,0 +1,125 @@
+//! What opening an encrypted agent adds to replay: each record is checked to be sealed, the
+//! key table slots of records sealed under a live epoch are written again from them (a crash
+//! may have lost slots that were not yet synced), and an Erase that a crash cut short gets its
+//! keys destroyed and its epoch rotated before anything is served.
+
+use alloc::vec::Vec;
+
+use super::sealing::Sealing;
+use super::AgentEngine;
+use crate::codec::key_table_file::KEY_SLOT_BYTES;
+use crate::codec::record::{Body, Record};
+use crate::corrupt_reason::CorruptReason;
+use crate::error::Error;
+use crate::id::Removal;
+use crate::seal::envelope::parse_node;
+use crate::seal::{recovery_associated_data, unwrap_key};
+use crate::storage::{Storage, StorageFile};
+
+/// The slots a replay writes again, gathered into runs of consecutive ids.
+#[derive(Debug, Default)]
+pub(super) struct SlotsToRestore {
+    runs: Vec<(u64, Vec<u8>)>,
+}
+
+impl SlotsToRestore {
+    fn push(&mut self, id: u64, slot: &[u8; KEY_SLOT_BYTES]) {
+        match self.runs.last_mut() {
+            Some((first, bytes)) if *first + (bytes.len() / KEY_SLOT_BYTES) as u64 == id => {
+                bytes.extend_from_slice(slot)
+            }
+            _ => self.runs.push((id, slot.to_vec())),
+        }
+    }
+
+    /// Writes the slots, not synced: the records keep them recoverable until the key table is
+    /// synced, which comes before any epoch is destroyed.
+    pub(super) fn write<F: StorageFile>(self, sealing: &mut Sealing<F>) -> Result<(), Error> {
+        for (first, bytes) in self.runs {
+            sealing.write_slots(first, &bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that `record` is sealed exactly when the agent is encrypted, and gathers the slot
+/// of a lot or memory sealed under an epoch whose key is live.
+pub(super) fn replay_sealing<F: StorageFile>(
+    sealing: Option<&Sealing<F>>,
+    record: &Record<'_>,
+    restore: &mut SlotsToRestore,
+) -> Result<(), CorruptReason> {
+    let Some(content) = record.content() else { return Ok(()) };
+    let Some(sealing) = sealing else {
+        return if content.sealed { Err(CorruptReason::SealedRecordInPlaintextAgent) } else { Ok(()) };
+    };
+    if !content.sealed {
+        return Err(CorruptReason::PlaintextRecordInEncryptedAgent);
+    }
+    let (Body::Lot { id, .. } | Body::Memory { id, .. }) = record.body else { return Ok(()) };
+    let Some((_, bytes)) = content.present else { return Ok(()) };
+    let envelope = parse_node(bytes).ok_or(CorruptReason::SealedContentMalformed)?;
+    if !sealing.knows_epoch(envelope.epoch) {
+        return Err(CorruptReason::EpochOfRecordUnknown);
+    }
+    // Under a destroyed epoch the slot was synced before the epoch went.
+    let Some(epoch_key) = sealing.epoch_key(envelope.epoch) else { return Ok(()) };
+    let associated = recovery_associated_data(record.identity.agent, id, envelope.epoch);
+    let secret = unwrap_key(&epoch_key, envelope.nonce, &associated, envelope.recovery)
+        .map_err(|_| CorruptReason::SealedContentDoesNotOpen)?;
+    restore.push(id, &sealing.slot_bytes(id, envelope.nonce, &secret));
+    Ok(())
+}
+
+/// The sequence of `record` if it is a recall with Erase.
+pub(super) fn erase_sequence(record: &Record<'_>) -> Option<u64> {
+    matches!(record.body, Body::Recall { removal: Removal::Erase, .. }).then_some(record.identity.sequence)
+}
+
+impl<S: Storage> AgentEngine<S> {
+    /// Finishes, at open, what an Erase on an encrypted agent left undone: the slots of nodes
+    /// it covers that still hold keys, and the rotation of epochs. Returns how many nodes lost
+    /// their keys here.
+    pub(super) fn finish_key_erasures(&mut self) -> Result<u64, Error> {
+        let Some(sealing) = self.sealing.as_ref() else { return Ok(0) };
+        let marked: Vec<u64> = self.graph.content_to_remove(false).collect();
+        self.snapshot_stale |= !marked.is_empty();
+        for id in marked {
+            // A slot torn while it was being zeroed fails its check: it is zeroed again below.
+            if matches!(sealing.secret(id), Ok(None)) {
+                let location = self.graph.location(id)?;
+                self.graph.set_location(id, location, false);
+            }
+        }
+        for id in self.graph.vectors_to_remove(false).collect::<Vec<u64>>() {
+            if matches!(sealing.secret(id), Ok(None)) {
+                self.graph.set_vector_on_disk(id, false);
+            }
+        }
+        let left = self.graph.content_to_remove(false).next().is_some()
+            || self.graph.vectors_to_remove(false).next().is_some();
+        let destroyed = if left { self.erase_by_destroying_keys()? } else { 0 };
+        self.settle_epochs()?;
+        Ok(destroyed)
+    }
+
+    /// Starts a new epoch when an Erase replayed from the log was written under the epoch in
+    /// force (a crash came before its rotation) or when no live epoch is in force, and destroys
+    /// every epoch older than the one in force.
+    fn settle_epochs(&mut self) -> Result<(), Error> {
+        let next_sequence = self.log.sequence() + 1;
+        let Some(sealing) = self.sealing.as_mut() else { return Ok(()) };
+        let start = sealing.current_start_sequence();
+        let erase_under_current =
+            self.last_erase_sequence_replayed.is_some_and(|erase| erase >= start) && !mutant!(SkipEpochRotation);
+        if erase_under_current || sealing.current_epoch().is_none() {
+            sealing.sync_key_table()?;
+            sealing.start_epoch(&self.storage, next_sequence)?;
+        }
+        if sealing.has_older_live_epochs() {
+            sealing.sync_key_table()?;
+            sealing.destroy_older_epochs()?;
+        }
+        Ok(())
+    }
+}
