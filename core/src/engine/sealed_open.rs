@@ -32,11 +32,14 @@ impl SlotsToRestore {
         }
     }
 
-    /// Writes the slots, not synced: the records keep them recoverable until the key table is
-    /// synced, which comes before any epoch is destroyed.
+    /// Writes the slots that differ from the key table's, not synced: the records keep them
+    /// recoverable until the key table is synced, which comes before any epoch is destroyed.
+    /// After a clean close nothing differs, so nothing is written (a read-only open stays so).
     pub(super) fn write<F: StorageFile>(self, sealing: &mut Sealing<F>) -> Result<(), Error> {
         for (first, bytes) in self.runs {
-            sealing.write_slots(first, &bytes)?;
+            if !sealing.slots_hold(first, &bytes)? {
+                sealing.write_slots(first, &bytes)?;
+            }
         }
         Ok(())
     }

@@ -218,6 +218,19 @@ impl<F: StorageFile> Sealing<F> {
         self.key_table.write_at(offset, bytes).map_err(|error| io_error("writing", path, error))
     }
 
+    /// Whether the key table holds exactly `bytes` from the slot of `first_id` on.
+    pub(crate) fn slots_hold(&self, first_id: u64, bytes: &[u8]) -> Result<bool, Error> {
+        let path = &self.key_table_path;
+        let offset = key_slot_offset(first_id).ok_or(Error::Internal { what: "a node id has a key slot" })?;
+        let length = self.key_table.len().map_err(|error| io_error("reading", path, error))?;
+        if offset.saturating_add(bytes.len() as u64) > length {
+            return Ok(false);
+        }
+        let mut found = vec![0u8; bytes.len()];
+        read_exactly(&self.key_table, path, offset, &mut found)?;
+        Ok(found == bytes)
+    }
+
     /// The secret of node `id`: `None` when its slot holds no key or was never written.
     pub(crate) fn secret(&self, id: u64) -> Result<Option<SecretKey>, Error> {
         let path = &self.key_table_path;

@@ -11,6 +11,10 @@ pub const NONCE_BYTES: usize = 24;
 /// Bytes of an authentication tag.
 pub const TAG_BYTES: usize = 16;
 
+// The cipher refuses buffers past 256 GiB; nothing sealed comes near (a record is at most
+// 32 MiB), so sealing cannot fail.
+const _: () = assert!(crate::codec::record::RECORD_MAX_BYTES < (1 << 38));
+
 /// Sealed bytes did not open: the key, nonce or associated data differ from the sealing's, or a
 /// byte changed since. Says nothing more, on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,8 +29,7 @@ pub fn seal_in_place(
     buffer: &mut [u8],
 ) -> [u8; TAG_BYTES] {
     let cipher = XChaCha20Poly1305::new(Key::from_slice(key));
-    // The cipher refuses only a buffer past 256 GiB; a record is at most 32 MiB.
-    debug_assert!(buffer.len() < (1 << 32));
+    debug_assert!(buffer.len() <= crate::codec::record::RECORD_MAX_BYTES);
     cipher.encrypt_in_place_detached(XNonce::from_slice(nonce), associated, buffer).map_or([0; TAG_BYTES], Into::into)
 }
 
