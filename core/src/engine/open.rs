@@ -201,7 +201,7 @@ impl<S: Storage> AgentEngine<S> {
         })?;
         self.last_erase_sequence_replayed = last_erase;
         if let Some(sealing) = self.sealing.as_mut() {
-            restore.write(sealing)?;
+            restore.write(sealing, &self.graph)?;
         }
         let mut active = active;
         let mut replayed = Replayed::Continue;

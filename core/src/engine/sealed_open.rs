@@ -11,6 +11,7 @@ use crate::codec::key_table_file::KEY_SLOT_BYTES;
 use crate::codec::record::{Body, Record};
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
+use crate::graph::Graph;
 use crate::id::Removal;
 use crate::seal::envelope::parse_node;
 use crate::seal::{recovery_associated_data, unwrap_key};
@@ -35,10 +36,19 @@ impl SlotsToRestore {
     /// Writes the slots that differ from the key table's, not synced: the records keep them
     /// recoverable until the key table is synced, which comes before any epoch is destroyed.
     /// After a clean close nothing differs, so nothing is written (a read-only open stays so).
-    pub(super) fn write<F: StorageFile>(self, sealing: &mut Sealing<F>) -> Result<(), Error> {
+    /// A node an Erase covers gets no key back: its slot is to be zeroed, not restored.
+    pub(super) fn write<F: StorageFile>(self, sealing: &mut Sealing<F>, graph: &Graph) -> Result<(), Error> {
         for (first, bytes) in self.runs {
-            if !sealing.slots_hold(first, &bytes)? {
-                sealing.write_slots(first, &bytes)?;
+            let mut kept = SlotsToRestore::default();
+            for (id, slot) in (first..).zip(bytes.chunks_exact(KEY_SLOT_BYTES)) {
+                if let (false, Ok(slot)) = (graph.is_erase_requested(id), <&[u8; KEY_SLOT_BYTES]>::try_from(slot)) {
+                    kept.push(id, slot);
+                }
+            }
+            for (first, bytes) in kept.runs {
+                if !sealing.slots_hold(first, &bytes)? {
+                    sealing.write_slots(first, &bytes)?;
+                }
             }
         }
         Ok(())
