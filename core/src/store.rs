@@ -264,6 +264,21 @@ impl<S: Storage + Clone> StoreEngine<S> {
         }
     }
 
+    /// Checks the files of the agent named `name` without its token and without opening it:
+    /// every check that needs no key (checksums, digests, the chain, commit markers; for an
+    /// encrypted agent also that every content is sealed and every key file slot passes its
+    /// check). Returns the head fingerprint of what the files hold. An agent's own `verify`
+    /// does all of this and, with the token, opens every sealed content too.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownAgent` when no agent has that name; `Error::Corrupt` for the first damage;
+    /// `Error::Io` when a file cannot be read.
+    pub fn verify_agent_without_token(&self, name: &str) -> Result<crate::Fingerprint, Error> {
+        let number = self.agent_number(name)?;
+        crate::engine::verify_files_without_token(&self.storage, number, self.is_encrypted(number))
+    }
+
     /// Whether agent `number` is encrypted (false for a number the catalog does not list).
     #[must_use]
     pub fn is_encrypted(&self, number: u64) -> bool {

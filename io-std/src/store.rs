@@ -155,6 +155,27 @@ impl<S: SharedStorage> Store<S> {
         Ok(Agent::new(engine, self.shared.clone()))
     }
 
+    /// Checks the files of the agent named `name` without its token: checksums, digests, the
+    /// hash chain and commit markers, and for an encrypted agent that every content is sealed
+    /// and every key file slot passes its check. Returns the head fingerprint of what the files
+    /// hold (the one [`Agent::verify`] gives). For someone who keeps a store, or a copy of one,
+    /// without holding its agents' tokens; an agent's own `verify` also opens every sealed
+    /// content. Writes of the agent through this store wait while it runs.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownAgent` when no agent has that name; `Error::Corrupt` for the first damage;
+    /// `Error::Io` when a file cannot be read; `Error::Internal` when a thread panicked holding
+    /// the store or the agent.
+    pub fn verify_agent_without_token(&self, name: &str) -> Result<cheesedb_core::Fingerprint, Error> {
+        let catalog = lock(&self.shared.catalog)?;
+        let number = catalog.agent_number(name)?;
+        let open = lock(&self.shared.open_agents)?.get(&number).and_then(Weak::upgrade);
+        // An open agent's active segment may be in the middle of a write: hold its engine.
+        let _writes_held = open.as_ref().map(|engine| lock(&engine.engine)).transpose()?;
+        catalog.verify_agent_without_token(name)
+    }
+
     /// Deletes the agent named `name` and all the files cheesedb made for it. Open handles of
     /// it fail from now on with `Error::AgentDeleted`. Anything else found in its folder (a
     /// stray file or folder, a link) is left alone and listed by [`Store::left_behind`].

@@ -8,6 +8,7 @@ mod append;
 mod batch;
 mod files;
 mod key_erase;
+mod keyless_verify;
 mod open;
 mod read;
 mod read_tracking;
@@ -30,6 +31,7 @@ use alloc::vec::Vec;
 
 pub use batch::{Batch, StagedBatch, Write};
 pub(crate) use files::read_all;
+pub(crate) use keyless_verify::verify_files_without_token;
 pub use search::build as search_build;
 
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
