@@ -16,8 +16,8 @@ const STAGED_LABEL: &str = "label-canary-e3a9-staged-tool";
 /// A word in every canary text, for keyword search.
 const WORD: &str = "quokkavault";
 /// Vectors whose bytes are found nowhere by chance.
-const VECTOR: [f32; 4] = [0.314_159_27, -2.718_281_7, 1.414_213_5, 1234.567_7];
-const BATCH_VECTOR: [f32; 4] = [-0.577_215_66, 0.693_147_2, 4.669_201_6, -0.000_123_45];
+const VECTOR: [f32; 4] = [-17.616_724, -34.915_08, 15.093_448, -42.756_37];
+const BATCH_VECTOR: [f32; 4] = [3.588_200_3, -13.431_108, -44.200_108, 0.743_573_3];
 /// What the plaintext agent beside it writes: this one must show.
 const PLAINTEXT: &[u8] = b"plaintext-5a0c-bob-keeps-this-in-the-clear";
 

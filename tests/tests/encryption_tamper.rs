@@ -415,6 +415,9 @@ fn put_slot<B: Backend>(place: &B, agent: u64, id: u64, slot: &[u8]) {
     place.replace_file(&path, &table);
 }
 
+/// Slots written over the key table: the id, and the bytes.
+type SlotWrites = Vec<(u64, Vec<u8>)>;
+
 /// `slot`, taken from another place, with its checksum made to fit `id` of `agent`: what a
 /// forger can do, since the checksum holds no secret.
 fn refit(slot: &[u8], from_agent: u64, from_id: u64, agent: u64, id: u64) -> Vec<u8> {
@@ -435,7 +438,7 @@ fn a_key_slot_moved_between_ids_or_agents_is_corrupt<B: Backend>() {
     let bobs = slot_of(&place, BOB, fixture.bob_lot.get());
     let checksum = CorruptReason::KeySlotChecksumMismatch;
     let does_not_open = CorruptReason::KeySlotDoesNotOpen;
-    let cases: Vec<(&str, Vec<(u64, Vec<u8>)>, CorruptReason)> = vec![
+    let cases: Vec<(&str, SlotWrites, CorruptReason)> = vec![
         ("swapped", vec![(a, slot_b.clone()), (b, slot_a.clone())], checksum),
         (
             "swapped, refitted",

@@ -16,10 +16,10 @@ const AGENT: u64 = 1;
 
 const ERASED_LOT: &[u8] = b"erased-7c1f the user's diagnosis, from a tool";
 const ERASED_MEMORY: &[u8] = b"erased-0b9e the user is being treated";
-const ERASED_VECTOR: [f32; 3] = [0.271_828_2, -31.415_926, 0.000_577_2];
+const ERASED_VECTOR: [f32; 3] = [-46.250_435, -6.635_432, -43.014_458];
 const KEPT_LOT: &[u8] = b"kept-4d2a the user lives in Pune";
 const KEPT_MEMORY: &[u8] = b"kept-e610 the user cycles to work";
-const KEPT_VECTOR: [f32; 3] = [0.161_803_4, 14.142_135, -0.001_732_05];
+const KEPT_VECTOR: [f32; 3] = [-4.762_044_4, 5.977_238_7, 42.421_06];
 const AFTER: &[u8] = b"after-92c3 written after the erase";
 
 /// Small segments, so the old copies hold several.
