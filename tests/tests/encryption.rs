@@ -24,6 +24,7 @@ struct Script {
     web: Id,
     tool: Id,
     umbrella: Id,
+    calendar: Id,
     last: Id,
 }
 
@@ -41,11 +42,12 @@ fn write_script<S: cheesedb::SharedStorage>(agent: &Agent<S>) -> Script {
     agent.set_vector(user, &[0.9, 0.1, 0.0, 0.2]).unwrap();
     agent.set_vector(rainy, &[0.1, 0.9, 0.3, 0.0]).unwrap();
     agent.set_vector(umbrella, &[0.5, 0.5, 0.1, 0.1]).unwrap();
-    agent
+    let calendar = agent
         .batch(|batch| {
             let calendar = batch.add_lot("calendar", b"meeting in Mumbai on Friday")?;
             let trip = batch.remember(b"the user travels to Mumbai", &[Leg::from([calendar, user])])?;
-            batch.set_vector(trip, &[0.2, 0.2, 0.9, 0.1])
+            batch.set_vector(trip, &[0.2, 0.2, 0.9, 0.1])?;
+            Ok(calendar)
         })
         .unwrap();
     let mut staged = StagedBatch::default();
@@ -57,7 +59,7 @@ fn write_script<S: cheesedb::SharedStorage>(agent: &Agent<S>) -> Script {
         let text = format!("note {index}: rain in Pune is {} mm", index * 3);
         last = agent.remember(text.as_bytes(), &[Leg::from([tool]), Leg::from([web])]).unwrap();
     }
-    Script { user, web, tool, umbrella, last }
+    Script { user, web, tool, umbrella, calendar, last }
 }
 
 fn rules() -> TrustRules {
@@ -160,6 +162,9 @@ fn an_encrypted_agent_answers_as_a_plaintext_agent_with_the_same_history<B: Back
     twins.assert_same("the writes");
     let script = twins.script;
     twins.both("a Fair recall with Untrusted", |agent| agent.recall(script.tool, Mode::Fair, Removal::Untrusted));
+    twins.both("a Strict recall with Untrusted", |agent| {
+        agent.recall(script.calendar, Mode::Strict, Removal::Untrusted)
+    });
     twins.both("a Strict recall with Erase", |agent| agent.recall(script.web, Mode::Strict, Removal::Erase));
     twins.both("a recall again", |agent| agent.recall(script.web, Mode::Strict, Removal::Erase));
     twins.both("an Erase after Untrusted", |agent| agent.recall(script.tool, Mode::Fair, Removal::Erase));
