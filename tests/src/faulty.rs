@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cheesedb::{FileStorage, Storage, StorageError, StorageErrorKind, StorageFile};
 
@@ -21,6 +21,46 @@ pub struct Faults {
     pub sync_delay_microseconds: AtomicU64,
     /// File syncs done so far.
     pub syncs: AtomicU64,
+    /// Syncs of chosen files fail, once armed with [`Faults::fail_syncs_of`].
+    pub sync_fault: Mutex<Option<SyncFault>>,
+}
+
+/// Which file's syncs fail: those whose path ends with `path_suffix`, after `pass` more of them
+/// succeeded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncFault {
+    /// The end of the path of the files whose syncs fail.
+    pub path_suffix: String,
+    /// How many of their syncs still succeed first.
+    pub pass: u64,
+}
+
+impl Faults {
+    /// From now on, syncs of files whose path ends with `path_suffix` fail, after `pass` more
+    /// of them succeeded; until [`Faults::heal_syncs`].
+    pub fn fail_syncs_of(&self, path_suffix: &str, pass: u64) {
+        *self.sync_fault.lock().unwrap() = Some(SyncFault { path_suffix: path_suffix.to_string(), pass });
+    }
+
+    /// Stops failing the syncs [`Faults::fail_syncs_of`] chose.
+    pub fn heal_syncs(&self) {
+        *self.sync_fault.lock().unwrap() = None;
+    }
+
+    /// Whether this sync of `path` is one to fail (and counts it if it passes).
+    fn sync_fails(&self, path: &str) -> bool {
+        let mut chosen = self.sync_fault.lock().unwrap();
+        match chosen.as_mut() {
+            Some(fault) if path.ends_with(&fault.path_suffix) => {
+                if fault.pass == 0 {
+                    return true;
+                }
+                fault.pass -= 1;
+                false
+            }
+            _ => false,
+        }
+    }
 }
 
 /// A storage (std files unless said otherwise) with switchable failures.
@@ -50,6 +90,7 @@ impl<S> FaultyStorage<S> {
 pub struct FaultyFile<F = <FileStorage as Storage>::File> {
     inner: F,
     faults: Arc<Faults>,
+    path: String,
 }
 
 /// An injected failure, or the inner backend's own error.
@@ -87,7 +128,7 @@ impl<S: Storage> Storage for FaultyStorage<S> {
 
     fn open_file(&self, path: &str, create: bool) -> Result<Self::File, Self::Error> {
         let inner = self.inner.open_file(path, create).map_err(FaultyError::Inner)?;
-        Ok(FaultyFile { inner, faults: self.faults.clone() })
+        Ok(FaultyFile { inner, faults: self.faults.clone(), path: path.to_string() })
     }
     fn exists(&self, path: &str) -> Result<bool, Self::Error> {
         self.inner.exists(path).map_err(FaultyError::Inner)
@@ -139,7 +180,7 @@ impl<F: StorageFile> StorageFile for FaultyFile<F> {
     fn sync(&mut self) -> Result<(), Self::Error> {
         let delay = self.faults.sync_delay_microseconds.load(Ordering::SeqCst);
         std::thread::sleep(std::time::Duration::from_micros(delay));
-        if self.faults.fail_sync.load(Ordering::SeqCst) {
+        if self.faults.fail_sync.load(Ordering::SeqCst) || self.faults.sync_fails(&self.path) {
             return Err(FaultyError::Injected("sync"));
         }
         self.faults.syncs.fetch_add(1, Ordering::SeqCst);

@@ -50,3 +50,5 @@ pub mod backend;
 pub mod seeded;
 
 pub mod small_disk;
+
+pub mod key_recovery;

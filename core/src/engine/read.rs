@@ -90,7 +90,7 @@ impl<S: Storage> AgentEngine<S> {
                     return Err(corrupt(CorruptReason::ContentDoesNotMatchDigest));
                 }
                 if content.sealed {
-                    Some(self.open_sealed_content(&record, id.get(), bytes, offset, &path)?)
+                    self.open_sealed_content(&record, id.get(), bytes, offset, &path)?
                 } else {
                     Some(bytes.to_vec())
                 }
@@ -110,7 +110,8 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// The plain bytes sealed in `record`, the record of node `id` at `offset` of `path` whose
-    /// content bytes are `sealed`.
+    /// content bytes are `sealed`: `None` when an Erase covers the node and its key is gone
+    /// already (an Erase cut short after destroying it: the next open finishes the rest).
     fn open_sealed_content(
         &self,
         record: &record::Record<'_>,
@@ -118,18 +119,23 @@ impl<S: Storage> AgentEngine<S> {
         sealed: &[u8],
         offset: u64,
         path: &str,
-    ) -> Result<Vec<u8>, Error> {
+    ) -> Result<Option<Vec<u8>>, Error> {
         let sealing = self.sealing.as_ref().ok_or(Error::Corrupt {
             file: String::from(path),
             offset,
             reason: CorruptReason::SealedRecordInPlaintextAgent,
         })?;
-        let secret = sealing.secret(id)?.ok_or_else(|| Error::Corrupt {
-            file: String::from(sealing.key_table_path()),
-            offset: key_slot_offset(id).unwrap_or(0),
-            reason: CorruptReason::KeyMissingForReadableNode,
-        })?;
-        open_sealed(record, id, &secret, sealed).map_err(|reason| Error::Corrupt {
+        let Some(secret) = sealing.secret(id)? else {
+            if self.graph.is_erase_requested(id) {
+                return Ok(None);
+            }
+            return Err(Error::Corrupt {
+                file: String::from(sealing.key_table_path()),
+                offset: key_slot_offset(id).unwrap_or(0),
+                reason: CorruptReason::KeyMissingForReadableNode,
+            });
+        };
+        open_sealed(record, id, &secret, sealed).map(Some).map_err(|reason| Error::Corrupt {
             file: String::from(path),
             offset,
             reason,

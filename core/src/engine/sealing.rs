@@ -152,17 +152,32 @@ impl<F: StorageFile> Sealing<F> {
                 }
                 Ok(EpochSlot::Destroyed { .. }) => self.epochs.push(Epoch::Gone),
                 // The last slot is added by one write and synced before anything is sealed
-                // under it: torn, it was never used.
-                Err(_) if index + 1 == whole => kept_bytes -= EPOCH_SLOT_BYTES,
+                // under it: torn, it was never used. Torn is only possible while the epoch
+                // before it is live, since older epochs go only once it is durable.
+                Err(_) if index + 1 == whole && self.last_is_live() => kept_bytes -= EPOCH_SLOT_BYTES,
+                // Otherwise it was whole and in force: damage, reported with the file as it is.
+                Err(reason) if index + 1 == whole => return Err(Error::Corrupt { file: path, offset, reason }),
                 // An older slot is only ever overwritten to destroy it: torn, it was on the way.
                 Err(_) => self.epochs.push(Epoch::Gone),
             }
+        }
+        if !self.last_is_live() {
+            // Creation adds a live epoch, and an Erase adds the next before it destroys any: an
+            // epoch file whose last epoch is not live lost slots. Starting a new epoch here would
+            // give the lost one's number to a new key, which its records do not open under.
+            let offset = (KEY_FILE_HEADER_BYTES + whole * EPOCH_SLOT_BYTES) as u64;
+            return Err(Error::Corrupt { file: path, offset, reason: CorruptReason::KeyFileCutShort });
         }
         if kept_bytes != bytes.len() {
             let cut = self.epochs_file.set_len(kept_bytes as u64).and_then(|()| self.epochs_file.sync());
             cut.map_err(|error| io_error("cutting a torn epoch from", &path, error))?;
         }
         Ok(())
+    }
+
+    /// Whether the last epoch loaded so far is live.
+    fn last_is_live(&self) -> bool {
+        matches!(self.epochs.last(), Some(Epoch::Live { .. }))
     }
 
     /// The epoch in force and its key, if it is live.
