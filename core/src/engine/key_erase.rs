@@ -38,6 +38,7 @@ impl<S: Storage> AgentEngine<S> {
         for id in &doomed {
             let location = self.graph.location(*id)?;
             self.graph.set_location(*id, location, false);
+            self.lot_labels.forget(*id);
         }
         for id in doomed_vectors {
             self.graph.set_vector_on_disk(id, false);
@@ -56,6 +57,23 @@ mod tests {
     use crate::limits::Options;
     use crate::memory::MemoryStorage;
     use crate::store::StoreEngine;
+
+    #[test]
+    fn trust_resting_on_an_erased_encrypted_lot_is_the_same_before_and_after_a_reopen() {
+        let mut store = StoreEngine::open(MemoryStorage::default(), Options::default()).unwrap();
+        let token = store.create_encrypted_agent("alice").unwrap();
+        let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
+        let mut rules = crate::trust::TrustRules::new();
+        rules.set("web_page", crate::trust::TrustLevel::Low);
+        let web = alice.add_lot("web_page", b"rumour").unwrap();
+        let memory = alice.remember(b"derived", &[Leg::from([web])]).unwrap();
+        assert_eq!(alice.trust(memory, &rules).unwrap(), crate::trust::TrustLevel::Low);
+        alice.recall(web, Mode::Fair, Removal::Erase).unwrap();
+        let in_session = alice.trust(memory, &rules).unwrap();
+        drop(alice);
+        let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
+        assert_eq!(alice.trust(memory, &rules).unwrap(), in_session);
+    }
 
     fn contains(storage: &MemoryStorage, needle: &[u8]) -> bool {
         storage.files().iter().any(|(_, bytes)| bytes.windows(needle.len()).any(|window| window == needle))

@@ -16,7 +16,8 @@ use crate::storage::Storage;
 use crate::trust::{TrustLevel, TrustRules};
 
 /// The labels of the lots whose trust was asked for, read once from disk and kept: a lot's
-/// label never changes (an Erase removes content, never the label).
+/// label never changes, except that an Erase on an encrypted agent takes it with the content
+/// (its lots then have no label, as after a reopen).
 #[derive(Debug, Default)]
 pub(super) struct LotLabels {
     /// Each distinct label once: agents use few labels for many lots.
@@ -40,6 +41,11 @@ impl LotLabels {
         };
         self.of_lot.insert(lot, shared.clone());
         shared
+    }
+
+    /// Forgets the label of `lot`: an Erase destroyed it.
+    pub(super) fn forget(&mut self, lot: u64) {
+        self.of_lot.remove(&lot);
     }
 }
 
