@@ -361,9 +361,8 @@ const ZEROS_AT_ONCE_BYTES: u64 = 1024 * 1024;
 
 /// Overwrites every byte of the file at `path` with zeros where it lies, and syncs.
 fn overwrite_with_zeros<S: Storage>(storage: &S, path: &str) -> Result<(), Error> {
-    let failed = |operation| move |error| io_error(operation, path, error);
-    let mut file = storage.open_file(path, false).map_err(failed("opening"))?;
-    let length = file.len().map_err(failed("measuring"))?;
+    let mut file = storage.open_file(path, false).map_err(|error| io_error("opening", path, error))?;
+    let length = file.len().map_err(|error| io_error("measuring", path, error))?;
     let chunk = usize::try_from(length.min(ZEROS_AT_ONCE_BYTES)).unwrap_or(0);
     let zeros = alloc::vec![0u8; chunk];
     let mut offset = 0u64;
@@ -371,10 +370,10 @@ fn overwrite_with_zeros<S: Storage>(storage: &S, path: &str) -> Result<(), Error
         let part_bytes = (length - offset).min(ZEROS_AT_ONCE_BYTES);
         // `part_bytes` is at most the length of `zeros`.
         let part = zeros.get(..usize::try_from(part_bytes).unwrap_or(chunk)).unwrap_or_default();
-        file.write_at(offset, part).map_err(failed("overwriting with zeros"))?;
+        file.write_at(offset, part).map_err(|error| io_error("overwriting", path, error))?;
         offset += part_bytes;
     }
-    file.sync().map_err(failed("syncing"))
+    file.sync().map_err(|error| io_error("syncing", path, error))
 }
 
 /// Removes the files the engine makes in the agent folder `folder` (as `removal` says), then
