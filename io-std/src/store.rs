@@ -193,8 +193,8 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// Returns the new head fingerprint: the history is chained anew over the sealed bytes, so
     /// a fingerprint kept before no longer matches; keep this one instead. The agent must not be
-    /// open meanwhile; other agents work on, but opening, creating or deleting agents waits
-    /// until the conversion is done.
+    /// open meanwhile. Agents already open work on; what needs the store's catalog (opening,
+    /// creating or deleting an agent, an agent's name) waits until the conversion is done.
     ///
     /// # Errors
     ///
