@@ -46,7 +46,7 @@ pub struct Arguments {
 /// The subcommands, one per feature.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create, list or delete agents
+    /// Create, list, encrypt or delete agents
     #[command(subcommand)]
     Agent(AgentCommand),
 
@@ -203,13 +203,21 @@ Examples:
 #[derive(Debug, Subcommand)]
 pub enum AgentCommand {
     /// Create an agent; its token is printed once and saved in the data folder
-    #[command(after_help = "Example:
-  cheesedb agent create alice")]
+    #[command(after_help = "With --encrypted, the agent's contents, lot labels and vectors are sealed under keys
+derived from its token, which the store never keeps: the data folder alone reveals none of
+them, and an Erase destroys the keys of what it erases.
+
+Examples:
+  cheesedb agent create alice
+  cheesedb agent create bob --encrypted")]
     Create {
         /// The agent's name (any text up to 256 bytes)
         name: String,
+        /// Seal the agent's contents under keys derived from its token (encryption at rest)
+        #[arg(long)]
+        encrypted: bool,
     },
-    /// List the agents of the data folder
+    /// List the agents of the data folder, and which are encrypted
     #[command(after_help = "Example:
   cheesedb agent list")]
     List,
@@ -219,6 +227,20 @@ pub enum AgentCommand {
     Delete {
         /// The agent's name
         name: String,
+    },
+    /// Convert a plaintext agent into an encrypted one, then erase the plaintext files
+    #[command(after_help = "The agent's history is written again into a new folder, every content sealed under keys
+derived from its token (the same token goes on working); the store switches to it at once and
+the plaintext files are overwritten with zeros and removed. A crash at any point leaves the
+agent whole, plaintext or encrypted. What a recall with --erase or a compaction removed stays
+removed. The history is chained anew: the command prints the new fingerprint, and fingerprints
+kept before no longer match. The agent must not be in use meanwhile (an MCP server, say).
+
+Example:
+  cheesedb agent encrypt alice")]
+    Encrypt {
+        /// The agent's name (or its token)
+        agent: String,
     },
 }
 

@@ -1,7 +1,7 @@
 //! The store as a command sees it: opened in this process, or reached through the memory
 //! server that holds it.
 
-use cheesedb::{Client, Error, LeftBehind, Store, Token, TrustRules};
+use cheesedb::{Client, Error, Fingerprint, LeftBehind, Store, Token, TrustRules};
 
 use crate::agent_handle::AgentHandle;
 
@@ -41,16 +41,56 @@ impl StoreHandle {
         }
     }
 
-    /// Creates the agent `name` and returns its token.
+    /// Creates the agent `name`, encrypted when `encrypted`, and returns its token.
     ///
     /// # Errors
     ///
     /// As `Store::create_agent`.
-    pub fn create_agent(&self, name: &str) -> Result<Token, Error> {
+    pub fn create_agent(&self, name: &str, encrypted: bool) -> Result<Token, Error> {
+        match (self, encrypted) {
+            (StoreHandle::Served { read_only: true, .. }, _) => Err(Error::ReadOnly),
+            (StoreHandle::Local { store, .. }, false) => store.create_agent(name),
+            (StoreHandle::Local { store, .. }, true) => store.create_encrypted_agent(name),
+            (StoreHandle::Served { client, .. }, false) => client.create_agent(name),
+            (StoreHandle::Served { client, .. }, true) => client.create_encrypted_agent(name),
+        }
+    }
+
+    /// Converts the plaintext agent `token` opens into an encrypted one; returns its new head
+    /// fingerprint.
+    ///
+    /// # Errors
+    ///
+    /// As `Store::encrypt_agent`.
+    pub fn encrypt_agent(&self, token: &Token) -> Result<Fingerprint, Error> {
         match self {
-            StoreHandle::Local { store, .. } => store.create_agent(name),
+            StoreHandle::Local { store, .. } => store.encrypt_agent(token),
             StoreHandle::Served { read_only: true, .. } => Err(Error::ReadOnly),
-            StoreHandle::Served { client, .. } => client.create_agent(name),
+            StoreHandle::Served { client, .. } => client.encrypt_agent(token),
+        }
+    }
+
+    /// Whether the agent `name` is encrypted.
+    ///
+    /// # Errors
+    ///
+    /// As `Store::is_encrypted`.
+    pub fn is_encrypted(&self, name: &str) -> Result<bool, Error> {
+        match self {
+            StoreHandle::Local { store, .. } => store.is_encrypted(name),
+            StoreHandle::Served { client, .. } => client.is_encrypted(name),
+        }
+    }
+
+    /// The name of the agent `token` opens, without opening it.
+    ///
+    /// # Errors
+    ///
+    /// As `Store::agent_name_of`.
+    pub fn agent_name_of(&self, token: &Token) -> Result<String, Error> {
+        match self {
+            StoreHandle::Local { store, .. } => store.agent_name_of(token),
+            StoreHandle::Served { client, .. } => client.agent_name_of(token),
         }
     }
 

@@ -42,7 +42,10 @@ fn list_shows_agents_in_creation_order_and_whether_their_token_is_saved() {
     let listed = cli.json(&["agent", "list"]);
     assert_eq!(
         listed,
-        json!({ "agents": [{ "name": "bob", "token_saved": true }, { "name": "alice", "token_saved": true }] })
+        json!({ "agents": [
+            { "name": "bob", "encrypted": false, "token_saved": true },
+            { "name": "alice", "encrypted": false, "token_saved": true }
+        ] })
     );
 }
 

@@ -201,6 +201,17 @@ pub enum Error {
         /// The user id of the refused peer.
         uid: u32,
     },
+    /// The agent is open (a handle of it is alive), and what was asked needs it closed: encrypting
+    /// it rewrites all its files.
+    AgentInUse {
+        /// The agent's name.
+        name: String,
+    },
+    /// The agent is encrypted already: there is nothing to convert.
+    AlreadyEncrypted {
+        /// The agent's name.
+        name: String,
+    },
 }
 
 /// Why a vector was refused.
@@ -425,6 +436,14 @@ impl fmt::Display for Error {
                 formatter,
                 "refused a connection with user {uid}: a server serves only its own user and root"
             ),
+            Error::AgentInUse { name } => write!(
+                formatter,
+                "the agent {:?} is open; close every handle of it (and stop what serves it) first",
+                conceal_token_digits(name)
+            ),
+            Error::AlreadyEncrypted { name } => {
+                write!(formatter, "the agent {:?} is encrypted already", conceal_token_digits(name))
+            }
         }
     }
 }

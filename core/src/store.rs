@@ -6,9 +6,12 @@
 //! removes.
 //!
 //! Removing an agent's folder touches only the names the engine makes there (segments, the
-//! snapshot, the erase journal, an encrypted agent's key files and their temporary rewrites). Anything else (a stray file or
-//! folder, a link) is left alone and listed in [`StoreEngine::left_behind`], with the folder
-//! that holds it: one odd folder never fails a delete or the open of the store.
+//! snapshot, the erase journal, an encrypted agent's key files and their temporary rewrites).
+//! Anything else (a stray file or folder, a link) is left alone and listed in
+//! [`StoreEngine::left_behind`], with the folder that holds it: one odd folder never fails a
+//! delete or the open of the store. An orphan folder's files are overwritten with zeros, synced,
+//! before they are removed: the orphan may be a plaintext agent that was just encrypted (see
+//! [`StoreEngine::encrypt_agent`]), whose text must never be left behind as free blocks.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -24,6 +27,8 @@ use crate::log::names::{agent_folder, is_agent_file_name, parse_agent_folder, CA
 use crate::seal::AgentSecrets;
 use crate::storage::{NameKind, Storage, StorageFile};
 use crate::token::{Token, PREFIX as TOKEN_PREFIX};
+
+mod encrypt;
 
 /// Proof that a token was checked: the agent it opens, made only by
 /// [`StoreEngine::authenticate`] and taken by [`StoreEngine::open_agent`]. A bare agent number
@@ -114,9 +119,11 @@ impl<S: Storage + Clone> StoreEngine<S> {
             if self.catalog.entries.iter().any(|entry| entry.number == number) {
                 continue;
             }
-            // A create that crashed before the catalog named the agent, or a delete that
-            // crashed after the catalog stopped naming it: nothing here was acknowledged.
-            let left = remove_agent_files(&self.storage, &name)?;
+            // A create that crashed before the catalog named the agent, a delete that crashed
+            // after the catalog stopped naming it, or either side of an encryption that crashed
+            // (the copy before the switch, the plaintext agent after it): nothing here is
+            // acknowledged data, and the plaintext one must not stay readable in free blocks.
+            let left = remove_agent_files(&self.storage, &name, FileRemoval::ZerosFirst)?;
             self.left_behind.extend(left);
             removed = true;
         }
@@ -315,7 +322,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
         next.entries.retain(|entry| entry.number != number);
         write_catalog(&self.storage, &next)?;
         self.catalog = next;
-        let left = remove_agent_files(&self.storage, &agent_folder(number))?;
+        let left = remove_agent_files(&self.storage, &agent_folder(number), FileRemoval::Unlink)?;
         self.left_behind.extend(left);
         self.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
         Ok(number)
@@ -334,6 +341,16 @@ fn read_catalog<S: Storage>(storage: &S) -> Result<CatalogFile, Error> {
 }
 
 fn write_catalog<S: Storage>(storage: &S, catalog: &CatalogFile) -> Result<(), Error> {
+    stage_catalog(storage, catalog)?;
+    storage
+        .rename(CATALOG_TEMPORARY_FILE, CATALOG_FILE)
+        .map_err(|error| io_error("renaming", CATALOG_TEMPORARY_FILE, error))?;
+    storage.sync_folder("").map_err(|error| io_error("syncing", "", error))
+}
+
+/// Writes `catalog` to the temporary file, durably; the rename that puts it in force is the
+/// caller's.
+fn stage_catalog<S: Storage>(storage: &S, catalog: &CatalogFile) -> Result<(), Error> {
     let bytes = catalog.encode();
     let mut file = storage
         .open_file(CATALOG_TEMPORARY_FILE, true)
@@ -341,19 +358,44 @@ fn write_catalog<S: Storage>(storage: &S, catalog: &CatalogFile) -> Result<(), E
     file.set_len(0)
         .and_then(|()| file.write_at(0, &bytes))
         .and_then(|()| file.sync())
-        .map_err(|error| io_error("writing", CATALOG_TEMPORARY_FILE, error))?;
-    drop(file);
-    storage
-        .rename(CATALOG_TEMPORARY_FILE, CATALOG_FILE)
-        .map_err(|error| io_error("renaming", CATALOG_TEMPORARY_FILE, error))?;
-    storage.sync_folder("").map_err(|error| io_error("syncing", "", error))
+        .map_err(|error| io_error("writing", CATALOG_TEMPORARY_FILE, error))
 }
 
-/// Removes the files the engine makes in the agent folder `folder`, then the folder if nothing
-/// else is in it; returns what stayed. A link is never followed: a folder or a file that is a
+/// What happens to each file of an agent folder being removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileRemoval {
+    /// The name is removed.
+    Unlink,
+    /// The bytes are overwritten with zeros where they lie and synced, then the name is removed:
+    /// for a folder that may hold plaintext nobody may read again.
+    ZerosFirst,
+}
+
+/// Bytes of zeros written at once when a file is overwritten.
+const ZEROS_AT_ONCE_BYTES: u64 = 1024 * 1024;
+
+/// Overwrites every byte of the file at `path` with zeros where it lies, and syncs.
+fn overwrite_with_zeros<S: Storage>(storage: &S, path: &str) -> Result<(), Error> {
+    let mut file = storage.open_file(path, false).map_err(|error| io_error("opening", path, error))?;
+    let length = file.len().map_err(|error| io_error("measuring", path, error))?;
+    let chunk = usize::try_from(length.min(ZEROS_AT_ONCE_BYTES)).unwrap_or(0);
+    let zeros = alloc::vec![0u8; chunk];
+    let mut offset = 0u64;
+    while offset < length {
+        let part_bytes = (length - offset).min(ZEROS_AT_ONCE_BYTES);
+        // `part_bytes` is at most the length of `zeros`.
+        let part = zeros.get(..usize::try_from(part_bytes).unwrap_or(chunk)).unwrap_or_default();
+        file.write_at(offset, part).map_err(|error| io_error("overwriting", path, error))?;
+        offset += part_bytes;
+    }
+    file.sync().map_err(|error| io_error("syncing", path, error))
+}
+
+/// Removes the files the engine makes in the agent folder `folder` (as `removal` says), then
+/// the folder if nothing else is in it; returns what stayed. A link is never followed: a folder or a file that is a
 /// link (or anything else the engine does not make) is left where it is, and removing a name
 /// removes the name itself. A failure of the storage is an error (the next open tries again).
-fn remove_agent_files<S: Storage>(storage: &S, folder: &str) -> Result<Vec<LeftBehind>, Error> {
+fn remove_agent_files<S: Storage>(storage: &S, folder: &str, removal: FileRemoval) -> Result<Vec<LeftBehind>, Error> {
     let mut left = Vec::new();
     let holds = |path: &str, kind| storage.holds(path, kind).map_err(|error| io_error("checking", path, error));
     if !holds(folder, NameKind::Folder)? {
@@ -369,6 +411,9 @@ fn remove_agent_files<S: Storage>(storage: &S, folder: &str) -> Result<Vec<LeftB
         if !is_agent_file_name(&name) {
             left.push(LeftBehind { path, reason: String::from("not made by cheesedb, so left alone") });
         } else if holds(&path, NameKind::File)? {
+            if removal == FileRemoval::ZerosFirst {
+                overwrite_with_zeros(storage, &path)?;
+            }
             storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
         } else {
             left.push(LeftBehind {

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use cheesedb_core::{Error, LeftBehind, Options, StoreEngine, Token};
+use cheesedb_core::{Error, Fingerprint, LeftBehind, Options, StoreEngine, Token};
 
 use crate::agent::Agent;
 use crate::files::FileStorage;
@@ -202,6 +202,63 @@ impl<S: SharedStorage> Store<S> {
             }
         }
         Ok(())
+    }
+
+    /// Converts the plaintext agent that `token` opens into an encrypted one, as if it had been
+    /// made by [`Store::create_encrypted_agent`]: the same name and token, the same ids and
+    /// history, every content still present sealed. The log is written again into a new folder,
+    /// the catalog switches to it atomically, and the plaintext files are overwritten with zeros
+    /// and removed before this returns: a crash at any point leaves the agent whole, plaintext or
+    /// encrypted. A content an Erase or a compaction took stays gone, and a lot whose content is
+    /// gone loses its label too (an encrypted agent keeps labels inside the sealed bytes).
+    ///
+    /// Returns the new head fingerprint: the history is chained anew over the sealed bytes, so
+    /// a fingerprint kept before no longer matches; keep this one instead. The agent must not be
+    /// open meanwhile. Agents already open work on; what needs the store's catalog (opening,
+    /// creating or deleting an agent, an agent's name) waits until the conversion is done.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::ReadOnly` for a read-only store; `Error::UnknownToken` for a token of no agent.
+    /// - `Error::AgentInUse` while a handle of the agent is open (drop every `Agent` of it).
+    /// - `Error::AlreadyEncrypted` for an agent that is encrypted already.
+    /// - `Error::Corrupt` when the agent's log fails a check while it is copied: nothing changed.
+    /// - `Error::Io` when the storage fails: before the switch nothing changed; after it the agent
+    ///   is encrypted and the next open finishes removing the plaintext files.
+    ///   `Error::OutcomeUnknown` when the switch may not be durable: reopen the store to see
+    ///   which one the disk kept. `Error::Internal` when a thread panicked holding the store.
+    pub fn encrypt_agent(&self, token: &Token) -> Result<Fingerprint, Error> {
+        self.shared.check_writable()?;
+        let mut catalog = lock(&self.shared.catalog)?;
+        let number = catalog.authenticate(token)?.number();
+        if lock(&self.shared.open_agents)?.get(&number).and_then(Weak::upgrade).is_some() {
+            return Err(Error::AgentInUse { name: catalog.agent_name(number)? });
+        }
+        // The catalog stays locked: no handle of the agent can be opened until this is done.
+        catalog.encrypt_agent(token)
+    }
+
+    /// Whether the agent named `name` is encrypted (made by [`Store::create_encrypted_agent`]
+    /// or converted by [`Store::encrypt_agent`]).
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownAgent` when no agent has that name; `Error::Internal` when a thread
+    /// panicked holding the store.
+    pub fn is_encrypted(&self, name: &str) -> Result<bool, Error> {
+        let catalog = lock(&self.shared.catalog)?;
+        Ok(catalog.is_encrypted(catalog.agent_number(name)?))
+    }
+
+    /// The name of the agent that `token` opens, without opening it.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownToken` for a token of no agent; `Error::Internal` when a thread panicked
+    /// holding the store.
+    pub fn agent_name_of(&self, token: &Token) -> Result<String, Error> {
+        let catalog = lock(&self.shared.catalog)?;
+        catalog.agent_name(catalog.authenticate(token)?.number())
     }
 
     /// The names of all agents, in the order they were created.

@@ -84,6 +84,14 @@ impl Agent {
         &self.name
     }
 
+    /// Whether the agent is encrypted: its contents, lot labels and vectors sealed under keys
+    /// derived from its token (made with create_agent(name, encrypted=True), or converted by
+    /// encrypt_agent).
+    #[getter]
+    fn is_encrypted(&self, py: Python<'_>) -> PyResult<bool> {
+        self.read(py, Handle::is_encrypted)
+    }
+
     /// Adds a source (a lot): a non-empty label and its content (str, stored as UTF-8, or
     /// bytes). Returns its id. Durable when it returns.
     #[pyo3(text_signature = "(self, label, content)")]

@@ -33,7 +33,7 @@ pub(crate) fn connect(py: Python<'_>, path: PathBuf) -> PyResult<Client> {
 }
 
 /// A connection to a memory server, made by `cheesedb.connect(path)`: the methods of a Store
-/// (create_agent, open_agent, agent_names, delete_agent), each a request to the server, so
+/// (create_agent, open_agent, agent_names, delete_agent, encrypt_agent), each a request to the server, so
 /// that several programs share one store. Shared between threads; each agent it opens has a
 /// connection (and a session on the server) of its own. Also a context manager.
 #[pyclass(module = "cheesedb", frozen)]
@@ -59,12 +59,25 @@ impl Client {
         &self.socket
     }
 
-    /// Creates an agent named `name` and returns its token, as Store.create_agent.
-    #[pyo3(text_signature = "(self, name)")]
-    fn create_agent(&self, py: Python<'_>, name: String) -> PyResult<String> {
+    /// Creates an agent named `name`, encrypted with `encrypted=True`, and returns its token,
+    /// as Store.create_agent.
+    #[pyo3(signature = (name, encrypted = false), text_signature = "(self, name, encrypted=False)")]
+    fn create_agent(&self, py: Python<'_>, name: String, encrypted: bool) -> PyResult<String> {
         let client = self.handle()?;
-        let token = py.detach(|| client.create_agent(&name)).into_python(py)?;
+        let token = py
+            .detach(|| if encrypted { client.create_encrypted_agent(&name) } else { client.create_agent(&name) })
+            .into_python(py)?;
         Ok(token.to_string())
+    }
+
+    /// Converts the plaintext agent that `token` opens into an encrypted one and returns its new
+    /// fingerprint, as Store.encrypt_agent; no connection may have the agent open meanwhile.
+    #[pyo3(text_signature = "(self, token)")]
+    fn encrypt_agent(&self, py: Python<'_>, token: String) -> PyResult<String> {
+        let client = self.handle()?;
+        let token: Token = token.parse().map_err(|error| to_python(py, error))?;
+        let fingerprint = py.detach(|| client.encrypt_agent(&token)).into_python(py)?;
+        Ok(fingerprint.to_string())
     }
 
     /// Opens the agent that `token` belongs to, on a connection of its own; a wrong token

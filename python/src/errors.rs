@@ -146,6 +146,19 @@ create_exception!(
     "The other end of the socket runs as a user this one may not trust (neither the same user nor \
      root). Attribute: uid."
 );
+create_exception!(
+    cheesedb,
+    AgentInUseError,
+    Error,
+    "The agent is open (a handle of it, here or on the memory server), and encrypting it needs it \
+     closed: close every handle of it first. Attribute: name."
+);
+create_exception!(
+    cheesedb,
+    AlreadyEncryptedError,
+    Error,
+    "The agent is encrypted already: there is nothing to convert. Attribute: name."
+);
 create_exception!(cheesedb, ClosedError, Error, "The store, agent or batch was closed; open it again.");
 create_exception!(
     cheesedb,
@@ -186,6 +199,8 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("MalformedMessageError", py.get_type::<MalformedMessageError>())?;
     module.add("ServerBusyError", py.get_type::<ServerBusyError>())?;
     module.add("PeerRefusedError", py.get_type::<PeerRefusedError>())?;
+    module.add("AgentInUseError", py.get_type::<AgentInUseError>())?;
+    module.add("AlreadyEncryptedError", py.get_type::<AlreadyEncryptedError>())?;
     module.add("ClosedError", py.get_type::<ClosedError>())?;
     module.add("InternalError", py.get_type::<InternalError>())?;
     Ok(())
@@ -250,6 +265,8 @@ pub(crate) fn to_python(py: Python<'_>, error: cheesedb::Error) -> PyErr {
             (ServerBusyError::new_err(message), vec![("connections_max", number(py, *connections_max))])
         }
         E::PeerRefused { uid } => (PeerRefusedError::new_err(message), vec![("uid", number(py, u64::from(*uid)))]),
+        E::AgentInUse { name } => (AgentInUseError::new_err(message), vec![("name", text(py, name))]),
+        E::AlreadyEncrypted { name } => (AlreadyEncryptedError::new_err(message), vec![("name", text(py, name))]),
         // A backend this package does not offer, or a condition newer than this package: the
         // base class still says what happened.
         _ => (Error::new_err(message), Vec::new()),

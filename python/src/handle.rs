@@ -42,6 +42,18 @@ impl Handle {
         }
     }
 
+    /// Whether the agent is encrypted. A server's answer may fail on the way.
+    ///
+    /// # Errors
+    ///
+    /// The errors of a connection, for a remote agent.
+    pub(crate) fn is_encrypted(&self) -> Result<bool, cheesedb::Error> {
+        match self {
+            Handle::Local(agent) => Ok(agent.is_encrypted()),
+            Handle::Remote(agent) => agent.is_encrypted(),
+        }
+    }
+
     /// Closes the handle: a local one writes the snapshot that is due when it is the last; a
     /// remote one closes its connection, which ends its session on the server.
     ///

@@ -68,11 +68,30 @@ impl Store {
 
     /// Creates an agent named `name` (non-empty, at most 256 bytes of UTF-8) and returns its
     /// token, the only way to open it. The token is shown only now: the store keeps its hash.
-    #[pyo3(text_signature = "(self, name)")]
-    fn create_agent(&self, py: Python<'_>, name: String) -> PyResult<String> {
+    /// With `encrypted=True` the agent's contents, lot labels and vectors are sealed under keys
+    /// derived from the token, so the store folder alone reveals none of them, and an Erase
+    /// destroys the keys of what it erases; everything else works the same.
+    #[pyo3(signature = (name, encrypted = false), text_signature = "(self, name, encrypted=False)")]
+    fn create_agent(&self, py: Python<'_>, name: String, encrypted: bool) -> PyResult<String> {
         let store = self.handle()?;
-        let token = py.detach(|| store.create_agent(&name)).into_python(py)?;
+        let token = py
+            .detach(|| if encrypted { store.create_encrypted_agent(&name) } else { store.create_agent(&name) })
+            .into_python(py)?;
         Ok(token.to_string())
+    }
+
+    /// Converts the plaintext agent that `token` opens into an encrypted one, with the same name,
+    /// token, ids and history; the plaintext files are overwritten with zeros and removed before
+    /// it returns, and a crash at any point leaves the agent whole, plaintext or encrypted.
+    /// Returns the new head fingerprint: the history is chained anew over the sealed records, so
+    /// fingerprints kept before no longer match. Every handle of the agent must be closed first
+    /// (AgentInUseError otherwise); an encrypted agent raises AlreadyEncryptedError.
+    #[pyo3(text_signature = "(self, token)")]
+    fn encrypt_agent(&self, py: Python<'_>, token: String) -> PyResult<String> {
+        let store = self.handle()?;
+        let token: Token = token.parse().map_err(|error| to_python(py, error))?;
+        let fingerprint = py.detach(|| store.encrypt_agent(&token)).into_python(py)?;
+        Ok(fingerprint.to_string())
     }
 
     /// Opens the agent that `token` belongs to. Several handles of one agent share its engine.

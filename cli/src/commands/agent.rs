@@ -1,5 +1,9 @@
-//! `cheesedb agent create|list|delete`.
+//! `cheesedb agent create|list|delete|encrypt`.
 
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use cheesedb::{Error, Fingerprint, Token};
 use serde_json::json;
 
 use crate::access_log;
@@ -7,31 +11,43 @@ use crate::arguments::AgentCommand;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::output::escaped;
-use crate::session::open_store_handle;
+use crate::session::{agent_token, describe_agent, open_store_handle, TokenSource};
+use crate::store_handle::StoreHandle;
 use crate::tokens::{tokens_path, SavedTokens};
 
 /// Runs one `agent` subcommand.
 pub fn run(command: AgentCommand, context: &Context) -> Result<(), Failure> {
     match command {
-        AgentCommand::Create { name } => create(&name, context),
+        AgentCommand::Create { name, encrypted } => create(&name, encrypted, context),
         AgentCommand::List => list(context),
         AgentCommand::Delete { name } => delete(&name, context),
+        AgentCommand::Encrypt { agent } => encrypt(&agent, context),
     }
 }
 
-fn create(name: &str, context: &Context) -> Result<(), Failure> {
+fn create(name: &str, encrypted: bool, context: &Context) -> Result<(), Failure> {
     let store = open_store_handle(&context.folder)?;
-    let token = store.create_agent(name)?;
+    let token = store.create_agent(name, encrypted)?;
     let saved = SavedTokens::update(&context.folder, |tokens| tokens.insert(name, &token));
     let tokens_file = tokens_path(&context.folder);
-    let value = json!({ "name": name, "token": token.to_string(), "tokens_file": tokens_file.display().to_string() });
+    let value = json!({
+        "name": name,
+        "encrypted": encrypted,
+        "token": token.to_string(),
+        "tokens_file": tokens_file.display().to_string()
+    });
     // The token exists only now: print it even if saving it failed, so it is not lost.
     context.printer.result(value, || {
-        format!(
-            "created agent {}\ntoken: {token}\nThe token is shown only this once. It is saved in {} (readable by you only) so\nother commands can name the agent; keep a copy somewhere safe too.",
+        let kind = if encrypted { "encrypted agent" } else { "agent" };
+        let mut text = format!(
+            "created {kind} {}\ntoken: {token}\nThe token is shown only this once. It is saved in {} (readable by you only) so\nother commands can name the agent; keep a copy somewhere safe too.",
             escaped(&format!("{name:?}")),
             escaped(&tokens_file.display().to_string())
-        )
+        );
+        if encrypted {
+            text.push_str("\nIts contents are sealed under keys derived from the token: without the token they cannot be read,\nnot even by cheesedb.");
+        }
+        text
     })?;
     saved.map_err(|failure| failure.context("the agent was created but its token could not be saved"))
 }
@@ -39,21 +55,29 @@ fn create(name: &str, context: &Context) -> Result<(), Failure> {
 fn list(context: &Context) -> Result<(), Failure> {
     let store = open_store_handle(&context.folder)?;
     let names = store.agent_names()?;
+    let encrypted = names.iter().map(|name| store.is_encrypted(name)).collect::<Result<Vec<bool>, _>>()?;
     let tokens = SavedTokens::load(&context.folder)?;
-    let agents: Vec<_> =
-        names.iter().map(|name| json!({ "name": name, "token_saved": tokens.contains(name) })).collect();
+    let agents: Vec<_> = names
+        .iter()
+        .zip(&encrypted)
+        .map(|(name, encrypted)| json!({ "name": name, "encrypted": encrypted, "token_saved": tokens.contains(name) }))
+        .collect();
     context.printer.result(json!({ "agents": agents }), || {
         if names.is_empty() {
             return String::from("no agents yet; create one with: cheesedb agent create NAME");
         }
         names
             .iter()
-            .map(|name| {
-                if tokens.contains(name) {
-                    escaped(name)
-                } else {
-                    format!("{}  (token not saved here)", escaped(name))
+            .zip(&encrypted)
+            .map(|(name, encrypted)| {
+                let mut line = escaped(name);
+                if *encrypted {
+                    line.push_str("  (encrypted)");
                 }
+                if !tokens.contains(name) {
+                    line.push_str("  (token not saved here)");
+                }
+                line
             })
             .collect::<Vec<_>>()
             .join("\n")
@@ -96,4 +120,52 @@ fn delete(name: &str, context: &Context) -> Result<(), Failure> {
         }
         text
     })
+}
+
+fn encrypt(agent: &str, context: &Context) -> Result<(), Failure> {
+    let store = open_store_handle(&context.folder)?;
+    let (token, source) = agent_token(&context.folder, &store, agent)?;
+    let unknown = |error| match error {
+        Error::UnknownToken => Failure::new(format!(
+            "the token for {} opens no agent in {} (was the agent deleted?)",
+            describe_agent(agent),
+            context.folder.display()
+        )),
+        other => Failure::from(other).context(&format!("encrypting {}", describe_agent(agent))),
+    };
+    let name = store.agent_name_of(&token).map_err(unknown)?;
+    if source == TokenSource::TokensFile && name.as_bytes() != agent.as_bytes() {
+        // A mixed-up tokens file must not make this command convert another agent.
+        return Err(Failure::new(format!(
+            "the token saved for agent {agent:?} in {} belongs to agent {name:?}; the file was edited or mixed up: put back the token shown when {agent:?} was created, or pass that token in place of the name",
+            tokens_path(&context.folder).display()
+        )));
+    }
+    let progress = crate::progress::spinner("encrypting");
+    let converted = encrypt_once_free(&store, &token);
+    progress.finish_and_clear();
+    let fingerprint = converted.map_err(unknown)?;
+    let value = json!({ "encrypted": name, "fingerprint": fingerprint.to_string() });
+    context.printer.result(value, || {
+        format!(
+            "encrypted agent {}: its contents are sealed under keys derived from its token, which goes on working;\nthe plaintext files were overwritten with zeros and removed.\nThe history was chained anew over the sealed records, so fingerprints kept before no longer match.\nnew fingerprint: {fingerprint}\nkeep it somewhere else; later check with: cheesedb verify {} --expect {fingerprint}",
+            escaped(&format!("{name:?}")),
+            escaped(&name)
+        )
+    })
+}
+
+/// How long `agent encrypt` waits for an agent to be let go: a memory server closes the session
+/// of a command that just ended a moment after the command is gone.
+const IN_USE_WAIT_MAX: Duration = Duration::from_secs(2);
+
+/// Encrypts the agent of `token`, trying again for a moment while it is in use.
+fn encrypt_once_free(store: &StoreHandle, token: &Token) -> Result<Fingerprint, Error> {
+    let started = Instant::now();
+    loop {
+        match store.encrypt_agent(token) {
+            Err(Error::AgentInUse { .. }) if started.elapsed() < IN_USE_WAIT_MAX => sleep(Duration::from_millis(50)),
+            outcome => return outcome,
+        }
+    }
 }

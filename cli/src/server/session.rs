@@ -89,8 +89,12 @@ impl Session {
         let operation = request.operation();
         let asked = request.ids();
         let logged_agent = match &request {
-            Request::CreateAgent { name } | Request::DeleteAgent { name } => Some(name.clone()),
-            Request::AgentNames | Request::LeftBehind | Request::Hello { .. } => None,
+            Request::CreateAgent { name, .. } | Request::DeleteAgent { name } | Request::AgentIsEncrypted { name } => {
+                Some(name.clone())
+            }
+            // Logged under the agent's name, which the token gives without opening it.
+            Request::EncryptAgent { token } => self.state.store.agent_name_of(&Token::from_bytes(*token)).ok(),
+            Request::AgentNames | Request::LeftBehind | Request::Hello { .. } | Request::AgentNameOf { .. } => None,
             _ => self.agent.as_ref().map(|open| open.name.clone()),
         };
         let reply = self.serve(request).unwrap_or_else(|error| Reply::One(Response::failed(&error)));
@@ -112,8 +116,18 @@ impl Session {
         match request {
             Request::Hello { .. } => Ok(Reply::One(super::reply::hello())),
             Request::OpenAgent { token } => self.open_agent(&Token::from_bytes(token)),
-            Request::CreateAgent { name } => {
-                Ok(Reply::One(Response::Token(*self.state.store.create_agent(&name)?.as_bytes())))
+            Request::CreateAgent { name, encrypted } => {
+                let store = &self.state.store;
+                let token = if encrypted { store.create_encrypted_agent(&name)? } else { store.create_agent(&name)? };
+                Ok(Reply::One(Response::Token(*token.as_bytes())))
+            }
+            Request::EncryptAgent { token } => {
+                // An agent this session has open is in use like any other: the store refuses.
+                Ok(fingerprint(self.state.store.encrypt_agent(&Token::from_bytes(token))?))
+            }
+            Request::AgentIsEncrypted { name } => Ok(Reply::One(Response::Flag(self.state.store.is_encrypted(&name)?))),
+            Request::AgentNameOf { token } => {
+                Ok(Reply::One(Response::Name(self.state.store.agent_name_of(&Token::from_bytes(token))?)))
             }
             Request::AgentNames => Ok(Reply::Names(self.state.store.agent_names()?)),
             Request::DeleteAgent { name } => self.state.store.delete_agent(&name).map(|()| done()),
@@ -207,6 +221,7 @@ impl Session {
                 self.found(&agent.search_hybrid(&query, &vector, limit(most))?)
             }
             Request::HasVector { id } => Reply::One(Response::Flag(agent.has_vector(Id::from(id))?)),
+            Request::IsEncrypted => Reply::One(Response::Flag(agent.is_encrypted())),
             Request::Trust { id } => {
                 Reply::One(Response::Trust(agent.trust(Id::from(id), &self.state.trust_rules)?.into()))
             }

@@ -259,7 +259,7 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Writes `bytes` at the end of the active segment and syncs, through the active log's one
     /// durable append, which poisons the engine on failure.
-    fn write_durably(&mut self, bytes: &[u8]) -> Result<(), Error> {
+    pub(super) fn write_durably(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let active = self.active_segment();
         let folder = &self.folder;
         let Some(file) = self.segments.active_mut() else {
@@ -285,7 +285,7 @@ impl<S: Storage> AgentEngine<S> {
     ///
     /// A failure is never the outcome of the caller's records, which were not written yet: it
     /// is a refusal, and the engine is poisoned, since the seal may be on disk.
-    fn roll(&mut self) -> Result<(), Error> {
+    pub(super) fn roll(&mut self) -> Result<(), Error> {
         let segment = self.active_segment();
         if segment >= SEGMENTS_PER_AGENT_MAX {
             return Err(Error::LimitExceeded {

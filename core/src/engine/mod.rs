@@ -6,6 +6,7 @@
 mod active_log;
 mod append;
 mod batch;
+mod encrypted_copy;
 mod files;
 mod key_erase;
 mod keyless_verify;

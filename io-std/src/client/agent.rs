@@ -197,6 +197,18 @@ impl ClientAgent {
         })
     }
 
+    /// Whether the agent is encrypted; as [`Agent::is_encrypted`](crate::Agent::is_encrypted).
+    ///
+    /// # Errors
+    ///
+    /// The errors of a connection (`Error::ConnectionLost`, ...).
+    pub fn is_encrypted(&self) -> Result<bool, Error> {
+        self.call(&Request::IsEncrypted, |response| match response {
+            Response::Flag(flag) => Some(flag),
+            _ => None,
+        })
+    }
+
     /// As [`Agent::lots`](crate::Agent::lots).
     ///
     /// # Errors

@@ -10,7 +10,7 @@ mod readable;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cheesedb_core::{Error, LeftBehind, Token};
+use cheesedb_core::{Error, Fingerprint, LeftBehind, Token};
 
 use crate::protocol::{Request, Response, SOCKET_FILE};
 
@@ -127,9 +127,72 @@ impl Client {
     /// As [`Store::create_agent`](crate::Store::create_agent), and the errors of a connection
     /// (`Error::ConnectionLost`, ...).
     pub fn create_agent(&self, name: &str) -> Result<Token, Error> {
+        self.create_agent_with(name, false)
+    }
+
+    /// Creates an encrypted agent; as
+    /// [`Store::create_encrypted_agent`](crate::Store::create_encrypted_agent).
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::create_agent`](crate::Store::create_agent), and the errors of a connection
+    /// (`Error::ConnectionLost`, ...).
+    pub fn create_encrypted_agent(&self, name: &str) -> Result<Token, Error> {
+        self.create_agent_with(name, true)
+    }
+
+    fn create_agent_with(&self, name: &str, encrypted: bool) -> Result<Token, Error> {
         self.with_connection(|connection| {
-            match connection.call(&Request::CreateAgent { name: String::from(name) })? {
+            match connection.call(&Request::CreateAgent { name: String::from(name), encrypted })? {
                 Response::Token(bytes) => Ok(Token::from_bytes(bytes)),
+                _ => Err(connection.unexpected()),
+            }
+        })
+    }
+
+    /// Converts the plaintext agent `token` opens into an encrypted one; as
+    /// [`Store::encrypt_agent`](crate::Store::encrypt_agent). No connection may have the agent
+    /// open meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::encrypt_agent`](crate::Store::encrypt_agent) (`Error::AgentInUse` while a
+    /// connection has it open), and the errors of a connection: a broken one during the
+    /// conversion is `Error::ConnectionLost` with its outcome unknown.
+    pub fn encrypt_agent(&self, token: &Token) -> Result<Fingerprint, Error> {
+        self.with_connection(|connection| {
+            match connection.call(&Request::EncryptAgent { token: *token.as_bytes() })? {
+                Response::Fingerprint { records, chain } => Ok(Fingerprint { records, chain }),
+                _ => Err(connection.unexpected()),
+            }
+        })
+    }
+
+    /// The name of the agent `token` opens, without opening it; as
+    /// [`Store::agent_name_of`](crate::Store::agent_name_of).
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::agent_name_of`](crate::Store::agent_name_of), and the errors of a connection.
+    pub fn agent_name_of(&self, token: &Token) -> Result<String, Error> {
+        self.with_connection(|connection| {
+            match connection.call(&Request::AgentNameOf { token: *token.as_bytes() })? {
+                Response::Name(name) => Ok(name),
+                _ => Err(connection.unexpected()),
+            }
+        })
+    }
+
+    /// Whether the agent named `name` is encrypted; as
+    /// [`Store::is_encrypted`](crate::Store::is_encrypted).
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::is_encrypted`](crate::Store::is_encrypted), and the errors of a connection.
+    pub fn is_encrypted(&self, name: &str) -> Result<bool, Error> {
+        self.with_connection(|connection| {
+            match connection.call(&Request::AgentIsEncrypted { name: String::from(name) })? {
+                Response::Flag(flag) => Ok(flag),
                 _ => Err(connection.unexpected()),
             }
         })

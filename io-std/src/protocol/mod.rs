@@ -13,7 +13,7 @@
 //! one agent by its token ([`Request::OpenAgent`]; a wrong token and an unknown one get the same
 //! answer) and works on it, one request at a time, each answered by one response (a long list
 //! comes in several responses, each but the last marked `more`). Store-level requests
-//! (create, list and delete agents) need no open agent.
+//! (create, list, encrypt and delete agents) need no open agent.
 //!
 //! Every failure is a [`Response::Failed`] carrying a [`WireError`], which turns back into the
 //! same [`Error`](crate::Error) on the client.
@@ -36,8 +36,9 @@ pub use wire::{
 pub use wire_error::{WireError, WireStorageKind, WireVectorProblem};
 
 /// The version of the protocol this crate speaks; a client and a server of different versions
-/// refuse each other at the hello.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// refuse each other at the hello. Version 2 added encrypted agents: `CreateAgent` carries an
+/// `encrypted` flag, which a version 1 peer would not decode.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The name of the server's socket inside the data folder.
 pub const SOCKET_FILE: &str = "cheesedb.sock";

@@ -143,10 +143,12 @@ pub enum Request {
         /// The id.
         id: u64,
     },
-    /// `Store::create_agent`.
+    /// `Store::create_agent`, or `Store::create_encrypted_agent` with `encrypted`.
     CreateAgent {
         /// The new agent's name.
         name: String,
+        /// Whether its contents are sealed under keys its token yields.
+        encrypted: bool,
     },
     /// `Store::agent_names`.
     AgentNames,
@@ -157,6 +159,24 @@ pub enum Request {
     },
     /// `Store::left_behind`.
     LeftBehind,
+    /// `Store::encrypt_agent`: converts the plaintext agent the token opens, which no
+    /// connection may have open.
+    EncryptAgent {
+        /// The token's bytes.
+        token: [u8; 32],
+    },
+    /// `Store::is_encrypted`.
+    AgentIsEncrypted {
+        /// The agent's name.
+        name: String,
+    },
+    /// `Agent::is_encrypted`, of the agent open on the connection.
+    IsEncrypted,
+    /// `Store::agent_name_of`: the name of the agent a token opens, without opening it.
+    AgentNameOf {
+        /// The token's bytes.
+        token: [u8; 32],
+    },
 }
 
 /// One write of a batch.
@@ -234,6 +254,7 @@ impl Request {
                 | Request::BatchCommit
                 | Request::CreateAgent { .. }
                 | Request::DeleteAgent { .. }
+                | Request::EncryptAgent { .. }
         )
     }
 
@@ -272,6 +293,10 @@ impl Request {
             Request::AgentNames => "agent_names",
             Request::DeleteAgent { .. } => "delete_agent",
             Request::LeftBehind => "left_behind",
+            Request::EncryptAgent { .. } => "encrypt_agent",
+            Request::AgentIsEncrypted { .. } => "agent_is_encrypted",
+            Request::IsEncrypted => "is_encrypted",
+            Request::AgentNameOf { .. } => "agent_name_of",
         }
     }
 
@@ -306,6 +331,7 @@ impl Request {
 
 #[cfg(test)]
 mod tests {
+    use super::super::PROTOCOL_VERSION;
     use super::*;
     use proptest::prelude::*;
 
@@ -340,10 +366,15 @@ mod tests {
             Request::BatchDrop,
             Request::TrackReads { on: true },
             Request::Trust { id: 5 },
-            Request::CreateAgent { name: String::from("alice") },
+            Request::CreateAgent { name: String::from("alice"), encrypted: false },
+            Request::CreateAgent { name: String::from("carol"), encrypted: true },
             Request::AgentNames,
             Request::DeleteAgent { name: String::from("bob") },
             Request::LeftBehind,
+            Request::EncryptAgent { token: [3; 32] },
+            Request::AgentIsEncrypted { name: String::from("alice") },
+            Request::IsEncrypted,
+            Request::AgentNameOf { token: [4; 32] },
         ]
     }
 
@@ -354,6 +385,17 @@ mod tests {
             assert_eq!(Request::decode(&bytes).unwrap(), request);
             assert!(!request.operation().is_empty());
         }
+    }
+
+    #[test]
+    fn this_version_s_hello_starts_with_version_2() {
+        // Version 2 changed `CreateAgent` (its `encrypted` flag): a version 1 peer is told at
+        // the hello, never left to misread a request.
+        assert_eq!(PROTOCOL_VERSION, 2);
+        let bytes = Request::Hello { version: PROTOCOL_VERSION, client: String::from("x") }.encode().unwrap();
+        assert_eq!(bytes.get(..2), Some(&[0u8, 2][..]));
+        let first = Request::Hello { version: 1, client: String::from("x") }.encode().unwrap();
+        assert_eq!(Request::hello_version(&first), Some(1));
     }
 
     #[test]

@@ -110,6 +110,12 @@ pub enum WireError {
     PeerRefused {
         uid: u32,
     },
+    AgentInUse {
+        name: String,
+    },
+    AlreadyEncrypted {
+        name: String,
+    },
     /// An error of a later version of the engine that this one does not know: its message.
     Other {
         message: String,
@@ -286,6 +292,8 @@ impl From<&Error> for WireError {
             Error::MalformedMessage { reason } => WireError::MalformedMessage { reason: String::from(reason) },
             Error::ServerBusy { connections_max } => WireError::ServerBusy { connections_max },
             Error::PeerRefused { uid } => WireError::PeerRefused { uid },
+            Error::AgentInUse { name } => WireError::AgentInUse { name },
+            Error::AlreadyEncrypted { name } => WireError::AlreadyEncrypted { name },
             other => WireError::Other { message: other.to_string() },
         }
     }
@@ -352,6 +360,8 @@ impl WireError {
             }
             WireError::ServerBusy { connections_max } => Error::ServerBusy { connections_max },
             WireError::PeerRefused { uid } => Error::PeerRefused { uid },
+            WireError::AgentInUse { name } => Error::AgentInUse { name },
+            WireError::AlreadyEncrypted { name } => Error::AlreadyEncrypted { name },
             WireError::Other { .. } => Error::Internal { what: "the server failed in a way this client does not know" },
         }
     }
@@ -415,6 +425,8 @@ mod tests {
             Error::MalformedMessage { reason: "the bytes do not decode as a request" },
             Error::ServerBusy { connections_max: 8 },
             Error::PeerRefused { uid: 1000 },
+            Error::AgentInUse { name: String::from("carol") },
+            Error::AlreadyEncrypted { name: String::from("dave") },
         ]
     }
 

@@ -55,8 +55,15 @@ class Store:
     @property
     def read_only(self) -> bool:
         """Whether the store was opened read-only."""
-    def create_agent(self, name: str) -> str:
-        """Creates an agent named `name` and returns its token, shown only now."""
+    def create_agent(self, name: str, encrypted: bool = False) -> str:
+        """Creates an agent named `name` and returns its token, shown only now. With
+        encrypted=True its contents, lot labels and vectors are sealed under keys derived from
+        the token, which the store never keeps."""
+    def encrypt_agent(self, token: str) -> str:
+        """Converts the plaintext agent `token` opens into an encrypted one (same name, token,
+        ids and history; the plaintext files overwritten with zeros and removed) and returns
+        its new fingerprint, since the history is chained anew. Raises AgentInUseError while a
+        handle of it is open, AlreadyEncryptedError for an encrypted agent."""
     def open_agent(self, token: str) -> "Agent":
         """Opens the agent that `token` belongs to."""
     def delete_agent(self, name: str) -> None:
@@ -88,8 +95,12 @@ class Client:
     @property
     def path(self) -> str:
         """The server's socket."""
-    def create_agent(self, name: str) -> str:
-        """Creates an agent named `name` and returns its token, shown only now."""
+    def create_agent(self, name: str, encrypted: bool = False) -> str:
+        """Creates an agent named `name` (encrypted with encrypted=True) and returns its
+        token, shown only now."""
+    def encrypt_agent(self, token: str) -> str:
+        """Converts the plaintext agent `token` opens into an encrypted one and returns its new
+        fingerprint, as Store.encrypt_agent; no connection may have the agent open."""
     def open_agent(self, token: str) -> "Agent":
         """Opens the agent that `token` belongs to; a wrong token is answered as an unknown one."""
     def delete_agent(self, name: str) -> None:
@@ -115,6 +126,10 @@ class Agent:
     @property
     def name(self) -> str:
         """The name this agent was created with."""
+    @property
+    def is_encrypted(self) -> bool:
+        """Whether the agent's contents, lot labels and vectors are sealed under keys derived
+        from its token."""
     def add_lot(self, label: str, content: Content) -> int:
         """Adds a source (a lot) and returns its id; durable when it returns."""
     def remember(self, content: Content, legs: Legs) -> int:
@@ -280,6 +295,12 @@ class ServerBusyError(Error):
 
 class PeerRefusedError(Error):
     uid: int
+
+class AgentInUseError(Error):
+    name: str
+
+class AlreadyEncryptedError(Error):
+    name: str
 
 class ClosedError(Error): ...
 class InternalError(Error): ...

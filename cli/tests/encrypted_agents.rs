@@ -1,0 +1,167 @@
+//! Encrypted agents from the command line: `agent create --encrypted`, `agent encrypt`, the
+//! marks of `agent list`, the same through a running memory server, and `cheesedb mcp` serving
+//! an encrypted agent. No text of an encrypted agent is ever in a file of the data folder.
+
+mod common;
+
+use common::mcp_process::McpProcess;
+use common::server_process::ServerProcess;
+use common::{files_below, Cli};
+use serde_json::json;
+
+/// Whether any file below the data folder holds `needle`.
+fn in_any_file(cli: &Cli, needle: &str) -> bool {
+    files_below(cli.folder())
+        .iter()
+        .filter_map(|path| std::fs::read(path).ok())
+        .any(|bytes| bytes.windows(needle.len()).any(|window| window == needle.as_bytes()))
+}
+
+#[test]
+fn an_agent_created_encrypted_works_and_keeps_no_text_in_the_clear() {
+    let cli = Cli::new();
+    let created = cli.json(&["agent", "create", "alice", "--encrypted"]);
+    assert_eq!((created["name"].clone(), created["encrypted"].clone()), (json!("alice"), json!(true)));
+    let text = cli.run(&["agent", "create", "bob", "--encrypted"]).ok().to_owned();
+    assert!(text.contains("created encrypted agent \"bob\"") && text.contains("without the token"), "{text}");
+    let lot = cli.lot("alice", "secret-label", "canary-one the user lives in Pune");
+    let memory = cli.remember("alice", "canary-two the user lives in Pune", &[&lot.to_string()]);
+    let got = cli.json(&["get", "alice", &memory.to_string()]);
+    assert_eq!(got["content"], "canary-two the user lives in Pune");
+    assert_eq!(cli.json(&["get", "alice", &lot.to_string()])["label"], "secret-label");
+    assert!(!in_any_file(&cli, "canary") && !in_any_file(&cli, "secret-label"));
+    assert_eq!(cli.run(&["find", "canary"]).status, Some(1), "find agrees: nothing");
+    cli.json(&["verify", "alice"]);
+    cli.json(&["recall", "alice", &lot.to_string(), "--erase"]);
+    assert_eq!(cli.json(&["get", "alice", &memory.to_string()])["alive"], false);
+    cli.json(&["verify", "alice"]);
+}
+
+#[test]
+fn list_marks_encrypted_agents() {
+    let cli = Cli::new();
+    cli.create_agent("plain");
+    cli.json(&["agent", "create", "sealed", "--encrypted"]);
+    let listed = cli.json(&["agent", "list"]);
+    assert_eq!(
+        listed,
+        json!({ "agents": [
+            { "name": "plain", "encrypted": false, "token_saved": true },
+            { "name": "sealed", "encrypted": true, "token_saved": true }
+        ] })
+    );
+    let text = cli.run(&["agent", "list"]).ok().to_owned();
+    assert_eq!(text.lines().collect::<Vec<_>>(), ["plain", "sealed  (encrypted)"]);
+}
+
+#[test]
+fn encrypt_converts_an_agent_in_place_and_prints_its_new_fingerprint() {
+    let cli = Cli::new();
+    let [a, b, _c, m1, m2, m3] = cli.seed_story("alice");
+    cli.json(&["recall", "alice", &b.to_string(), "--erase"]);
+    let before = cli.json(&["verify", "alice"])["fingerprint"].clone();
+    let listed_before = cli.json(&["list", "alice"]);
+    assert!(in_any_file(&cli, "umbrella"));
+
+    let converted = cli.json(&["agent", "encrypt", "alice"]);
+    assert_eq!(converted["encrypted"], "alice");
+    let fingerprint = converted["fingerprint"].as_str().unwrap().to_owned();
+    assert_ne!(json!(fingerprint), before, "the history is chained anew");
+    assert_eq!(cli.json(&["verify", "alice"])["fingerprint"], json!(fingerprint));
+    cli.json(&["verify", "alice", "--expect", &fingerprint]);
+    assert_eq!(cli.json(&["list", "alice"]), listed_before);
+    for id in [a, m1, m2, m3] {
+        cli.json(&["get", "alice", &id.to_string()]);
+    }
+    assert_eq!(cli.json(&["get", "alice", &m3.to_string()])["content"], "carry an umbrella");
+    assert_eq!(cli.json(&["get", "alice", &b.to_string()])["content"], json!(null));
+    for text in ["umbrella", "Pune", "user_message"] {
+        assert!(!in_any_file(&cli, text), "{text:?} is still in a file");
+    }
+    assert_eq!(cli.json(&["agent", "list"])["agents"][0]["encrypted"], true);
+
+    let again = cli.run(&["agent", "encrypt", "alice"]).fails_with(2).to_owned();
+    assert!(again.contains("encrypted already"), "{again}");
+    let unknown = cli.run(&["agent", "encrypt", "nobody"]).fails_with(2).to_owned();
+    assert!(unknown.contains("no agent is named"), "{unknown}");
+
+    let text = {
+        cli.create_agent("bob");
+        cli.run(&["agent", "encrypt", "bob"]).ok().to_owned()
+    };
+    assert!(text.contains("fingerprints kept before no longer match") && text.contains("new fingerprint: "), "{text}");
+}
+
+#[test]
+fn a_running_server_creates_lists_and_encrypts() {
+    let cli = Cli::new();
+    let server = ServerProcess::start(cli.folder(), &[]);
+    let created = cli.json(&["agent", "create", "alice", "--encrypted"]);
+    assert_eq!(created["encrypted"], true);
+    cli.create_agent("bob");
+    let lot = cli.lot("bob", "note", "canary-served plain text");
+    assert!(in_any_file(&cli, "canary-served"));
+    let converted = cli.json(&["agent", "encrypt", "bob"]);
+    assert_eq!(cli.json(&["verify", "bob"])["fingerprint"], converted["fingerprint"]);
+    assert_eq!(cli.json(&["get", "bob", &lot.to_string()])["content"], "canary-served plain text");
+    assert!(!in_any_file(&cli, "canary-served"));
+    let listed = cli.json(&["agent", "list"]);
+    assert_eq!(listed["agents"][0]["encrypted"], true);
+    assert_eq!(listed["agents"][1]["encrypted"], true);
+
+    // An agent a client holds open is in use: the conversion is refused, nothing changes.
+    let carol_token: cheesedb::Token = cli.create_agent("carol")["token"].as_str().unwrap().parse().unwrap();
+    let client = server.client();
+    let held = client.open_agent(&carol_token).unwrap();
+    assert!(!held.is_encrypted().unwrap());
+    assert!(matches!(client.encrypt_agent(&carol_token), Err(cheesedb::Error::AgentInUse { .. })));
+    drop(held);
+    server.stop();
+}
+
+#[test]
+fn mcp_serves_an_encrypted_agent() {
+    let cli = Cli::new();
+    cli.json(&["agent", "create", "alice", "--encrypted"]);
+    let mut server = McpProcess::start(&cli, "alice");
+    server.initialize();
+    server.call_ok("add_source", json!({ "label": "user_message", "text": "canary-mcp I live in Pune" }));
+    server.call_ok("remember", json!({ "text": "canary-mcp user lives in Pune", "legs": [[1]] }));
+    let got = server.call_ok("get", json!({ "id": 2 }));
+    assert_eq!(got["content"], "canary-mcp user lives in Pune");
+    let found = server.call_ok("search_memories", json!({ "query": "Pune" }));
+    assert_eq!(found["hits"].as_array().unwrap().len(), 2);
+    server.call_ok("forget_source", json!({ "id": 1, "erase": true }));
+    assert!(!in_any_file(&cli, "canary-mcp"));
+    server.finish();
+    assert!(!in_any_file(&cli, "canary-mcp"));
+    cli.json(&["verify", "alice"]);
+}
+
+#[test]
+fn a_client_of_protocol_1_hears_version_2_at_the_hello_and_nothing_more() {
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+
+    use cheesedb::protocol::{read_frame_body, read_frame_length, write_frame, Request, Response};
+
+    // Version 2 carries the encrypted flag of a new agent, which a version 1 peer would misread:
+    // the hello tells them apart before any other request.
+    let cli = Cli::new();
+    let server = ServerProcess::start(cli.folder(), &[]);
+    let mut stream = UnixStream::connect(&server.socket).unwrap();
+    let hello = Request::Hello { version: 1, client: String::from("an old client") }.encode().unwrap();
+    write_frame(&mut stream, &hello).unwrap();
+    let length = read_frame_length(&mut stream).unwrap().expect("an answer");
+    let mut body = Vec::new();
+    read_frame_body(&mut stream, length, &mut body).unwrap();
+    assert_eq!(Response::hello_version(&body), Some(2));
+    assert!(matches!(Response::decode(&body), Ok(Response::Hello { version: 2, .. })));
+    let create = Request::CreateAgent { name: String::from("alice"), encrypted: false }.encode().unwrap();
+    let _ = write_frame(&mut stream, &create);
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "the server closed the connection after its hello");
+    assert_eq!(cli.json(&["agent", "list"]), json!({ "agents": [] }), "nothing was created");
+    server.stop();
+}
