@@ -45,9 +45,8 @@ impl SlotsToRestore {
             let mut held_slots = held.chunks_exact(KEY_SLOT_BYTES);
             let mut differing = SlotsToRestore::default();
             for (slot, id) in bytes.chunks_exact(KEY_SLOT_BYTES).zip(first..) {
-                if held_slots.next() != Some(slot) {
-                    let slot: &[u8; KEY_SLOT_BYTES] =
-                        slot.try_into().map_err(|_| Error::Internal { what: "a key slot is 80 bytes" })?;
+                let differs = held_slots.next() != Some(slot);
+                if let (true, Ok(slot)) = (differs, <&[u8; KEY_SLOT_BYTES]>::try_from(slot)) {
                     differing.push(id, slot);
                 }
             }
