@@ -18,7 +18,7 @@ use cheesedb_core::{AgentEngine, Error, StoreEngine, Token};
 
 use super::world::{Step, Stop, World};
 use crate::key_oracle::{first_erased_that_opens, first_unreadable, walk_segment, KeyRing, SealedRecord};
-use crate::model::Text;
+use crate::model::{AgentModel, Text};
 use crate::storage::{FaultKind, SimStorage};
 
 /// The words of every violation that finds an erased node readable: never excused by a silent
@@ -85,6 +85,35 @@ fn current_records(storage: &SimStorage, number: u64) -> (Vec<SealedRecord>, Opt
     (records, in_the_clear)
 }
 
+/// The keys of agent `number` from its key files as a program reads them, and (with `medium`,
+/// where they differ) as the medium holds them.
+fn key_rings(storage: &SimStorage, number: u64, token: &Token, medium: bool) -> (KeyRing, Option<KeyRing>) {
+    let folder = agent_folder(number);
+    let key_files = |read: &dyn Fn(&str) -> Option<Vec<u8>>| {
+        (read(&key_table_path(&folder)).unwrap_or_default(), read(&epochs_path(&folder)).unwrap_or_default())
+    };
+    let cached = key_files(&|path| storage.file_bytes(path));
+    let durable = key_files(&|path| storage.durable_file_bytes(path));
+    let medium_ring =
+        (medium && durable != cached).then(|| KeyRing::new(number, token.as_bytes(), durable.0, &durable.1));
+    (KeyRing::new(number, token.as_bytes(), cached.0, &cached.1), medium_ring)
+}
+
+/// The nodes an Erase the model knows happened covered.
+fn erased_nodes(model: &AgentModel) -> BTreeSet<u64> {
+    model.ids().filter(|id| model.node(*id).is_some_and(|node| node.erased)).collect()
+}
+
+/// The content of every node whose text the model says is in the files.
+fn readable_contents(model: &AgentModel) -> BTreeMap<u64, Vec<u8>> {
+    model
+        .ids()
+        .filter_map(|id| {
+            model.node(id).filter(|node| node.text == Text::Present).map(|node| (id, node.content.clone()))
+        })
+        .collect()
+}
+
 impl World {
     /// Keeps the sealed records of every segment image of encrypted agent `index`: a copy of its
     /// segments taken before an Erase or a compaction, as a backup would be.
@@ -107,45 +136,26 @@ impl World {
     /// as a program reads them and as the medium holds them: an Erase syncs what it destroys,
     /// and open makes durable what it serves (unless a lost write, which the engine cannot see,
     /// may have kept an old sector on the medium). After a reopen (`readable`), also that every
-    /// node whose text the model says is there opens to its content, and that nothing is in the
-    /// clear. Reads the files from outside: no storage operation, no fault.
+    /// node whose text the model says is there opens to its content. Reads the files from
+    /// outside: no storage operation, no fault.
     pub(crate) fn check_keys(&mut self, index: usize, during: &str, readable: bool) -> Step {
         let storage = self.storage.clone();
         let lost_writes = storage.fault_counts().count(FaultKind::LostWrite) > 0;
         let slot = self.slot(index)?;
         let Some(token) = slot.token.as_ref().filter(|_| slot.encrypted) else { return Ok(()) };
         let (number, name) = (slot.number, slot.name.clone());
-        let folder = agent_folder(number);
-        let key_files = |read: &dyn Fn(&str) -> Option<Vec<u8>>| {
-            (read(&key_table_path(&folder)).unwrap_or_default(), read(&epochs_path(&folder)).unwrap_or_default())
-        };
-        let cached = key_files(&|path| storage.file_bytes(path));
-        let durable = key_files(&|path| storage.durable_file_bytes(path));
-        let ring = KeyRing::new(number, token.as_bytes(), cached.0.clone(), &cached.1);
-        // The medium's keys are tried only where they differ from the cache's.
-        let durable_ring =
-            (!lost_writes && durable != cached).then(|| KeyRing::new(number, token.as_bytes(), durable.0, &durable.1));
+        let (ring, medium_ring) = key_rings(&storage, number, token, !lost_writes);
         let (mut records, in_the_clear) = current_records(&storage, number);
-        let model = &slot.model;
-        let erased: BTreeSet<u64> = model.ids().filter(|id| model.node(*id).is_some_and(|node| node.erased)).collect();
+        let erased = erased_nodes(&slot.model);
         records.extend(slot.archive.records_of(&erased));
         let opened = first_erased_that_opens(&ring, &records, &erased)
             .map(|opened| (opened, "as a program reads them"))
             .or_else(|| {
-                let durable = durable_ring.as_ref()?;
-                first_erased_that_opens(durable, &records, &erased).map(|opened| (opened, "as the medium holds them"))
+                let medium_ring = medium_ring.as_ref()?;
+                first_erased_that_opens(medium_ring, &records, &erased)
+                    .map(|opened| (opened, "as the medium holds them"))
             });
-        let unreadable = if readable {
-            let present: BTreeMap<u64, Vec<u8>> = model
-                .ids()
-                .filter_map(|id| {
-                    model.node(id).filter(|node| node.text == Text::Present).map(|node| (id, node.content.clone()))
-                })
-                .collect();
-            first_unreadable(&ring, &records, &present)
-        } else {
-            None
-        };
+        let unreadable = readable.then(|| first_unreadable(&ring, &records, &readable_contents(&slot.model))).flatten();
         self.stats.key_checks += 1;
         if let Some((opened, files)) = opened {
             let message = format!(
@@ -154,7 +164,7 @@ impl World {
             );
             return self.erased_key_back(index, message);
         }
-        if let Some(what) = in_the_clear.filter(|_| readable) {
+        if let Some(what) = in_the_clear {
             return Err(Stop::Violation(format!("{during}: encrypted agent {name}: {what}")));
         }
         if let Some(id) = unreadable {
