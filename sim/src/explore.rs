@@ -2,11 +2,16 @@
 //! combination of what happened to its unsynced changes, and every single-byte corruption of a
 //! sealed segment and of the catalog.
 
-use cheesedb_core::log::names::{agent_folder, segment_path};
-use cheesedb_core::{AgentEngine, Error, Id, Leg, Mode, Options, Removal, StoreEngine};
+use std::collections::{BTreeMap, BTreeSet};
+
+use cheesedb_core::codec::record::{self, Body};
+use cheesedb_core::codec::segment_header::SEGMENT_HEADER_BYTES;
+use cheesedb_core::log::names::{agent_folder, epochs_path, key_table_path, parse_segment_name, segment_path};
+use cheesedb_core::{AgentEngine, Error, Id, Leg, Mode, Options, Removal, StoreEngine, Token};
 
 use crate::canary;
 use crate::compare::{compare_node, merge_uncertain, shape_matches, Mismatch};
+use crate::key_oracle::{first_erased_that_opens, first_unreadable, walk_segment, KeyRing, RecordArchive};
 use crate::model::{AgentModel, Text};
 use crate::random::Random;
 use crate::storage::{Fate, PendingChange, SimStorage};
@@ -29,17 +34,42 @@ pub enum Protocol {
     EraseInPlaceAcrossSegments,
     /// A compaction rewriting a segment without the text of recalled nodes.
     Compaction,
+    /// A recall with Erase on an encrypted agent: the recall record, the key table synced, the
+    /// slots of the erased nodes zeroed, synced and read back, a new epoch, the older epoch's
+    /// key zeroed, synced and read back.
+    EraseByKeys,
+    /// The same Erase of a node recalled and compacted before (its sealed bytes are gone from
+    /// the segments, not from a backup taken before the compaction).
+    EraseByKeysAfterCompaction,
 }
 
 impl Protocol {
     /// Every protocol.
-    pub const ALL: [Protocol; 5] = [
+    pub const ALL: [Protocol; 7] = [
         Protocol::BatchAppend,
         Protocol::SegmentRoll,
         Protocol::EraseInPlace,
         Protocol::EraseInPlaceAcrossSegments,
         Protocol::Compaction,
+        Protocol::EraseByKeys,
+        Protocol::EraseByKeysAfterCompaction,
     ];
+
+    /// Whether the protocol runs on an encrypted agent.
+    pub fn is_encrypted(self) -> bool {
+        matches!(self, Protocol::EraseByKeys | Protocol::EraseByKeysAfterCompaction)
+    }
+
+    /// Whether the protocol is a recall with Erase of node 1.
+    fn erases(self) -> bool {
+        matches!(
+            self,
+            Protocol::EraseInPlace
+                | Protocol::EraseInPlaceAcrossSegments
+                | Protocol::EraseByKeys
+                | Protocol::EraseByKeysAfterCompaction
+        )
+    }
 }
 
 /// What an exploration covered.
@@ -67,18 +97,41 @@ pub fn exploration_options() -> Options {
 struct Scenario {
     storage: SimStorage,
     number: u64,
+    /// The token of an encrypted agent (a plaintext one opens by its number).
+    token: Option<Token>,
     before: AgentModel,
     after: AgentModel,
     options: Options,
+    /// Backups of the encrypted agent's segments taken while the scenario was built (before
+    /// any recall or compaction, and just before the action).
+    backups: RecordArchive,
 }
 
 fn failed(context: &str, error: impl core::fmt::Display) -> String {
     format!("{context}: {error}")
 }
 
-fn open_agent(storage: &SimStorage, number: u64, options: &Options) -> Result<AgentEngine<SimStorage>, Error> {
+fn open_agent(
+    storage: &SimStorage,
+    number: u64,
+    options: &Options,
+    token: Option<&Token>,
+) -> Result<AgentEngine<SimStorage>, Error> {
     let store = StoreEngine::open(storage.clone(), options.clone())?;
-    store.open_agent_by_number(number)
+    match token {
+        Some(token) => store.open_agent(store.authenticate(token)?),
+        None => store.open_agent_by_number(number),
+    }
+}
+
+/// Keeps in `backups` the sealed records of every image of every segment of agent `number`.
+fn back_up(storage: &SimStorage, number: u64, backups: &mut RecordArchive) {
+    let folder = agent_folder(number);
+    storage.visit_whole_images(&folder, |path, bytes| {
+        if path.rsplit('/').next().and_then(parse_segment_name).is_some() {
+            backups.add_segment(bytes);
+        }
+    });
 }
 
 fn content(serial: u64, random: &mut Random) -> Vec<u8> {
@@ -92,11 +145,14 @@ fn prepare(protocol: Protocol) -> Result<Scenario, String> {
     let mut random = Random::seeded(EXPLORATION_SEED);
     let mut store =
         StoreEngine::open(storage.clone(), options.clone()).map_err(|error| failed("opening the store", error))?;
-    let token = store.create_agent("explored").map_err(|error| failed("creating the agent", error))?;
+    let encrypted = protocol.is_encrypted();
+    let created = if encrypted { store.create_encrypted_agent("explored") } else { store.create_agent("explored") };
+    let token = created.map_err(|error| failed("creating the agent", error))?;
     let key = store.authenticate(&token).map_err(|error| failed("authenticating", error))?;
     let number = key.number();
     let mut agent = store.open_agent(key).map_err(|error| failed("opening the agent", error))?;
-    let mut model = AgentModel::default();
+    let mut model = AgentModel::new(encrypted);
+    let mut backups = RecordArchive::default();
     let mut serial = 0;
     let mut add_lot =
         |agent: &mut AgentEngine<SimStorage>, model: &mut AgentModel, random: &mut Random| -> Result<u64, String> {
@@ -122,9 +178,14 @@ fn prepare(protocol: Protocol) -> Result<Scenario, String> {
         agent.remember(&text, &[Leg::from([Id::from(first)])]).map_err(|error| failed("remembering", error))?;
         model.remember(&text, &[vec![first]]).map_err(|error| failed("the model remembering", error))?;
     }
-    if protocol == Protocol::Compaction {
+    back_up(&storage, number, &mut backups);
+    if matches!(protocol, Protocol::Compaction | Protocol::EraseByKeysAfterCompaction) {
         agent.recall(Id::from(first), Mode::Fair, Removal::Untrusted).map_err(|error| failed("recalling", error))?;
         model.recall(first, Mode::Fair, Removal::Untrusted).map_err(|error| failed("the model recalling", error))?;
+    }
+    if protocol == Protocol::EraseByKeysAfterCompaction {
+        agent.compact().map_err(|error| failed("compacting", error))?;
+        model.compact();
     }
     let mut after = model.clone();
     match protocol {
@@ -132,7 +193,10 @@ fn prepare(protocol: Protocol) -> Result<Scenario, String> {
             let writes = action_writes(&mut random, first, second);
             after.batch(&writes).map_err(|error| failed("the model's batch", error))?;
         }
-        Protocol::EraseInPlace | Protocol::EraseInPlaceAcrossSegments => {
+        Protocol::EraseInPlace
+        | Protocol::EraseInPlaceAcrossSegments
+        | Protocol::EraseByKeys
+        | Protocol::EraseByKeysAfterCompaction => {
             after.recall(first, Mode::Strict, Removal::Erase).map_err(|error| failed("the model's recall", error))?;
         }
         Protocol::Compaction => after.compact(),
@@ -142,7 +206,9 @@ fn prepare(protocol: Protocol) -> Result<Scenario, String> {
     // Start from a state where everything is durable.
     let keep_all = vec![Fate::Keep; storage.pending_changes().len()];
     storage.crash_with(&keep_all);
-    Ok(Scenario { storage, number, before: model, after, options })
+    back_up(&storage, number, &mut backups);
+    let token = encrypted.then_some(token);
+    Ok(Scenario { storage, number, token, before: model, after, options, backups })
 }
 
 /// Whether the active segment is full, so the next write starts a new one.
@@ -191,9 +257,10 @@ fn act(protocol: Protocol, agent: &mut AgentEngine<SimStorage>, scenario: &Scena
                 })
                 .is_ok()
         }
-        Protocol::EraseInPlace | Protocol::EraseInPlaceAcrossSegments => {
-            agent.recall(Id::from(1), Mode::Strict, Removal::Erase).is_ok()
-        }
+        Protocol::EraseInPlace
+        | Protocol::EraseInPlaceAcrossSegments
+        | Protocol::EraseByKeys
+        | Protocol::EraseByKeysAfterCompaction => agent.recall(Id::from(1), Mode::Strict, Removal::Erase).is_ok(),
         Protocol::Compaction => agent.compact().is_ok(),
     }
 }
@@ -243,7 +310,7 @@ pub fn explore(protocol: Protocol, combinations_max: usize) -> Result<Exploratio
     let mut exploration = Exploration::default();
     // Count the protocol's storage operations once, on a copy.
     let counting = scenario.storage.fork();
-    let mut agent = open_agent(&counting, scenario.number, &scenario.options)
+    let mut agent = open_agent(&counting, scenario.number, &scenario.options, scenario.token.as_ref())
         .map_err(|error| failed("opening for the count", error))?;
     let start = counting.operation_count();
     if !act(protocol, &mut agent, &scenario) {
@@ -254,7 +321,7 @@ pub fn explore(protocol: Protocol, combinations_max: usize) -> Result<Exploratio
     let mut random = Random::seeded(EXPLORATION_SEED);
     for crash_point in 0..=exploration.operations {
         let disk = scenario.storage.fork();
-        let mut agent = open_agent(&disk, scenario.number, &scenario.options)
+        let mut agent = open_agent(&disk, scenario.number, &scenario.options, scenario.token.as_ref())
             .map_err(|error| failed("opening before the crash", error))?;
         disk.arm_crash(crash_point);
         let acknowledged = act(protocol, &mut agent, &scenario);
@@ -286,12 +353,14 @@ fn check_crash_state(
     disk: &SimStorage,
     acknowledged: bool,
 ) -> Result<bool, String> {
-    let agent =
-        open_agent(disk, scenario.number, &scenario.options).map_err(|error| failed("open after the crash", error))?;
+    let agent = open_agent(disk, scenario.number, &scenario.options, scenario.token.as_ref())
+        .map_err(|error| failed("open after the crash", error))?;
+    // An Erase of a node dead already changes no shape: its record in the log tells.
+    let erase_found = protocol.erases() && erase_recorded(disk, scenario.number, 1);
     let (model, done) = match merge_uncertain(&scenario.before, &scenario.after) {
         // Compaction changes only where text is: once acknowledged it is gone, before that
         // each dead node's text may or may not be.
-        Some(_) if acknowledged => (scenario.after.clone(), true),
+        Some(_) if acknowledged || erase_found => (scenario.after.clone(), true),
         Some(merged) => (merged, false),
         None if shape_matches(&agent, &scenario.after) => (scenario.after.clone(), true),
         None if !acknowledged && shape_matches(&agent, &scenario.before) => (scenario.before.clone(), false),
@@ -304,7 +373,6 @@ fn check_crash_state(
             ));
         }
     };
-    let _ = protocol;
     for id in 1..=model.next_id() {
         match compare_node(&model, id, agent.audit(Id::from(id))) {
             Ok(_) => {}
@@ -313,24 +381,94 @@ fn check_crash_state(
         }
     }
     agent.verify().map_err(|error| failed("verify after the crash", error))?;
-    // Erased text must be gone once the erasure is known (the recall record made it to disk).
+    // Erased text must be gone once the erasure is known (the recall record made it to disk),
+    // and an encrypted agent's text is never in a file at all.
     let mut found = std::collections::BTreeSet::new();
     disk.visit_images(|_, bytes| canary::find_markers(bytes, EXPLORATION_SEED, &mut found));
     for node in &model.nodes {
-        if node.text == Text::Absent && canary::serial_of(&node.content).is_some_and(|serial| found.contains(&serial)) {
-            return Err("erased text is still in a file".to_string());
+        let must_be_gone = node.text == Text::Absent || scenario.token.is_some();
+        if must_be_gone && canary::serial_of(&node.content).is_some_and(|serial| found.contains(&serial)) {
+            return Err("erased text (or an encrypted agent's text) is in a file".to_string());
         }
     }
+    check_keys(scenario, disk, &model).map_err(|message| format!("after the crash: {message}"))?;
     // What open served must survive another crash that drops everything unsynced.
     drop(agent);
     let drops = vec![Fate::Drop; disk.pending_changes().len()];
     disk.crash_with(&drops);
-    let again = open_agent(disk, scenario.number, &scenario.options)
+    let again = open_agent(disk, scenario.number, &scenario.options, scenario.token.as_ref())
         .map_err(|error| failed("open after a second crash", error))?;
     if !shape_matches(&again, &model) {
         return Err("a second crash changed what the first recovery served".to_string());
     }
+    check_keys(scenario, disk, &model).map_err(|message| format!("after a second crash: {message}"))?;
     Ok(done)
+}
+
+/// Whether the log of agent `number` holds a recall with Erase of `id`.
+fn erase_recorded(disk: &SimStorage, number: u64, id: u64) -> bool {
+    let folder = agent_folder(number);
+    let mut found = false;
+    disk.visit_whole_images(&folder, |path, bytes| {
+        if path.rsplit('/').next().and_then(parse_segment_name).is_none() {
+            return;
+        }
+        let mut position = SEGMENT_HEADER_BYTES;
+        while let Some(Ok((decoded, length))) = bytes.get(position..).map(record::decode) {
+            found |=
+                matches!(decoded.body, Body::Recall { id: recalled, removal: Removal::Erase, .. } if recalled == id);
+            position += length;
+        }
+    });
+    found
+}
+
+/// On an encrypted agent: with the keys its token and its key files yield (as a program reads
+/// them and as the medium holds them), no record of an erased node opens, in the segments or
+/// in the backups taken before; every node whose text is there opens to its content; nothing
+/// is in the clear.
+fn check_keys(scenario: &Scenario, disk: &SimStorage, model: &AgentModel) -> Result<(), String> {
+    let Some(token) = scenario.token.as_ref() else { return Ok(()) };
+    let folder = agent_folder(scenario.number);
+    let mut current = Vec::new();
+    let mut in_the_clear = None;
+    disk.visit_whole_images(&folder, |path, bytes| {
+        if path.rsplit('/').next().and_then(parse_segment_name).is_some() {
+            let walk = walk_segment(bytes);
+            current.extend(walk.records);
+            in_the_clear = in_the_clear.take().or(walk.in_the_clear);
+        }
+    });
+    if let Some(what) = in_the_clear {
+        return Err(what);
+    }
+    let erased: BTreeSet<u64> = model.ids().filter(|id| model.node(*id).is_some_and(|node| node.erased)).collect();
+    let present: BTreeMap<u64, Vec<u8>> = model
+        .ids()
+        .filter_map(|id| {
+            model.node(id).filter(|node| node.text == Text::Present).map(|node| (id, node.content.clone()))
+        })
+        .collect();
+    let mut everything = current.clone();
+    everything.extend(scenario.backups.records_of(&erased));
+    for durable in [false, true] {
+        let read = |path: String| {
+            if durable { disk.durable_file_bytes(&path) } else { disk.file_bytes(&path) }.unwrap_or_default()
+        };
+        let ring =
+            KeyRing::new(scenario.number, token.as_bytes(), read(key_table_path(&folder)), &read(epochs_path(&folder)));
+        let files = if durable { "as the medium holds them" } else { "as a program reads them" };
+        if let Some(opened) = first_erased_that_opens(&ring, &everything, &erased) {
+            return Err(format!(
+                "erased node {} opens ({} record) with {}, from the key files {files}",
+                opened.id, opened.record_kind, opened.key_from
+            ));
+        }
+        if let Some(id) = first_unreadable(&ring, &current, &present) {
+            return Err(format!("node {id} is readable but no key from the files {files} opens it"));
+        }
+    }
+    Ok(())
 }
 
 /// What a corruption sweep found.
@@ -393,7 +531,7 @@ fn sweep(storage: &SimStorage, number: u64, options: &Options, path: &str) -> Re
             let copy = storage.fork();
             copy.replace_file_bytes(path, &damaged);
             sweep.damaged_copies += 1;
-            let outcome = open_agent(&copy, number, options).and_then(|agent| agent.verify().map(|_| ()));
+            let outcome = open_agent(&copy, number, options, None).and_then(|agent| agent.verify().map(|_| ()));
             match outcome {
                 Err(error) if error.is_corruption() => sweep.detected += 1,
                 _ => {

@@ -8,6 +8,8 @@
 //!   against the model after every step and every crash.
 //! - [`explore`]: every crash state of the small write protocols, and every single-byte
 //!   corruption of a sealed segment.
+//! - [`key_oracle`]: the keys an encrypted agent's token and files yield, tried on its sealed
+//!   records, current or copied before an Erase.
 //!
 //! Same seed, same run: every choice comes from [`random::Random`].
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
@@ -18,6 +20,7 @@ pub mod compare;
 pub mod explore;
 pub mod group_commit;
 pub mod harness;
+pub mod key_oracle;
 pub mod model;
 pub mod paths;
 pub mod random;

@@ -62,6 +62,10 @@ pub struct ModelNode {
     /// Where the numbers of all its vectors are. `Present` promises nothing about the files:
     /// only an absence is checked.
     pub numbers: Text,
+    /// Covered by an Erase the model knows happened (acknowledged, or found done after a
+    /// crash): on an encrypted agent no key obtainable with the token may open its records,
+    /// in the files now or in any copy taken before.
+    pub erased: bool,
 }
 
 impl ModelNode {
@@ -75,6 +79,7 @@ impl ModelNode {
             vectors: Vec::new(),
             vector: None,
             numbers: Text::Present,
+            erased: false,
         }
     }
 
@@ -157,6 +162,9 @@ pub fn cosine(first: &[f32], second: &[f32]) -> f64 {
 pub struct AgentModel {
     /// Every node ever added, in id order.
     pub nodes: Vec<ModelNode>,
+    /// The agent is encrypted: a lot's label is sealed with its text, so it goes when the text
+    /// goes (an Erase destroys the key, a compaction drops the sealed bytes) and reads as empty.
+    pub sealed: bool,
 }
 
 fn normalized(legs: &[Vec<u64>]) -> Vec<Vec<u64>> {
@@ -206,6 +214,22 @@ pub fn with_reads(legs: &[Vec<u64>], reads: &[u64]) -> Result<(Vec<Vec<u64>>, Ve
 }
 
 impl AgentModel {
+    /// An empty model of an encrypted agent (`sealed`) or a plaintext one.
+    pub fn new(sealed: bool) -> AgentModel {
+        AgentModel { nodes: Vec::new(), sealed }
+    }
+
+    /// The label lot `node` shows now: its label, or none once a sealed label went with its
+    /// text. `None` when either may show (an unfinished compaction) or `node` is no lot.
+    pub fn visible_label<'a>(&self, node: &'a ModelNode) -> Option<&'a str> {
+        let ModelKind::Lot { label } = &node.kind else { return None };
+        match (self.sealed, node.text) {
+            (false, _) | (true, Text::Present) => Some(label),
+            (true, Text::Absent) => Some(""),
+            (true, Text::Either) => None,
+        }
+    }
+
     /// The id the next node gets.
     pub fn next_id(&self) -> u64 {
         self.nodes.len() as u64 + 1
@@ -411,7 +435,12 @@ impl AgentModel {
         let mut levels: Vec<TrustLevel> = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
             let level = match &node.kind {
-                ModelKind::Lot { label } => rules.get(label).copied().unwrap_or(TrustLevel::Normal),
+                // A sealed label that went with its text is no label: the default level. (A
+                // label in doubt is taken as there: the full check settles text before trust.)
+                ModelKind::Lot { label } => {
+                    let label = self.visible_label(node).unwrap_or(label);
+                    rules.get(label).copied().unwrap_or(TrustLevel::Normal)
+                }
                 ModelKind::Memory { legs, .. } => {
                     let level_of = |id: &u64| levels.get(usize::try_from(*id - 1).unwrap_or(usize::MAX)).copied();
                     let counts = |leg: &&Vec<u64>| !node.alive || leg.iter().all(|parent| self.is_alive(*parent));
@@ -514,6 +543,7 @@ impl AgentModel {
                 // An Erase takes the text and every vector record of the node.
                 node.text = Text::Absent;
                 node.numbers = Text::Absent;
+                node.erased = true;
             }
         }
         Ok(removed)

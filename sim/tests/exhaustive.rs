@@ -40,6 +40,16 @@ fn every_crash_state_of_a_compaction_recovers_with_the_same_alive_set() {
 }
 
 #[test]
+fn every_crash_state_of_an_erase_on_an_encrypted_agent_leaves_its_nodes_readable_or_unreadable_for_good() {
+    explored(Protocol::EraseByKeys);
+}
+
+#[test]
+fn every_crash_state_of_an_erase_of_a_compacted_node_on_an_encrypted_agent_destroys_its_key() {
+    explored(Protocol::EraseByKeysAfterCompaction);
+}
+
+#[test]
 fn every_single_byte_corruption_of_a_sealed_segment_is_detected() {
     let sweep = sweep_sealed_segment().unwrap();
     println!("{sweep:?}");

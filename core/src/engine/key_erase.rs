@@ -11,16 +11,20 @@ use crate::storage::Storage;
 
 impl<S: Storage> AgentEngine<S> {
     /// Destroys the keys of every node an Erase covers that still has one (the slots of nodes
-    /// whose vectors are covered too), then starts a new epoch and destroys the older ones.
-    /// Returns how many lots and memories lost their keys.
+    /// whose vectors are covered too), and of every node in `covered`, then starts a new epoch
+    /// and destroys the older ones. Returns how many lots and memories lost their keys.
+    ///
+    /// `covered` names the nodes of an Erase whose sealed bytes may be gone from the files
+    /// already (a compaction dropped them): their slots still hold keys that open copies of the
+    /// segments taken before, so they go too.
     ///
     /// The order is the crash argument: the recall record is already durable; every slot is
     /// made durable before any epoch key goes (so no node still alive depends on a record's copy
     /// of its secret); slots are zeroed, synced and read back; then the rotation.
-    pub(crate) fn erase_by_destroying_keys(&mut self) -> Result<u64, Error> {
+    pub(crate) fn erase_by_destroying_keys(&mut self, covered: &[u64]) -> Result<u64, Error> {
         let doomed: Vec<u64> = self.graph.content_to_remove(false).collect();
         let doomed_vectors: Vec<u64> = self.graph.vectors_to_remove(false).collect();
-        let mut slots: Vec<u64> = doomed.iter().chain(doomed_vectors.iter()).copied().collect();
+        let mut slots: Vec<u64> = doomed.iter().chain(doomed_vectors.iter()).chain(covered.iter()).copied().collect();
         slots.sort_unstable();
         slots.dedup();
         let next_sequence = self.log.sequence() + 1;

@@ -70,14 +70,17 @@ impl<S: Storage> AgentEngine<S> {
             index.forget(core::iter::once(id.get()).chain(plan.removed.iter().copied()));
         }
         if !plan.erase.is_empty() {
-            self.erase_requested_content()?;
+            self.erase_requested_content(&plan.erase)?;
         }
         Ok(plan.removed.into_iter().map(Id::from).collect())
     }
 
-    /// Redacts, in place, every record covered by an Erase that still keeps its text.
-    fn erase_requested_content(&mut self) -> Result<(), Error> {
-        let result = self.erase_in_place();
+    /// Redacts, in place, every record covered by an Erase that still keeps its text; on an
+    /// encrypted agent, destroys the keys of every node in `covered` (the nodes this Erase
+    /// covers) instead.
+    fn erase_requested_content(&mut self, covered: &[u64]) -> Result<(), Error> {
+        let result =
+            if self.sealing.is_some() { self.erase_by_destroying_keys(covered) } else { self.erase_in_place() };
         if result.is_err() {
             // The recall is durable but its erasure is not finished: refuse further writes so
             // the caller reopens, and the open completes the erasure.

@@ -215,7 +215,7 @@ impl<S: Storage> AgentEngine<S> {
     /// holds them; returns how many records were redacted.
     pub(crate) fn erase_in_place(&mut self) -> Result<u64, Error> {
         if self.sealing.is_some() {
-            return self.erase_by_destroying_keys();
+            return self.erase_by_destroying_keys(&[]);
         }
         let mut doomed = Vec::new();
         for id in self.graph.content_to_remove(false) {

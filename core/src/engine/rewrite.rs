@@ -61,6 +61,11 @@ impl<S: Storage> AgentEngine<S> {
         if !segments.is_empty() {
             // The rewrite moves records, so a snapshot pointing at them must go first.
             self.remove_snapshot()?;
+            // The records it drops hold the only other copy of their nodes' secrets: an open
+            // could no longer write those slots again, so they must be durable first.
+            if let Some(sealing) = self.sealing.as_mut() {
+                sealing.sync_key_table()?;
+            }
         }
         for (index, segment) in segments.into_iter().enumerate() {
             // Once one segment is replaced, the compaction is partly on disk: a later failure

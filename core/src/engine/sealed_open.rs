@@ -33,22 +33,28 @@ impl SlotsToRestore {
         }
     }
 
-    /// Writes the slots that differ from the key table's, not synced: the records keep them
+    /// Writes the slots that do not already hold their bytes, not synced: the records keep them
     /// recoverable until the key table is synced, which comes before any epoch is destroyed.
-    /// After a clean close nothing differs, so nothing is written (a read-only open stays so).
-    /// A node an Erase covers gets no key back: its slot is to be zeroed, not restored.
+    ///
+    /// A slot already right is left alone. Written again, unsynced, a crash could tear a slot
+    /// that was durable; and when its record lies before the point of a snapshot (an open that
+    /// could not read the snapshot replays from the start), the next open, resuming from that
+    /// snapshot, would not write it again. After a clean close nothing differs, so nothing is
+    /// written (a read-only open stays so). A node an Erase covers gets no key back: its slot is
+    /// to be zeroed, not restored.
     pub(super) fn write<F: StorageFile>(self, sealing: &mut Sealing<F>, graph: &Graph) -> Result<(), Error> {
         for (first, bytes) in self.runs {
-            let mut kept = SlotsToRestore::default();
-            for (id, slot) in (first..).zip(bytes.chunks_exact(KEY_SLOT_BYTES)) {
-                if let (false, Ok(slot)) = (graph.is_erase_requested(id), <&[u8; KEY_SLOT_BYTES]>::try_from(slot)) {
-                    kept.push(id, slot);
+            let held = sealing.slots_held(first, bytes.len())?;
+            let mut held_slots = held.chunks_exact(KEY_SLOT_BYTES);
+            let mut differing = SlotsToRestore::default();
+            for (slot, id) in bytes.chunks_exact(KEY_SLOT_BYTES).zip(first..) {
+                let differs = held_slots.next() != Some(slot) && !graph.is_erase_requested(id);
+                if let (true, Ok(slot)) = (differs, <&[u8; KEY_SLOT_BYTES]>::try_from(slot)) {
+                    differing.push(id, slot);
                 }
             }
-            for (first, bytes) in kept.runs {
-                if !sealing.slots_hold(first, &bytes)? {
-                    sealing.write_slots(first, &bytes)?;
-                }
+            for (first, bytes) in differing.runs {
+                sealing.write_slots(first, &bytes)?;
             }
         }
         Ok(())
@@ -109,11 +115,31 @@ impl<S: Storage> AgentEngine<S> {
                 self.graph.set_vector_on_disk(id, false);
             }
         }
+        // An Erase cut short may cover nodes whose sealed bytes a compaction had dropped
+        // before: no record leads to their slots, so each is looked at.
+        let covered: Vec<u64> = if self.erase_cut_short() {
+            (1..self.graph.next_id())
+                .filter(|id| self.graph.is_erase_requested(*id) && !self.graph.is_content_on_disk(*id))
+                .filter(|id| !matches!(sealing.secret(*id), Ok(None)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let left = self.graph.content_to_remove(false).next().is_some()
-            || self.graph.vectors_to_remove(false).next().is_some();
-        let destroyed = if left { self.erase_by_destroying_keys()? } else { 0 };
+            || self.graph.vectors_to_remove(false).next().is_some()
+            || !covered.is_empty();
+        let destroyed = if left { self.erase_by_destroying_keys(&covered)? } else { 0 };
         self.settle_epochs()?;
         Ok(destroyed)
+    }
+
+    /// Whether an Erase may have been cut short before its rotation: one replayed from the log
+    /// was written under the epoch in force, or the epoch file ends in a torn slot (a rotation
+    /// cut short, whose Erase may lie before the point a snapshot let open resume from).
+    fn erase_cut_short(&self) -> bool {
+        let Some(sealing) = self.sealing.as_ref() else { return false };
+        let start = sealing.current_start_sequence();
+        sealing.rotation_cut_short() || self.last_erase_sequence_replayed.is_some_and(|erase| erase >= start)
     }
 
     /// Starts a new epoch when an Erase replayed from the log was written under the epoch in
@@ -121,10 +147,8 @@ impl<S: Storage> AgentEngine<S> {
     /// every epoch older than the one in force.
     fn settle_epochs(&mut self) -> Result<(), Error> {
         let next_sequence = self.log.sequence() + 1;
+        let erase_under_current = self.erase_cut_short() && !mutant!(SkipEpochRotation);
         let Some(sealing) = self.sealing.as_mut() else { return Ok(()) };
-        let start = sealing.current_start_sequence();
-        let erase_under_current =
-            self.last_erase_sequence_replayed.is_some_and(|erase| erase >= start) && !mutant!(SkipEpochRotation);
         if erase_under_current || sealing.current_epoch().is_none() {
             sealing.sync_key_table()?;
             sealing.start_epoch(&self.storage, next_sequence)?;

@@ -54,6 +54,8 @@ pub(crate) struct Sealing<F> {
     epochs: Vec<Epoch>,
     /// Slots were written since the key table was last synced.
     key_table_unsynced: bool,
+    /// Open found the epoch file ending in a torn slot: a rotation was cut short.
+    rotation_cut_short: bool,
 }
 
 impl<F> core::fmt::Debug for Sealing<F> {
@@ -93,6 +95,7 @@ impl<F: StorageFile> Sealing<F> {
             epochs_file,
             epochs: Vec::new(),
             key_table_unsynced: false,
+            rotation_cut_short: false,
         };
         sealing.start_epoch(storage, start_sequence)?;
         Ok(sealing)
@@ -124,7 +127,10 @@ impl<F: StorageFile> Sealing<F> {
             key_table,
             epochs_file,
             epochs: Vec::new(),
-            key_table_unsynced: false,
+            // What the page cache shows may not be on the medium yet (a process that failed a
+            // sync may have left slots an Erase zeroed): the first sync must really happen.
+            key_table_unsynced: true,
+            rotation_cut_short: false,
         };
         sealing.load_epochs()?;
         Ok(sealing)
@@ -138,6 +144,7 @@ impl<F: StorageFile> Sealing<F> {
         let slots = bytes.get(KEY_FILE_HEADER_BYTES..).unwrap_or_default();
         let whole = slots.len() / EPOCH_SLOT_BYTES;
         let mut kept_bytes = KEY_FILE_HEADER_BYTES + whole * EPOCH_SLOT_BYTES;
+        let mut torn_older = Vec::new();
         for (index, slot) in slots.chunks_exact(EPOCH_SLOT_BYTES).enumerate() {
             let epoch = bounded_count_u32(index + 1)?;
             let offset = (KEY_FILE_HEADER_BYTES + index * EPOCH_SLOT_BYTES) as u64;
@@ -158,7 +165,15 @@ impl<F: StorageFile> Sealing<F> {
                 // Otherwise it was whole and in force: damage, reported with the file as it is.
                 Err(reason) if index + 1 == whole => return Err(Error::Corrupt { file: path, offset, reason }),
                 // An older slot is only ever overwritten to destroy it: torn, it was on the way.
-                Err(_) => self.epochs.push(Epoch::Gone),
+                // The tear may have spared its key (a sector of the overwrite that never made it
+                // while the checksum's did), so the destruction is finished here.
+                Err(_) => {
+                    self.epochs.push(Epoch::Gone);
+                    let start_sequence =
+                        slot.get(..8).and_then(|bytes| bytes.try_into().ok()).map_or(0, u64::from_le_bytes);
+                    torn_older
+                        .push((offset, encode_epoch_slot(self.agent, epoch, &EpochSlot::Destroyed { start_sequence })));
+                }
             }
         }
         if !self.last_is_live() {
@@ -169,9 +184,18 @@ impl<F: StorageFile> Sealing<F> {
             return Err(Error::Corrupt { file: path, offset, reason: CorruptReason::KeyFileCutShort });
         }
         if kept_bytes != bytes.len() {
-            let cut = self.epochs_file.set_len(kept_bytes as u64).and_then(|()| self.epochs_file.sync());
+            let cut = self.epochs_file.set_len(kept_bytes as u64);
             cut.map_err(|error| io_error("cutting a torn epoch from", &path, error))?;
+            // Only starting an epoch adds a slot: an Erase's rotation (or this settling at an
+            // earlier open) was cut short, and may have been meant to cover an Erase.
+            self.rotation_cut_short = true;
         }
+        for (offset, slot) in torn_older {
+            self.epochs_file.write_at(offset, &slot).map_err(|error| io_error("writing", &path, error))?;
+        }
+        // The epochs served from now on must be the medium's: an epoch key an Erase destroyed
+        // in the page cache only (its sync failed) is still on the medium until this sync.
+        self.epochs_file.sync().map_err(|error| io_error("syncing", &path, error))?;
         Ok(())
     }
 
@@ -194,6 +218,11 @@ impl<F: StorageFile> Sealing<F> {
             Some(Epoch::Live { start_sequence, .. }) => *start_sequence,
             _ => 0,
         }
+    }
+
+    /// Whether open found a rotation cut short (the epoch file ended in a torn slot).
+    pub(crate) fn rotation_cut_short(&self) -> bool {
+        self.rotation_cut_short
     }
 
     /// Whether an epoch other than the one in force still has its key.
@@ -233,17 +262,18 @@ impl<F: StorageFile> Sealing<F> {
         self.key_table.write_at(offset, bytes).map_err(|error| io_error("writing", path, error))
     }
 
-    /// Whether the key table holds exactly `bytes` from the slot of `first_id` on.
-    pub(crate) fn slots_hold(&self, first_id: u64, bytes: &[u8]) -> Result<bool, Error> {
+    /// The bytes the key table holds where the slots of ids from `first_id` on lie, `length`
+    /// of them: fewer when the table ends before.
+    pub(crate) fn slots_held(&self, first_id: u64, length: usize) -> Result<Vec<u8>, Error> {
         let path = &self.key_table_path;
         let offset = key_slot_offset(first_id).ok_or(Error::Internal { what: "a node id has a key slot" })?;
-        let length = self.key_table.len().map_err(|error| io_error("reading", path, error))?;
-        if offset.saturating_add(bytes.len() as u64) > length {
-            return Ok(false);
+        let table_length = self.key_table.len().map_err(|error| io_error("measuring", path, error))?;
+        let available = table_length.saturating_sub(offset).min(u64::try_from(length).unwrap_or(u64::MAX));
+        let mut bytes = vec![0u8; usize::try_from(available).unwrap_or(0)];
+        if !bytes.is_empty() {
+            self.key_table.read_at(offset, &mut bytes).map_err(|error| io_error("reading", path, error))?;
         }
-        let mut found = vec![0u8; bytes.len()];
-        read_exactly(&self.key_table, path, offset, &mut found)?;
-        Ok(found == bytes)
+        Ok(bytes)
     }
 
     /// The secret of node `id`: `None` when its slot holds no key or was never written.

@@ -6,6 +6,7 @@ use cheesedb_core::{Id, Mode, TrustRules};
 
 use super::markers::first_mismatched_marker;
 use super::recovery::MARKER_MISMATCH_PASSED;
+use super::sealed::IN_THE_CLEAR;
 use super::world::{Step, Stop, World};
 use crate::canary;
 use crate::compare::{compare_node, shape_matches, Mismatch};
@@ -140,6 +141,7 @@ impl World {
         }
         slot.kept = Some(engine.head());
         self.check_erased_text(&format!("checking agent {name}"))?;
+        self.check_keys(index, &format!("checking agent {name}"), true)?;
         self.check_trust(index)?;
         self.check_search(index)
     }
@@ -187,6 +189,14 @@ impl World {
                 }
             }
         });
+        // An encrypted agent's text and vectors are never written in the clear, not even for a
+        // moment: no fault excuses finding one.
+        if let Some(serial) = found.iter().find(|serial| self.sealed_serials.contains(serial)) {
+            let place = places.get(serial).cloned().unwrap_or_default();
+            return Err(Stop::Violation(format!(
+                "{during}: the text or a vector (serial {serial}) written to an encrypted agent is {IN_THE_CLEAR} in {place}"
+            )));
+        }
         // Text found only on the medium may be a lost write's stale sector, which the engine
         // cannot see until it reads the medium again: judged after a crash, right after this step.
         let lost_writes = self.storage.fault_counts().count(FaultKind::LostWrite) > 0;

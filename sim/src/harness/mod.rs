@@ -14,6 +14,7 @@ mod labels;
 pub mod markers;
 mod operations;
 mod recovery;
+mod sealed;
 mod search;
 mod session;
 mod stop;
@@ -87,6 +88,13 @@ pub struct RunStats {
     pub tracked_writes: u64,
     /// Trust levels compared with the model's.
     pub trust_levels_checked: u64,
+    /// Encrypted agents created (acknowledged).
+    pub encrypted_agents: u64,
+    /// Key checks of encrypted agents: erased nodes unreadable with the token, now and in the
+    /// copies taken before, and (after a reopen) every readable node opening to its content.
+    pub key_checks: u64,
+    /// Recalls with Erase acknowledged on encrypted agents.
+    pub encrypted_erases: u64,
 }
 
 impl RunStats {
@@ -112,6 +120,9 @@ impl RunStats {
         self.vectors_set += other.vectors_set;
         self.tracked_writes += other.tracked_writes;
         self.trust_levels_checked += other.trust_levels_checked;
+        self.encrypted_agents += other.encrypted_agents;
+        self.key_checks += other.key_checks;
+        self.encrypted_erases += other.encrypted_erases;
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use cheesedb_core::{AgentEngine, Batch, Error, Id, Leg, Mode, ReadSet, Removal, StagedBatch, Token};
 
 use super::labels::LABELS;
+use super::sealed::encrypted_agent;
 use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
 use crate::compare::{compare_node, merge_uncertain, Mismatch};
 use crate::model::{AgentModel, ModelWrite};
@@ -104,6 +105,9 @@ impl World {
             }
             return self.reopen(true);
         };
+        if self.key_slots_failed_before_writing(agent, &error)? {
+            return Ok(());
+        }
         match error {
             Error::Corrupt { .. } | Error::HistoryMismatch { .. } => return self.corruption(&error, label),
             Error::Poisoned => {
@@ -145,7 +149,7 @@ impl World {
 
     pub(crate) fn add_lot(&mut self, agent: usize) -> Step {
         let label = self.label();
-        let content = self.content();
+        let content = self.content(agent);
         let mut after = self.slot(agent)?.model.clone();
         let expected = after.add_lot(&label, &content);
         let (engine, storage) = self.engine(agent)?;
@@ -165,7 +169,7 @@ impl World {
             return self.add_lot(agent);
         }
         let legs = if invalid { self.draw_invalid_legs(&model) } else { self.draw_legs(&alive) };
-        let content = self.content();
+        let content = self.content(agent);
         // What the workload read since its last tracked write joins every leg.
         let (reads, read_ids) = self.slot(agent)?.session.take()?;
         let tracked = !reads.is_empty();
@@ -214,7 +218,7 @@ impl World {
         // tracked write.
         let mut reads = Some(self.slot(agent)?.session.take()?.1).filter(|reads| !reads.is_empty());
         for next_id in model.next_id()..model.next_id() + count {
-            let content = self.content();
+            let content = self.content(agent);
             if alive.is_empty() || self.random.chance(0.4) {
                 writes.push(ModelWrite::Lot { label: self.label(), content });
             } else {
@@ -224,13 +228,13 @@ impl World {
             alive.push(next_id);
         }
         let tracked = writes.iter().any(|write| matches!(write, ModelWrite::Memory { reads, .. } if !reads.is_empty()));
-        let vectors = self.batch_vectors(&model, &alive);
+        let vectors = self.batch_vectors(agent, &model, &alive);
         let vector_count = vectors.len() as u64;
         writes.extend(vectors);
         if self.random.chance(0.05) {
             let legs = self.draw_invalid_legs(&model);
             if !legs.is_empty() && model.refusal(&legs, &BTreeSet::new()).is_some() {
-                let content = self.content();
+                let content = self.content(agent);
                 writes.push(ModelWrite::Memory { content, legs, reads: Vec::new() });
             }
         }
@@ -284,14 +288,24 @@ impl World {
         let kind = if removal == Removal::Erase { WriteKind::Erase } else { WriteKind::Append };
         let label = format!("recall {target} {mode:?} {removal:?}");
         let count_before = model.nodes.len() as u64;
+        if removal == Removal::Erase {
+            // A backup taken just before: once the Erase returns, the token and the files left
+            // must not open what it covers in this copy either.
+            self.archive_segments(agent)?;
+        }
         let (engine, storage) = self.engine(agent)?;
         let called = call(&storage, &label, || engine.recall(Id::from(target), mode, removal))?;
         match (expected, called) {
             (Ok(expected), Called::Done(removed)) if ids(&removed) == expected => {
                 self.acknowledged(agent, after)?;
                 if removal == Removal::Erase {
-                    // Erase promises the text is gone from every file before the call returns.
+                    // Erase promises the text is gone from every file before the call returns,
+                    // and on an encrypted agent that no key left opens it, in any copy.
                     self.check_erased_text(&label)?;
+                    if self.slot(agent)?.encrypted {
+                        self.stats.encrypted_erases += 1;
+                        self.check_keys(agent, &label, false)?;
+                    }
                 }
                 Ok(())
             }
@@ -410,12 +424,16 @@ impl World {
         let model = self.slot(agent)?.model.clone();
         let mut after = model.clone();
         after.compact();
+        // A backup taken before the compaction keeps records the compaction drops: an Erase
+        // later must leave them unreadable too.
+        self.archive_segments(agent)?;
         let (engine, storage) = self.engine(agent)?;
         match call(&storage, "compact", || engine.compact())? {
             Called::Done(()) => {
                 self.stats.acknowledged_writes += 1;
                 self.slot(agent)?.model = after;
-                self.check_erased_text("compact")
+                self.check_erased_text("compact")?;
+                self.check_keys(agent, "compact", false)
             }
             Called::Refused(error) => Err(Stop::Violation(format!("compact refused: {error}"))),
             Called::Failed(error) => self.unacknowledged(agent, Some(error), after, WriteKind::Compaction, "compact"),
@@ -425,21 +443,37 @@ impl World {
 
     pub(crate) fn create_agent(&mut self) -> Step {
         let name = format!("agent {} ✓", self.next_agent);
+        let encrypted = encrypted_agent(self.seed, self.next_agent);
         self.next_agent += 1;
         let storage = self.storage.clone();
         let store = self.store.as_mut().ok_or_else(|| Stop::Violation("harness error: no store open".to_string()))?;
-        match call(&storage, "create_agent", || store.create_agent(&name))? {
+        let label = if encrypted { "create_encrypted_agent" } else { "create_agent" };
+        let created = call(&storage, label, || {
+            if encrypted {
+                store.create_encrypted_agent(&name)
+            } else {
+                store.create_agent(&name)
+            }
+        })?;
+        match created {
             Called::Done(token) => {
                 self.stats.acknowledged_writes += 1;
+                self.stats.encrypted_agents += u64::from(encrypted);
                 let number = store
                     .authenticate(&token)
                     .map(|key| key.number())
                     .map_err(|error| Stop::Violation(format!("a new agent's token does not authenticate: {error}")))?;
-                self.agents.push(Slot::new(name, Some(token), number));
+                if store.is_encrypted(number) != encrypted {
+                    return Err(Stop::Violation(format!(
+                        "agent {name} was created with encrypted = {encrypted}, the store says {}",
+                        store.is_encrypted(number)
+                    )));
+                }
+                self.agents.push(Slot::new(name, Some(token), number, encrypted));
                 let index = self.agents.len() - 1;
                 self.open_agent(index)
             }
-            Called::Refused(error) => Err(Stop::Violation(format!("create_agent refused: {error}"))),
+            Called::Refused(error) => Err(Stop::Violation(format!("{label} refused: {error}"))),
             Called::Failed(error) => {
                 self.stats.failures_reported += 1;
                 self.store_doubt = Some(StoreDoubt::Create { name });
@@ -504,6 +538,22 @@ impl World {
                     return Err(Stop::Violation(format!(
                         "the token of {} authenticates as {number:?}, expected {}",
                         slot.name, slot.number
+                    )));
+                }
+            }
+            if store.is_encrypted(slot.number) != slot.encrypted {
+                return Err(Stop::Violation(format!(
+                    "the store says {} is encrypted = {}",
+                    slot.name, !slot.encrypted
+                )));
+            }
+            // Without its token an encrypted agent does not open, and says nothing more.
+            if slot.encrypted {
+                let refused = store.open_agent_by_number(slot.number).map(|_| ());
+                if refused != Err(Error::UnknownToken) {
+                    return Err(Stop::Violation(format!(
+                        "opening encrypted agent {} without its token answered {refused:?}",
+                        slot.name
                     )));
                 }
             }

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use cheesedb_core::{AgentEngine, Error, StoreEngine};
+use cheesedb_core::{AgentEngine, Error, StoreEngine, Token};
 
+use super::sealed::{open_agent_engine, ERASED_NODE_OPENS, IN_THE_CLEAR};
 use super::world::{call, Called, Slot, Step, Stop, StoreDoubt, World};
 use crate::compare::shape_matches;
 use crate::model::Text;
@@ -20,6 +21,14 @@ enum OpenFailure {
     PowerLost,
     Failed(Error),
     Stop(Stop),
+}
+
+/// What opening everything opened: the engines of the agents the harness can open, and the
+/// names of encrypted agents whose token it never got.
+#[derive(Default)]
+struct Opened {
+    engines: Vec<(String, u64, AgentEngine<SimStorage>)>,
+    locked: BTreeSet<String>,
 }
 
 impl From<Stop> for OpenFailure {
@@ -76,8 +85,19 @@ impl World {
         self.reconcile(opened, clean)
     }
 
-    /// Opens the store and every agent it names.
-    fn open_everything(&mut self) -> Result<Vec<(String, u64, AgentEngine<SimStorage>)>, OpenFailure> {
+    /// The token of agent `name`, if the harness has it (an agent whose delete is in doubt
+    /// included).
+    fn token_of(&self, name: &str) -> Option<Token> {
+        let doubted = match &self.store_doubt {
+            Some(StoreDoubt::Delete { slot }) => Some(slot.as_ref()),
+            _ => None,
+        };
+        self.agents.iter().chain(doubted).find(|slot| slot.name == name).and_then(|slot| slot.token.clone())
+    }
+
+    /// Opens the store and every agent it names (an encrypted one with its token; one whose
+    /// token the harness never got is only checked to be refused without it).
+    fn open_everything(&mut self) -> Result<Opened, OpenFailure> {
         self.store = None;
         let storage = self.storage.clone();
         let options = self.options.clone();
@@ -87,13 +107,23 @@ impl World {
             Called::Failed(error) => return Err(OpenFailure::Failed(error)),
             Called::Refused(error) => return Err(Stop::Violation(format!("opening the store refused: {error}")).into()),
         };
-        let mut opened = Vec::new();
+        let mut opened = Opened::default();
         for name in store.agent_names() {
             let number = store
                 .agent_number(&name)
                 .map_err(|error| Stop::Violation(format!("a listed agent has no number: {error}")))?;
-            match call(&storage, "open agent", || store.open_agent_by_number(number))? {
-                Called::Done(engine) => opened.push((name, number, engine)),
+            let token = self.token_of(&name);
+            if token.is_none() && store.is_encrypted(number) {
+                let refused = store.open_agent_by_number(number).map(|_| ());
+                if refused != Err(Error::UnknownToken) {
+                    let message = format!("opening encrypted agent {name} without its token answered {refused:?}");
+                    return Err(Stop::Violation(message).into());
+                }
+                opened.locked.insert(name);
+                continue;
+            }
+            match call(&storage, "open agent", || open_agent_engine(&store, number, token.as_ref()))? {
+                Called::Done(engine) => opened.engines.push((name, number, engine)),
                 Called::PowerLost => return Err(OpenFailure::PowerLost),
                 Called::Failed(error) => return Err(OpenFailure::Failed(error)),
                 Called::Refused(error) => {
@@ -107,19 +137,26 @@ impl World {
 
     /// Settles store-level doubt, hands the engines to their slots, settles each agent's doubt
     /// and checks every agent in full.
-    fn reconcile(&mut self, opened: Vec<(String, u64, AgentEngine<SimStorage>)>, clean: bool) -> Step {
-        let found: BTreeSet<String> = opened.iter().map(|(name, _, _)| name.clone()).collect();
-        let known: BTreeSet<String> = self.agents.iter().map(|slot| slot.name.clone()).collect();
+    fn reconcile(&mut self, opened: Opened, clean: bool) -> Step {
+        let Opened { engines: opened, locked } = opened;
+        let found: BTreeSet<String> =
+            opened.iter().map(|(name, _, _)| name.clone()).chain(locked.iter().cloned()).collect();
+        let known: BTreeSet<String> =
+            self.agents.iter().map(|slot| slot.name.clone()).chain(self.locked_agents.iter().cloned()).collect();
         match self.store_doubt.take() {
             None if found == known => {}
             None => return Err(Stop::Violation(format!("the store lists agents {found:?}, the model {known:?}"))),
             Some(StoreDoubt::Create { name }) => {
                 let mut with = known.clone();
                 with.insert(name.clone());
-                if found == with {
+                if found == with && locked.contains(&name) {
+                    // An encrypted agent whose token never came back: nobody can open it.
+                    self.stats.unacknowledged_kept += 1;
+                    self.locked_agents.insert(name);
+                } else if found == with {
                     self.stats.unacknowledged_kept += 1;
                     let number = opened.iter().find(|(found, _, _)| *found == name).map_or(0, |(_, number, _)| *number);
-                    self.agents.push(Slot::new(name, None, number));
+                    self.agents.push(Slot::new(name, None, number, false));
                 } else if found == known {
                     self.stats.unacknowledged_lost += 1;
                 } else {
@@ -274,10 +311,13 @@ impl World {
 
     /// Opens agent `index` into its slot; on failure, reopens the whole store.
     pub(crate) fn open_agent(&mut self, index: usize) -> Step {
-        let number = self.slot(index)?.number;
+        let (number, token) = {
+            let slot = self.slot(index)?;
+            (slot.number, slot.token.clone())
+        };
         let storage = self.storage.clone();
         let store = self.store.as_ref().ok_or_else(|| Stop::Violation("harness error: no store open".to_string()))?;
-        match call(&storage, "open agent", || store.open_agent_by_number(number))? {
+        match call(&storage, "open agent", || open_agent_engine(store, number, token.as_ref()))? {
             Called::Done(engine) => {
                 self.slot(index)?.engine = Some(engine);
                 Ok(())
@@ -304,7 +344,9 @@ fn unseen_writes_possible(faults: &crate::storage::FaultCounts) -> bool {
 /// `get` served a content other than the one written: never excused by a lost write, which may
 /// cost acknowledged data but must never bring back what an Erase removed or change a text.
 fn erased_text_is_back(message: &str) -> bool {
-    ["must be gone", "its text is Absent", "content is different"].iter().any(|words| message.contains(words))
+    ["must be gone", "its text is Absent", "content is different", ERASED_NODE_OPENS, IN_THE_CLEAR]
+        .iter()
+        .any(|words| message.contains(words))
 }
 
 /// The words of the violation that finds a commit marker not matching its batch after `verify`

@@ -9,6 +9,7 @@ use cheesedb_core::codec::snapshot_file::SnapshotFile;
 use cheesedb_core::log::names::{agent_folder, segment_path, snapshot_path};
 use cheesedb_core::{Error, Storage, StorageFile, StoreEngine};
 
+use super::sealed::open_agent_engine;
 use super::world::{Step, Stop, World};
 use crate::model::Text;
 
@@ -120,8 +121,9 @@ impl World {
     /// file.
     fn open_noting_changes(&self, number: u64) -> (Result<(), Error>, bool) {
         let before = self.all_files();
+        let token = self.agents.iter().find(|slot| slot.number == number).and_then(|slot| slot.token.as_ref());
         let opened = StoreEngine::open(self.storage.clone(), self.options.clone())
-            .and_then(|store| store.open_agent_by_number(number).map(|_| ()));
+            .and_then(|store| open_agent_engine(&store, number, token).map(|_| ()));
         (opened, self.all_files() != before)
     }
 

@@ -24,21 +24,20 @@ impl World {
         }
     }
 
-    /// A fresh vector with markers, of `dimension` numbers.
-    pub(crate) fn vector(&mut self, dimension: usize) -> Vec<f32> {
-        let serial = self.next_serial;
-        self.next_serial += 1;
+    /// A fresh vector with markers, of `dimension` numbers, for agent `agent`.
+    pub(crate) fn vector(&mut self, agent: usize, dimension: usize) -> Vec<f32> {
+        let serial = self.next_serial_for(agent);
         canary::vector(serial, dimension, &mut self.random)
     }
 
     /// A vector the engine must refuse: empty, with a number that is not finite, all zeros, or
     /// (when the agent has alive vectors) of another dimension.
-    pub(crate) fn invalid_vector(&mut self, model: &AgentModel) -> Vec<f32> {
+    pub(crate) fn invalid_vector(&mut self, agent: usize, model: &AgentModel) -> Vec<f32> {
         let dimension = self.vector_dimension_for(model);
         match self.random.below(4) {
             0 => Vec::new(),
             1 => {
-                let mut vector = self.vector(dimension);
+                let mut vector = self.vector(agent, dimension);
                 let position = self.random.index(vector.len());
                 let bad = *self.random.pick(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY]).unwrap_or(&f32::NAN);
                 if let Some(number) = vector.get_mut(position) {
@@ -49,14 +48,15 @@ impl World {
             2 => vec![0.0; dimension],
             _ => {
                 let other = dimension + 4 * (1 + self.random.index(3));
-                self.vector(other)
+                self.vector(agent, other)
             }
         }
     }
 
-    /// Vectors for a batch, two times in five: each for a node of `alive` (the alive nodes
-    /// and those the batch adds), all of one dimension; rarely one more the engine must refuse.
-    pub(crate) fn batch_vectors(&mut self, model: &AgentModel, alive: &[u64]) -> Vec<ModelWrite> {
+    /// Vectors for a batch of agent `agent`, two times in five: each for a node of `alive` (the
+    /// alive nodes and those the batch adds), all of one dimension; rarely one more the engine
+    /// must refuse.
+    pub(crate) fn batch_vectors(&mut self, agent: usize, model: &AgentModel, alive: &[u64]) -> Vec<ModelWrite> {
         let mut writes = Vec::new();
         if alive.is_empty() || !self.random.chance(0.4) {
             return writes;
@@ -64,17 +64,19 @@ impl World {
         let dimension = self.vector_dimension_for(model);
         for _ in 0..self.random.between(1, 3) {
             let id = alive.get(self.random.index(alive.len())).copied().unwrap_or(1);
-            let vector = self.vector(dimension);
+            let vector = self.vector(agent, dimension);
             writes.push(ModelWrite::Vector { id, vector });
         }
         if self.random.chance(0.05) {
             let dead: Vec<u64> = model.ids().filter(|id| !model.is_alive(*id)).collect();
             let (id, vector) = match self.random.below(3) {
                 0 if !dead.is_empty() => {
-                    (dead.get(self.random.index(dead.len())).copied().unwrap_or(1), self.vector(dimension))
+                    (dead.get(self.random.index(dead.len())).copied().unwrap_or(1), self.vector(agent, dimension))
                 }
-                1 => (alive.last().copied().unwrap_or(1) + 1 + self.random.below(3), self.vector(dimension)),
-                _ => (alive.get(self.random.index(alive.len())).copied().unwrap_or(1), self.invalid_vector(model)),
+                1 => (alive.last().copied().unwrap_or(1) + 1 + self.random.below(3), self.vector(agent, dimension)),
+                _ => {
+                    (alive.get(self.random.index(alive.len())).copied().unwrap_or(1), self.invalid_vector(agent, model))
+                }
             };
             writes.push(ModelWrite::Vector { id, vector });
         }
@@ -94,10 +96,10 @@ impl World {
             _ => return self.add_lot(agent),
         };
         let vector = if self.random.chance(0.1) {
-            self.invalid_vector(&model)
+            self.invalid_vector(agent, &model)
         } else {
             let dimension = self.vector_dimension_for(&model);
-            self.vector(dimension)
+            self.vector(agent, dimension)
         };
         let mut after = model.clone();
         let expected = after.set_vector(target, &vector);

@@ -1,7 +1,7 @@
 //! The state of one run: the disk, the engine handles, the model, and the loop that draws and
 //! performs each step.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cheesedb_core::{AgentEngine, Error, Fingerprint, Options, StoreEngine, Token, TrustLevel};
 
@@ -10,6 +10,7 @@ use super::session::Session;
 pub(crate) use super::stop::Step;
 pub use super::stop::Stop;
 use super::{RunConfig, RunOutcome, RunStats, Violation};
+use crate::key_oracle::RecordArchive;
 use crate::model::AgentModel;
 use crate::random::Random;
 use crate::storage::{FaultPlan, SimStorage};
@@ -80,18 +81,26 @@ pub(crate) struct Slot {
     pub(crate) kept: Option<Fingerprint>,
     /// What the workload read since its last tracked write.
     pub(crate) session: Session,
+    /// Whether the agent is encrypted: it opens only with its token, and its text must never
+    /// be in any file.
+    pub(crate) encrypted: bool,
+    /// The sealed records of the copies of its segments taken before each Erase and compaction
+    /// (encrypted agents only).
+    pub(crate) archive: RecordArchive,
 }
 
 impl Slot {
     /// A just-created agent: nothing written, not open yet.
-    pub(crate) fn new(name: String, token: Option<Token>, number: u64) -> Slot {
+    pub(crate) fn new(name: String, token: Option<Token>, number: u64, encrypted: bool) -> Slot {
         Slot {
             name,
             token,
             number,
+            encrypted,
+            archive: RecordArchive::default(),
             engine: None,
-            model: AgentModel::default(),
-            before_last_write: AgentModel::default(),
+            model: AgentModel::new(encrypted),
+            before_last_write: AgentModel::new(encrypted),
             in_doubt: None,
             kept: None,
             session: Session::default(),
@@ -199,6 +208,12 @@ pub(crate) struct World {
     pub(crate) recovery_crash_chance: f64,
     pub(crate) next_serial: u64,
     pub(crate) next_agent: u64,
+    /// The serials of every content and vector handed to an encrypted agent: their markers must
+    /// never be in any file.
+    pub(crate) sealed_serials: BTreeSet<u64>,
+    /// Encrypted agents whose create was never acknowledged but happened: without their token
+    /// nobody can open them, so the workload leaves them alone (opening by number is refused).
+    pub(crate) locked_agents: BTreeSet<String>,
     pub(crate) stats: RunStats,
     pub(crate) step: u64,
     /// Faults injected when the last full check passed: a clean reopen after none repairs nothing.
@@ -281,6 +296,8 @@ impl World {
             recovery_crash_chance,
             next_serial: 1,
             next_agent: 1,
+            sealed_serials: BTreeSet::new(),
+            locked_agents: BTreeSet::new(),
             stats: RunStats::default(),
             step: 0,
             faults_at_last_check: 0,
@@ -379,10 +396,20 @@ impl World {
         Ok((engine, storage))
     }
 
-    /// A fresh content with a marker.
-    pub(crate) fn content(&mut self) -> Vec<u8> {
+    /// A fresh serial for a content or vector to be handed to agent `index`, noted when that
+    /// agent is encrypted.
+    pub(crate) fn next_serial_for(&mut self, index: usize) -> u64 {
         let serial = self.next_serial;
         self.next_serial += 1;
+        if self.agents.get(index).is_some_and(|slot| slot.encrypted) {
+            self.sealed_serials.insert(serial);
+        }
+        serial
+    }
+
+    /// A fresh content with a marker, for agent `index`.
+    pub(crate) fn content(&mut self, index: usize) -> Vec<u8> {
+        let serial = self.next_serial_for(index);
         crate::canary::content(self.seed, serial, self.filler_max_bytes, &mut self.random)
     }
 

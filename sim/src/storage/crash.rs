@@ -10,6 +10,13 @@ impl SimStorage {
         self.shared.borrow_mut().power = Power::CrashAfter(operations);
     }
 
+    /// Arms a sync failure: `syncs` more file syncs succeed, the next one fails and makes
+    /// nothing durable (its writes stay pending), and the power stays on. For tests that try a
+    /// failure at every sync of one operation.
+    pub fn arm_sync_failure(&self, syncs: u64) {
+        self.shared.borrow_mut().sync_failure = Some(syncs);
+    }
+
     /// Disarms a crash that has not happened yet.
     pub fn disarm_crash(&self) {
         let mut simulation = self.shared.borrow_mut();

@@ -34,6 +34,16 @@ impl SimStorage {
         }
     }
 
+    /// The bytes of the file at `path` as the medium holds them: what a crash now would leave
+    /// (the name looked up as a program sees it).
+    pub fn durable_file_bytes(&self, path: &str) -> Option<Vec<u8>> {
+        let simulation = self.shared.borrow();
+        match simulation.disk.lookup(path)? {
+            Entry::File(inode) => simulation.disk.inodes.get(inode).map(|file| file.durable.clone()),
+            Entry::Folder => None,
+        }
+    }
+
     /// Replaces the bytes of the file at `path`, durably, as if the medium held them: for
     /// corruption tests. Returns whether the file exists.
     pub fn replace_file_bytes(&self, path: &str, bytes: &[u8]) -> bool {
@@ -76,6 +86,24 @@ impl SimStorage {
                     if let FileChange::Write { bytes, .. } = change {
                         visit(&path, bytes);
                     }
+                }
+            }
+        }
+    }
+
+    /// Calls `visit` with the durable image and then the cached image (when it differs) of every
+    /// file reachable by a name whose path starts with `prefix`: whole files, as a copy of the
+    /// disk taken before or after a crash would hold them.
+    pub fn visit_whole_images(&self, prefix: &str, mut visit: impl FnMut(&str, &[u8])) {
+        let simulation = self.shared.borrow();
+        for (path, inode) in simulation.disk.reachable_files() {
+            if !path.starts_with(prefix) {
+                continue;
+            }
+            if let Some(file) = simulation.disk.inodes.get(inode) {
+                visit(&path, &file.durable);
+                if file.volatile != file.durable {
+                    visit(&path, &file.volatile);
                 }
             }
         }

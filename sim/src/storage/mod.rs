@@ -59,6 +59,8 @@ struct Simulation {
     epoch: u64,
     /// File syncs that succeeded.
     file_syncs: u64,
+    /// An armed sync failure: this many more file syncs succeed, the next one fails.
+    sync_failure: Option<u64>,
     /// Real time each file sync waits, outside the lock, so that threads writing meanwhile
     /// queue up behind it as they would behind a disk (virtual time cannot make them wait).
     sync_pause: std::time::Duration,
@@ -225,6 +227,7 @@ impl SimStorage {
             power: Power::On,
             epoch: 0,
             file_syncs: 0,
+            sync_failure: None,
             sync_pause: std::time::Duration::ZERO,
             trace: Trace::default(),
         };

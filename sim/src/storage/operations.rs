@@ -78,6 +78,11 @@ impl Simulation {
     }
 
     fn sync(&mut self, inode: usize) -> Result<(), SimError> {
+        if self.armed_sync_fails() {
+            // Nothing of what it was asked to make durable reaches the medium; all stays pending.
+            self.faults.add(FaultKind::SyncFailed);
+            return Err(SimError::Injected(FaultKind::SyncFailed));
+        }
         let plan = self.plan.sync_failed;
         if self.fault(FaultKind::SyncFailed, plan) {
             let mut fates = Vec::new();
@@ -110,6 +115,21 @@ impl Simulation {
         }
         self.trace.file_synced(inode);
         Ok(())
+    }
+
+    /// Whether the sync under way is the one an armed sync failure fails (counting it down).
+    fn armed_sync_fails(&mut self) -> bool {
+        match self.sync_failure {
+            Some(0) => {
+                self.sync_failure = None;
+                true
+            }
+            Some(left) => {
+                self.sync_failure = Some(left - 1);
+                false
+            }
+            None => false,
+        }
     }
 
     fn set_length(&mut self, inode: usize, length: u64) -> Result<(), SimError> {
