@@ -425,8 +425,8 @@ fn erase_recorded(disk: &SimStorage, number: u64, id: u64) -> bool {
 
 /// On an encrypted agent: with the keys its token and its key files yield (as a program reads
 /// them and as the medium holds them), no record of an erased node opens, in the segments or
-/// in the backups taken before; every node whose text is there opens to its content; nothing
-/// is in the clear.
+/// in the backups taken before; the slot of every node whose text is there opens it to its
+/// content (in the files as a program reads them); nothing is in the clear.
 fn check_keys(scenario: &Scenario, disk: &SimStorage, model: &AgentModel) -> Result<(), String> {
     let Some(token) = scenario.token.as_ref() else { return Ok(()) };
     let folder = agent_folder(scenario.number);
@@ -464,8 +464,9 @@ fn check_keys(scenario: &Scenario, disk: &SimStorage, model: &AgentModel) -> Res
                 opened.id, opened.record_kind, opened.key_from
             ));
         }
-        if let Some(id) = first_unreadable(&ring, &current, &present) {
-            return Err(format!("node {id} is readable but no key from the files {files} opens it"));
+        // The slots open wrote again from records may still be in the cache only: by design.
+        if let Some((id, why)) = first_unreadable(&ring, &current, &present).filter(|_| !durable) {
+            return Err(format!("node {id} must be readable, but {why} (the key files {files})"));
         }
     }
     Ok(())

@@ -239,24 +239,36 @@ pub fn first_erased_that_opens(
     })
 }
 
-/// The first node of `readable` (node and content) whose text no key of `ring` brings back
-/// from `records`: no record of it opens, or what opens is not its content.
-pub fn first_unreadable(ring: &KeyRing, records: &[SealedRecord], readable: &BTreeMap<u64, Vec<u8>>) -> Option<u64> {
+/// The first node of `readable` (node and content) that its key table slot does not bring back
+/// from `records`, and why: the slot holds no key, or one that opens none of its records to its
+/// content. After an open every such node has its slot: open writes again from the records any
+/// slot a crash lost, and a slot whose epoch is gone was durable before the epoch went.
+pub fn first_unreadable(
+    ring: &KeyRing,
+    records: &[SealedRecord],
+    readable: &BTreeMap<u64, Vec<u8>>,
+) -> Option<(u64, &'static str)> {
     let nodes = by_node(records, |id| readable.contains_key(&id));
     readable.iter().find_map(|(id, content)| {
-        let records: Vec<&SealedRecord> = nodes
-            .get(id)
-            .map(|records| records.iter().copied().filter(|found| found.is_node).collect())
-            .unwrap_or_default();
+        let Some(secret) = ring.slot_secret(*id) else { return Some((*id, "its key table slot holds no key")) };
         let is_content = |plain: Vec<u8>| {
             plain == *content || split_lot_plain_bytes(&plain).is_some_and(|(_, text)| text == content.as_slice())
         };
-        let opens_with =
-            |secret: &SecretKey| records.iter().filter_map(|found| found.open_with(secret)).any(is_content);
-        // The slot first: it is what opens a readable node, and trying it is the cheaper.
-        let opens = ring.slot_secret(*id).is_some_and(|secret| opens_with(&secret))
-            || obtainable_secrets(ring, *id, &records).iter().any(|(secret, _)| opens_with(secret));
-        (!opens).then_some(*id)
+        let records = nodes.get(id).map(Vec::as_slice).unwrap_or_default();
+        let opens =
+            records.iter().filter(|found| found.is_node).filter_map(|found| found.open_with(&secret)).any(is_content);
+        (!opens).then_some((*id, "the key its slot holds opens none of its records to its content"))
+    })
+}
+
+/// Two nodes among `ids` whose key table slots hold the same secret. Each record's sealing binds
+/// its node, so a secret opens only its own node's records, unless the engine gave one secret to
+/// two nodes: then the slot of one would open the other, erased or not.
+pub fn first_shared_secret(ring: &KeyRing, ids: impl IntoIterator<Item = u64>) -> Option<(u64, u64)> {
+    let mut seen: BTreeMap<SecretKey, u64> = BTreeMap::new();
+    ids.into_iter().find_map(|id| {
+        let secret = ring.slot_secret(id)?;
+        seen.insert(secret, id).map(|first| (first, id))
     })
 }
 
@@ -301,6 +313,9 @@ mod tests {
         let readable = BTreeMap::from([(kept.get(), b"kept text".to_vec())]);
         assert_eq!(first_unreadable(&after, &now, &readable), None);
         let wrong = BTreeMap::from([(kept.get(), b"other text".to_vec())]);
-        assert_eq!(first_unreadable(&after, &now, &wrong), Some(kept.get()));
+        assert_eq!(first_unreadable(&after, &now, &wrong).map(|(id, _)| id), Some(kept.get()));
+        let erased_one = BTreeMap::from([(doomed.get(), b"doomed text".to_vec())]);
+        assert_eq!(first_unreadable(&after, &now, &erased_one).map(|(id, _)| id), Some(doomed.get()));
+        assert_eq!(first_shared_secret(&after, 1..=2), None);
     }
 }

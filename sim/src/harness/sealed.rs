@@ -17,7 +17,9 @@ use cheesedb_core::log::names::{agent_folder, epochs_path, key_table_path, parse
 use cheesedb_core::{AgentEngine, Error, StoreEngine, Token};
 
 use super::world::{Step, Stop, World};
-use crate::key_oracle::{first_erased_that_opens, first_unreadable, walk_segment, KeyRing, SealedRecord};
+use crate::key_oracle::{
+    first_erased_that_opens, first_shared_secret, first_unreadable, walk_segment, KeyRing, SealedRecord,
+};
 use crate::model::{AgentModel, Text};
 use crate::storage::{FaultKind, SimStorage};
 
@@ -156,6 +158,7 @@ impl World {
                     .map(|opened| (opened, "as the medium holds them"))
             });
         let unreadable = readable.then(|| first_unreadable(&ring, &records, &readable_contents(&slot.model))).flatten();
+        let shared = readable.then(|| first_shared_secret(&ring, slot.model.ids())).flatten();
         self.stats.key_checks += 1;
         if let Some((opened, files)) = opened {
             let message = format!(
@@ -167,9 +170,14 @@ impl World {
         if let Some(what) = in_the_clear {
             return Err(Stop::Violation(format!("{during}: encrypted agent {name}: {what}")));
         }
-        if let Some(id) = unreadable {
+        if let Some((id, why)) = unreadable {
             return Err(Stop::Violation(format!(
-                "{during}: node {id} of {name} must be readable with the token, but no key from the files opens it to its content"
+                "{during}: node {id} of {name} must be readable with the token, but {why}"
+            )));
+        }
+        if let Some((first, second)) = shared {
+            return Err(Stop::Violation(format!(
+                "{during}: nodes {first} and {second} of {name} have the same secret in their key table slots"
             )));
         }
         Ok(())
