@@ -8,6 +8,7 @@
 //! when it was written; vectors are sealed under their node's secret. An Erase must leave no way
 //! to any erased node's secret: its slot zeroed, and every epoch that sealed a copy destroyed.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use cheesedb_core::codec::epoch_file::EPOCH_SLOT_BYTES;
@@ -30,6 +31,8 @@ pub struct KeyRing {
     slot_key: SecretKey,
     key_table: Vec<u8>,
     epoch_keys: Vec<SecretKey>,
+    /// The secrets of the slots unwrapped so far (several checks ask for the same).
+    slot_secrets: RefCell<BTreeMap<u64, Option<SecretKey>>>,
 }
 
 impl KeyRing {
@@ -43,7 +46,7 @@ impl KeyRing {
             .zip(slots.chunks_exact(EPOCH_SLOT_BYTES))
             .filter_map(|(epoch, slot)| epoch_key(agent, &secrets.epoch_wrapping_key, epoch, slot))
             .collect();
-        KeyRing { agent, slot_key: secrets.slot_key, key_table, epoch_keys }
+        KeyRing { agent, slot_key: secrets.slot_key, key_table, epoch_keys, slot_secrets: RefCell::default() }
     }
 
     /// How many epoch keys the files still yield.
@@ -53,6 +56,15 @@ impl KeyRing {
 
     /// The secret the key table slot of `id` yields, if its bytes unwrap.
     pub fn slot_secret(&self, id: u64) -> Option<SecretKey> {
+        if let Some(known) = self.slot_secrets.borrow().get(&id) {
+            return *known;
+        }
+        let secret = self.unwrap_slot(id);
+        self.slot_secrets.borrow_mut().insert(id, secret);
+        secret
+    }
+
+    fn unwrap_slot(&self, id: u64) -> Option<SecretKey> {
         let start = usize::try_from(key_slot_offset(id)?).ok()?;
         let slot = self.key_table.get(start..start + KEY_SLOT_BYTES)?;
         let (nonce, wrapped) = nonce_and_wrapped(slot)?;
