@@ -228,14 +228,16 @@ fn a_journal_found_by_a_name_not_yet_durable_is_made_durable_before_its_overwrit
 /// bit forging another node's canary marker (874, 1841), a silent loss excused after a
 /// compaction cut short, whose text in doubt was taken back to present (378), and an Erase whose
 /// recall record a flipped bit got cut after its journal had erased the text (326), and a crash
-/// armed for a step that fired while the engines closed for a clean reopen (1964). They replay as
+/// armed for a step that fired while the engines closed for a clean reopen (1964), and a search
+/// step that missed a node whose record a misdirected write had sent elsewhere, not judged as a
+/// silent loss as it would have been at a reopen (5083). They replay as
 /// clean runs; a later change of the engine shifts their traces, so they guard the harness only
 /// loosely, and the unit tests of `canary` pin the first fix exactly.
 #[test]
 fn campaign_seeds_that_found_harness_bugs_run_clean() {
     use cheesedb_sim::harness::{run_seed, RunConfig};
     use cheesedb_sim::storage::FaultProfile;
-    for seed in [148, 326, 378, 874, 1841, 1964] {
+    for seed in [148, 326, 378, 874, 1841, 1964, 5083] {
         let outcome = run_seed(&RunConfig { seed, operations: 200, profile: FaultProfile::Swarm });
         if let Some(violation) = outcome.violation {
             panic!("seed {seed}: {violation}");

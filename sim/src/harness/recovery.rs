@@ -255,7 +255,7 @@ impl World {
     /// beyond what the engine can see (it never reads back what it wrote): it may drop a whole
     /// rewritten segment, or an append that landed in another file may simply be missing. The
     /// run ends there, counted, as it does when the engine reports corruption.
-    fn excuse_silent_loss(&mut self, index: usize, message: String) -> Step {
+    pub(crate) fn excuse_silent_loss(&mut self, index: usize, message: String) -> Step {
         if message.contains(MARKER_MISMATCH_PASSED) {
             // Whatever the disk did, verify must never pass it.
             return Err(Stop::Violation(message));
