@@ -276,13 +276,20 @@ impl<F: StorageFile> Sealing<F> {
         Ok(bytes)
     }
 
-    /// The secret of node `id`: `None` when its slot holds no key or was never written.
+    /// The secret of node `id`: `None` when its slot holds no key or lies past the table's end.
+    ///
+    /// A slot the table's end cuts short is `Corrupt` (`KeyFileCutShort`).
     pub(crate) fn secret(&self, id: u64) -> Result<Option<SecretKey>, Error> {
         let path = &self.key_table_path;
         let offset = key_slot_offset(id).ok_or(Error::Internal { what: "a node id has a key slot" })?;
         let length = self.key_table.len().map_err(|error| io_error("reading", path, error))?;
-        if offset.saturating_add(KEY_SLOT_BYTES as u64) > length {
+        if offset >= length {
             return Ok(None);
+        }
+        // The table's end inside the slot: its write was torn by a crash, and what is left of it
+        // may still hold the key. Damage, to be destroyed if an Erase covers the node.
+        if offset.saturating_add(KEY_SLOT_BYTES as u64) > length {
+            return Err(Error::Corrupt { file: path.clone(), offset, reason: CorruptReason::KeyFileCutShort });
         }
         let mut slot = [0u8; KEY_SLOT_BYTES];
         read_exactly(&self.key_table, path, offset, &mut slot)?;
