@@ -5,7 +5,8 @@
 #     keyword search and SQLite FTS5 match the same texts for the same OR queries;
 #  2. every scenario of `cheesedb bench --compare sqlite` runs and prints its JSON, at a tiny
 #     size whose figures mean nothing (docs/BENCHMARKS.md has the real command);
-#  3. `cheesedb bench --server` starts a server, measures both sides and stops it cleanly.
+#  3. `cheesedb bench --encryption` measures an encrypted agent beside a plaintext one and SQLite;
+#  4. `cheesedb bench --server` starts a server, measures both sides and stops it cleanly.
 # Both steps use the test profile, so the bundled SQLite is compiled once (about 80 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,23 @@ for kind in ("fair_untrusted", "strict_untrusted", "fair_erase", "strict_erase")
     assert result["cheesedb"][key] == result["sqlite"][key], f"{key} differs"
 assert result["cheesedb"]["search_hits_count"] == result["sqlite"]["search_hits_count"], "search hits differ"
 print("bench smoke run: every scenario ran on both engines; they removed the same counts and found as many hits")
+EOF
+
+cargo run -q --profile test -p cheesedb-cli --features sqlite -- bench --encryption --smoke --compare sqlite --json >"$output"
+python3 - "$output" <<'EOF'
+import json
+import sys
+
+with open(sys.argv[1]) as file:
+    result = json.load(file)
+for engine in ("plaintext", "encrypted", "sqlite"):
+    for key in ("single_writes_per_second", "recall_fair_erase_seconds", "agent_open_seconds"):
+        assert result[engine][key] > 0, f"{engine}: {key} missing"
+for kind in ("fair_untrusted", "strict_untrusted", "fair_erase", "strict_erase"):
+    key = f"recall_{kind}_removed_count"
+    assert result["encrypted"][key] == result["sqlite"][key] == result["plaintext"][key], f"{key} differs"
+assert result["paired_writes"]["encrypted_ratio_round_median"] > 0
+print("bench --encryption smoke run: both agents and SQLite measured; they removed the same counts")
 EOF
 
 cargo run -q --profile test -p cheesedb-cli --features sqlite -- bench --server --smoke --json >"$output"

@@ -26,6 +26,7 @@ pub enum OpenMeasurement {
 
 /// The cheesedb side of the benchmark.
 pub struct CheesedbSide {
+    name: &'static str,
     folder: PathBuf,
     io: Io,
     token: Token,
@@ -39,8 +40,33 @@ impl CheesedbSide {
     pub fn create(folder: &Path, io: Io, open_measurement: OpenMeasurement) -> Result<CheesedbSide, Failure> {
         let store = Store::builder(folder).io(io).open()?;
         let token = store.create_agent(AGENT_NAME)?;
+        CheesedbSide::with_agent("cheesedb", folder, io, store, token, open_measurement)
+    }
+
+    /// Creates a store in `folder` (which must not hold one yet) with one encrypted agent,
+    /// named `name` in reports.
+    pub fn create_encrypted(
+        name: &'static str,
+        folder: &Path,
+        io: Io,
+        open_measurement: OpenMeasurement,
+    ) -> Result<CheesedbSide, Failure> {
+        let store = Store::builder(folder).io(io).open()?;
+        let token = store.create_encrypted_agent(AGENT_NAME)?;
+        CheesedbSide::with_agent(name, folder, io, store, token, open_measurement)
+    }
+
+    fn with_agent(
+        name: &'static str,
+        folder: &Path,
+        io: Io,
+        store: Store,
+        token: Token,
+        open_measurement: OpenMeasurement,
+    ) -> Result<CheesedbSide, Failure> {
         let agent = store.open_agent(&token)?;
         Ok(CheesedbSide {
+            name,
             folder: folder.to_path_buf(),
             io,
             token,
@@ -109,7 +135,7 @@ fn write_node(agent: &Agent, node: &PlannedNode) -> Result<u64, Failure> {
 
 impl Engine for CheesedbSide {
     fn name(&self) -> &'static str {
-        "cheesedb"
+        self.name
     }
 
     fn write_batch(&mut self, nodes: &[PlannedNode]) -> Result<Vec<u64>, Failure> {

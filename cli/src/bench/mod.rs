@@ -1,6 +1,7 @@
 //! `cheesedb bench`: cheesedb measured on a million memories in one agent (writes, recall, open,
 //! RAM, verify, compaction), side by side with SQLite when built with the `sqlite` feature; then
-//! search on a million texts (keyword against SQLite FTS5, vectors, hybrid).
+//! search on a million texts (keyword against SQLite FTS5, vectors, hybrid). With
+//! `--encryption`, an encrypted agent beside a plaintext one instead.
 //!
 //! Every engine gets the same seeded data and runs the same scenarios in the same process, one
 //! after the other; with `--repeat` the runs alternate which engine goes first and the report
@@ -8,12 +9,15 @@
 
 mod cheesedb_search_side;
 mod cheesedb_side;
+mod encryption;
+mod encryption_report;
 mod engine;
 mod figures;
 mod folder;
 #[cfg(feature = "sqlite")]
 mod fts5_side;
 mod open_probe;
+mod paired_writes;
 mod progress;
 mod report;
 mod scenarios;
@@ -79,6 +83,11 @@ pub struct BenchArguments {
     /// beside the same calls in one process
     #[arg(long, conflicts_with_all = ["compare", "only"])]
     pub server: bool,
+
+    /// Measure an encrypted agent instead, beside a plaintext one (and SQLite with --compare
+    /// sqlite): every graph scenario, durable writes in paired rounds, open, and Erase
+    #[arg(long, conflicts_with_all = ["server", "only"])]
+    pub encryption: bool,
 
     /// Open the benchmark's agent in FOLDER, token on standard input, and print what the open took
     #[arg(long, value_name = "FOLDER", hide = true)]
@@ -180,6 +189,11 @@ pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, io: Io, printer: 
         sections: Sections::from_only(arguments.only),
     };
     let folder = BenchFolder::new(folder)?;
+    if arguments.encryption {
+        let outcome = encryption::measure(&settings, &folder, Progress::new())?;
+        encryption_report::print(&outcome, printer)?;
+        return Ok(EXIT_SUCCESS);
+    }
     let outcome = measure(&settings, &folder, Progress::new())?;
     report::print(&outcome, printer)?;
     Ok(EXIT_SUCCESS)
@@ -361,6 +375,42 @@ mod tests {
         assert!(outcome.cheesedb.contains_key(&Metric::SearchKeywordMedianSeconds));
         assert!(!outcome.cheesedb.contains_key(&Metric::SingleWritesPerSecond));
         assert!(report::targets(&outcome).iter().all(|check| !check.goal.contains("recall")));
+    }
+
+    #[test]
+    fn an_encryption_smoke_run_measures_both_agents() {
+        let folder = BenchFolder::new(None).unwrap();
+        let settings = smoke_settings(false, None);
+        let outcome = encryption::measure(&settings, &folder, Progress::hidden()).unwrap();
+        for metric in [Metric::SingleWritesPerSecond, Metric::AgentOpenSeconds, Metric::CompactSeconds] {
+            assert!(outcome.plaintext[&metric] > 0.0 && outcome.encrypted[&metric] > 0.0, "{metric:?} missing");
+        }
+        for kind in RecallKind::ALL {
+            let removed = Metric::RecallRemoved(kind);
+            assert_eq!(outcome.encrypted[&removed], outcome.plaintext[&removed]);
+        }
+        let paired = outcome.paired_writes.unwrap();
+        assert_eq!(paired.rounds * paired.writes_per_round, size::SMOKE.single_writes);
+        assert!(paired.round_ratio_median > 0.0);
+        assert!(outcome.sqlite.is_none());
+        let text = encryption_report::to_text(&outcome);
+        assert!(text.contains("encrypted vs plain") && text.contains("not compared"), "{text}");
+    }
+
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn an_encryption_comparison_with_sqlite_erases_the_same_memories() {
+        let folder = BenchFolder::new(None).unwrap();
+        let settings = Settings { repeat: 3, ..smoke_settings(true, Some(Section::Graph)) };
+        let outcome = encryption::measure(&settings, &folder, Progress::hidden()).unwrap();
+        let sqlite = outcome.sqlite.as_ref().unwrap();
+        for kind in RecallKind::ALL {
+            assert_eq!(sqlite[&Metric::RecallRemoved(kind)], outcome.encrypted[&Metric::RecallRemoved(kind)]);
+        }
+        assert_eq!(outcome.runs.len(), 3);
+        let value = encryption_report::to_json(&outcome);
+        assert!(value["encrypted_advantage_over_sqlite"]["recall_fair_erase_seconds"].is_number(), "{value}");
+        assert!(encryption_report::targets(&outcome).iter().all(|check| check.met.is_some()));
     }
 
     #[cfg(feature = "sqlite")]

@@ -330,7 +330,8 @@ pub fn to_text(outcome: &Outcome) -> String {
     lines.join("\n")
 }
 
-fn advantage_words(metric: Metric, ratio: f64) -> String {
+/// `ratio` (from [`advantage`]) in words: "2.00x faster", "1.50x larger".
+pub fn advantage_words(metric: Metric, ratio: f64) -> String {
     let (better, worse) = match metric.unit() {
         Unit::Bytes => ("smaller", "larger"),
         _ => ("faster", "slower"),
@@ -371,7 +372,7 @@ fn bytes(value: f64) -> String {
 }
 
 /// A whole number with thousands separators.
-fn count(value: f64) -> String {
+pub fn count(value: f64) -> String {
     let digits = format!("{:.0}", value.max(0.0));
     let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {

@@ -46,6 +46,17 @@ pub fn run_all(
     seed: u64,
     progress: Progress,
 ) -> Result<Vec<Figures>, Failure> {
+    run_all_keeping_workload(engines, size, seed, progress).map(|(figures, _)| figures)
+}
+
+/// As [`run_all`], and returns the data's generator too, ready for more writes whose parents
+/// every engine holds alive.
+pub fn run_all_keeping_workload(
+    engines: Vec<&mut dyn Engine>,
+    size: &Size,
+    seed: u64,
+    progress: Progress,
+) -> Result<(Vec<Figures>, Workload), Failure> {
     let figures = vec![Figures::new(); engines.len()];
     let mut contestants = Contestants { engines, figures, progress };
     let mut workload = setup(&mut contestants, size, seed)?;
@@ -63,7 +74,7 @@ pub fn run_all(
     opens(&mut contestants, size, memories)?;
     verifies(&mut contestants, size)?;
     compaction(&mut contestants)?;
-    Ok(contestants.figures)
+    Ok((contestants.figures, workload))
 }
 
 /// Writes the setup data to each engine in batches, checking that every engine hands out the
@@ -335,6 +346,6 @@ fn compaction(contestants: &mut Contestants<'_>) -> Result<(), Failure> {
 }
 
 /// Operations per second.
-fn rate(count: usize, elapsed: Duration) -> f64 {
+pub fn rate(count: usize, elapsed: Duration) -> f64 {
     count as f64 / elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
 }

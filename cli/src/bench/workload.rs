@@ -261,6 +261,13 @@ impl Workload {
         }
     }
 
+    /// A lot for the write scenarios, numbered at random like the extra memories.
+    pub fn extra_lot(&mut self) -> PlannedNode {
+        let number = self.random.u64(..);
+        let label = LOT_LABELS[(number % LOT_LABELS.len() as u64) as usize];
+        PlannedNode::Lot { label, content: self.text("extra source", number, LOT_TEXT_LETTERS) }
+    }
+
     fn lot(&mut self, id: u64) -> PlannedNode {
         let label = LOT_LABELS[(id % LOT_LABELS.len() as u64) as usize];
         PlannedNode::Lot { label, content: self.text("source", id, LOT_TEXT_LETTERS) }
