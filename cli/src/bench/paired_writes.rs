@@ -63,7 +63,7 @@ pub fn measure(
     let rounds = ROUNDS_MAX.min(total).max(1);
     let writes_per_round = (total / rounds).max(1);
     let phase = progress.phase("", "paired durable writes", Some((rounds * writes_per_round * 2) as u64));
-    let mut busy = [vec![Duration::ZERO; rounds], vec![Duration::ZERO; rounds]];
+    let mut busy = [Vec::with_capacity(rounds), Vec::with_capacity(rounds)];
     let mut latencies_microseconds = [Vec::new(), Vec::new()];
     let sides: [&mut dyn Engine; 2] = [first, second];
     for round in 0..rounds {
@@ -71,15 +71,19 @@ pub fn measure(
             .map(|index| if index % 2 == 0 { workload.extra_lot() } else { workload.extra_memory() })
             .collect();
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        let mut round_busy = [Duration::ZERO; 2];
         for side in order {
             for node in &nodes {
                 let started = Instant::now();
                 sides[side].write_one(node)?;
                 let elapsed = started.elapsed();
-                busy[side][round] += elapsed;
+                round_busy[side] += elapsed;
                 latencies_microseconds[side].push(elapsed.as_secs_f64() * 1e6);
                 phase.advance(1);
             }
+        }
+        for (side, spent) in round_busy.into_iter().enumerate() {
+            busy[side].push(spent);
         }
     }
     let mut ratios: Vec<f64> = busy[0]

@@ -17,10 +17,14 @@ use super::bytes::{u32_at, Reader};
 use super::key_file_header::KEY_FILE_HEADER_BYTES;
 use crate::checksum::crc32c;
 use crate::corrupt_reason::CorruptReason;
-use crate::seal::{Nonce, WrappedKey, NONCE_BYTES};
 
 /// Bytes of one slot.
 pub const EPOCH_SLOT_BYTES: usize = 88;
+
+/// Bytes of a nonce, and of a 256-bit key sealed with its tag, as `seal` makes them.
+const NONCE_BYTES: usize = 24;
+type Nonce = [u8; NONCE_BYTES];
+type WrappedKey = [u8; 48];
 
 const CHECKED_BYTES: usize = 80;
 const _: () = assert!(8 + NONCE_BYTES + 48 == CHECKED_BYTES);

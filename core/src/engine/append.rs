@@ -4,7 +4,6 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::active_log::PoisonCause;
-use super::sealed_append::SEALED_RANDOM_BYTES;
 use super::{io_error, AgentEngine};
 use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView, Record, TrackedView, SALT_BYTES};
 use crate::convert::{bounded_count_u32, field_length_u16};
@@ -18,6 +17,9 @@ use crate::limits::{
 };
 use crate::log::names::segment_path;
 use crate::storage::Storage;
+
+/// Random bytes each entry of an encrypted agent's write takes: salt, secret, nonce.
+pub(super) const SEALED_RANDOM_BYTES: usize = SALT_BYTES + crate::seal::KEY_BYTES + crate::seal::NONCE_BYTES;
 
 /// One record to write, borrowed from the caller.
 #[derive(Debug, Clone, Copy)]

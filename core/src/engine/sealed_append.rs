@@ -3,18 +3,15 @@
 
 use alloc::vec::Vec;
 
-use super::append::Entry;
+use super::append::{Entry, SEALED_RANDOM_BYTES};
 use super::AgentEngine;
 use crate::codec::record::SALT_BYTES;
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::log::names::key_table_path;
 use crate::seal::envelope::{lot_plain_bytes, seal_node, seal_vector, NodeSealing};
-use crate::seal::{content_associated_data, recovery_associated_data, Nonce, SecretKey, KEY_BYTES, NONCE_BYTES};
+use crate::seal::{content_associated_data, recovery_associated_data, Nonce, SecretKey, KEY_BYTES};
 use crate::storage::Storage;
-
-/// Random bytes each entry of an encrypted agent's write takes: salt, secret, nonce.
-pub(super) const SEALED_RANDOM_BYTES: usize = SALT_BYTES + KEY_BYTES + NONCE_BYTES;
 
 /// The sealed contents of one write's entries, and the key table slots of its new nodes.
 #[derive(Debug, Default)]

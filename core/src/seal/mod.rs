@@ -28,6 +28,9 @@ pub use aead::{open_in_place, seal_in_place, NotAuthentic, KEY_BYTES, NONCE_BYTE
 pub use agent_secrets::AgentSecrets;
 pub use opener::{kind_byte, open_sealed, secret_in_slot, ContentOpener};
 
+// The key files' codecs (which `seal` reads, so they cannot read `seal`) spell these sizes out.
+const _: () = assert!(NONCE_BYTES == 24 && KEY_BYTES + TAG_BYTES == 48);
+
 /// A 256-bit secret key.
 pub type SecretKey = [u8; KEY_BYTES];
 /// An XChaCha20 nonce: 192 bits, drawn at random for every sealing.
