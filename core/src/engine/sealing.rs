@@ -313,13 +313,6 @@ impl<F: StorageFile> Sealing<F> {
     /// Overwrites the slots of `ids` (ascending) with zeros where they lie, syncs, and reads
     /// them back: a write that landed elsewhere fails rather than leaving a key in place. Slots
     /// past the table's end hold no key already.
-    ///
-    /// Slots near each other are zeroed by one write of the whole stretch between them, the
-    /// other slots in it written back as they were read, so the sync sends the disk a few
-    /// large writes rather than a page for each slot. The slots of an Erase are spread over the
-    /// whole table; a disk that is slow at many small writes took about four times longer to
-    /// sync them one by one. A write torn by a crash is harmless: every byte it carries outside
-    /// the destroyed slots is the byte already there.
     pub(crate) fn destroy_slots(&mut self, ids: &[u64]) -> Result<(), Error> {
         let path = self.key_table_path.clone();
         let length = self.key_table.len().map_err(|error| io_error("reading", &path, error))?;
@@ -337,12 +330,9 @@ impl<F: StorageFile> Sealing<F> {
         if runs.is_empty() {
             return Ok(());
         }
-        // One buffer for every stretch: fresh memory for each would cost a page fault per page.
-        let mut buffer = Vec::new();
-        for stretch in stretches(&runs) {
-            self.read_with_slots_zeroed(stretch, length, &mut buffer)?;
-            let start = stretch.first().map_or(0, |(offset, _)| *offset);
-            self.key_table.write_at(start, &buffer).map_err(|error| io_error("writing", &path, error))?;
+        for (offset, bytes) in &runs {
+            let zeros = vec![0u8; *bytes];
+            self.key_table.write_at(*offset, &zeros).map_err(|error| io_error("writing", &path, error))?;
         }
         self.key_table.sync().map_err(|error| io_error("syncing", &path, error))?;
         self.key_table_unsynced = false;
@@ -353,27 +343,6 @@ impl<F: StorageFile> Sealing<F> {
                 let misbehaved = StorageMisbehaved("a key slot read back after it was destroyed still holds its key");
                 return Err(io_error("checking", &path, misbehaved));
             }
-        }
-        Ok(())
-    }
-
-    /// Reads into `buffer` the bytes of the key table from the first run of `stretch` to the
-    /// end of its last, with the slots of every run zeroed. Bytes past the table's `length` (a
-    /// slot cut short at its end) are zeros.
-    fn read_with_slots_zeroed(&self, stretch: &[(u64, usize)], length: u64, buffer: &mut Vec<u8>) -> Result<(), Error> {
-        let internal = || Error::Internal { what: "a stretch of destroyed slots lies inside the key table" };
-        let (Some((start, _)), Some((last, last_bytes))) = (stretch.first(), stretch.last()) else {
-            buffer.clear();
-            return Ok(());
-        };
-        let end = last.saturating_add(*last_bytes as u64);
-        buffer.clear();
-        buffer.resize(usize::try_from(end - start).map_err(|_| internal())?, 0);
-        let readable = usize::try_from(end.min(length).saturating_sub(*start)).map_err(|_| internal())?;
-        read_exactly(&self.key_table, &self.key_table_path, *start, buffer.get_mut(..readable).ok_or_else(internal)?)?;
-        for (offset, bytes) in stretch {
-            let from = usize::try_from(offset - start).map_err(|_| internal())?;
-            buffer.get_mut(from..from + bytes).ok_or_else(internal)?.fill(0);
         }
         Ok(())
     }
@@ -445,37 +414,6 @@ impl<F: StorageFile> Sealing<F> {
     }
 }
 
-/// The most bytes between two runs of destroyed slots that one write carries across. It bounds
-/// what an Erase writes beyond its own slots: at most this much per run.
-const STRETCH_GAP_MAX_BYTES: u64 = 32 * 1024;
-/// The most bytes a stretch spans, unless one run alone is longer: disks take writes of this
-/// size whole, and the buffer stays small.
-const STRETCH_MAX_BYTES: u64 = 1024 * 1024;
-
-/// `runs` (ascending offsets, with their lengths) cut into stretches, each written at once:
-/// a run joins the stretch before it when the gap between them is at most
-/// `STRETCH_GAP_MAX_BYTES` and the stretch then spans at most `STRETCH_MAX_BYTES`.
-fn stretches(runs: &[(u64, usize)]) -> Vec<&[(u64, usize)]> {
-    let mut stretches = Vec::new();
-    let mut rest = runs;
-    while let Some(((start, bytes), later)) = rest.split_first() {
-        let mut end = start.saturating_add(*bytes as u64);
-        let mut count = 1;
-        for (offset, bytes) in later {
-            let run_end = offset.saturating_add(*bytes as u64);
-            if offset.saturating_sub(end) > STRETCH_GAP_MAX_BYTES || run_end - start > STRETCH_MAX_BYTES {
-                break;
-            }
-            end = run_end;
-            count += 1;
-        }
-        let Some((stretch, after)) = rest.split_at_checked(count) else { break };
-        stretches.push(stretch);
-        rest = after;
-    }
-    stretches
-}
-
 fn slot_size(bytes: usize) -> u32 {
     u32::try_from(bytes).unwrap_or(u32::MAX)
 }
@@ -499,7 +437,7 @@ mod tests {
     const AGENT: u64 = 3;
 
     /// A key table with a slot for every id from 1 to `count`, each holding a key.
-    fn filled_table(count: u64) -> (MemoryStorage, Sealing<<MemoryStorage as Storage>::File>) {
+    fn filled_table(count: u64) -> Sealing<<MemoryStorage as Storage>::File> {
         let storage = MemoryStorage::default();
         storage.create_folder("agent").unwrap();
         let secrets = AgentSecrets::from_token(&[7u8; 32]);
@@ -510,14 +448,14 @@ mod tests {
             slots.extend_from_slice(&sealing.slot_bytes(id, &[byte; 24], &[byte; 32]));
         }
         sealing.write_slots(1, &slots).unwrap();
-        (storage, sealing)
+        sealing
     }
 
     #[test]
     fn destroyed_slots_lose_their_keys_and_the_others_keep_theirs() {
         let count = 2_000;
-        let (_storage, mut sealing) = filled_table(count);
-        // Neighbours, a run, slots a stretch apart, slots further apart than a stretch, the last.
+        let mut sealing = filled_table(count);
+        // Neighbours, a run, slots close together, slots far apart, the last.
         let doomed = [2, 3, 4, 10, 300, 301, 1_200, 1_999, 2_000];
         sealing.destroy_slots(&doomed).unwrap();
         for id in 1..=count {
@@ -529,7 +467,7 @@ mod tests {
 
     #[test]
     fn a_slot_cut_short_at_the_end_of_the_table_is_zeroed_whole() {
-        let (_storage, mut sealing) = filled_table(40);
+        let mut sealing = filled_table(40);
         let length = sealing.key_table.len().unwrap();
         sealing.key_table.set_len(length - 30).unwrap();
         sealing.destroy_slots(&[5, 40]).unwrap();
@@ -537,25 +475,5 @@ mod tests {
         assert!(sealing.secret(40).unwrap().is_none());
         assert!(sealing.secret(5).unwrap().is_none());
         assert!(sealing.secret(39).unwrap().is_some());
-    }
-
-    #[test]
-    fn runs_close_together_make_one_stretch() {
-        let slot = KEY_SLOT_BYTES;
-        let gap = STRETCH_GAP_MAX_BYTES;
-        let runs = [(64, slot), (64 + 80, slot), (10_000, 2 * slot), (10_000 + 160 + gap + 1, slot)];
-        assert_eq!(stretches(&runs), vec![&runs[..3], &runs[3..]]);
-        assert!(stretches(&[]).is_empty());
-        // A stretch stops at its size limit, but a single longer run is a stretch of its own.
-        let step = KEY_SLOT_BYTES as u64 * 100;
-        let spread: Vec<(u64, usize)> = (0..30_000).map(|index| (64 + index * step, slot)).collect();
-        let cut = stretches(&spread);
-        assert!(cut.len() > 1 && cut.iter().map(|stretch| stretch.len()).sum::<usize>() == spread.len());
-        for stretch in &cut {
-            let (first, last) = (stretch.first().unwrap(), stretch.last().unwrap());
-            assert!(last.0 + last.1 as u64 - first.0 <= STRETCH_MAX_BYTES);
-        }
-        let long = [(64, usize::try_from(2 * STRETCH_MAX_BYTES).unwrap()), (64 + 2 * STRETCH_MAX_BYTES, slot)];
-        assert_eq!(stretches(&long).len(), 2);
     }
 }

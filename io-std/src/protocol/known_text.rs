@@ -207,7 +207,6 @@ const INTERNAL_RULES: &[&str] = &[
     "a copied record keeps its sequence",
     "a copy goes from a plaintext agent into a new encrypted one",
     "a copy seals with the new agent's keys",
-    "a stretch of destroyed slots lies inside the key table",
     "a key is 32 bytes",
     "a node id has a key slot",
     "a nonce is 24 bytes",
