@@ -22,9 +22,18 @@ impl<S: Storage> AgentEngine<S> {
     /// Checks every slot of the key table against the graph, then marks, in `replayed` (the
     /// graph rebuilt from the log), the nodes whose keys an Erase destroyed as holding no
     /// readable content, as the engine's graph does: their sealed bytes are still in the log.
-    pub(super) fn check_keys(&self, replayed: &mut Graph) -> Result<(), Error> {
+    /// `opener` is the one the pass over the log used, if any: the key table is then not read
+    /// a second time.
+    pub(super) fn check_keys(&self, replayed: &mut Graph, opener: Option<&ContentOpener>) -> Result<(), Error> {
         let Some(sealing) = self.sealing.as_ref() else { return Ok(()) };
-        let opener = sealing.opener()?;
+        let read;
+        let opener = match opener {
+            Some(opener) => opener,
+            None => {
+                read = sealing.opener()?;
+                &read
+            }
+        };
         let path = sealing.key_table_path();
         let corrupt = |id: u64, reason| Error::Corrupt {
             file: String::from(path),

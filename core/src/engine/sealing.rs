@@ -86,7 +86,15 @@ impl<F: StorageFile> Sealing<F> {
             &epochs_path,
             &encode_key_file_header(FILE_KIND_EPOCHS, slot_size(EPOCH_SLOT_BYTES), agent),
         )?;
-        let mut sealing = Sealing {
+        let mut sealing = Sealing::holding(agent, secrets, (key_table_path, key_table), (epochs_path, epochs_file));
+        sealing.start_epoch(storage, start_sequence)?;
+        Ok(sealing)
+    }
+
+    /// The state over two key files just made or opened, with no epoch loaded yet.
+    fn holding(agent: u64, secrets: AgentSecrets, key_table: (String, F), epochs: (String, F)) -> Sealing<F> {
+        let ((key_table_path, key_table), (epochs_path, epochs_file)) = (key_table, epochs);
+        Sealing {
             agent,
             secrets,
             key_table_path,
@@ -96,9 +104,7 @@ impl<F: StorageFile> Sealing<F> {
             epochs: Vec::new(),
             key_table_unsynced: false,
             rotation_cut_short: false,
-        };
-        sealing.start_epoch(storage, start_sequence)?;
-        Ok(sealing)
+        }
     }
 
     /// Opens the key files of the encrypted agent in `folder`, and unwraps the keys of its live
@@ -119,19 +125,10 @@ impl<F: StorageFile> Sealing<F> {
         check_key_file_header(&header, FILE_KIND_KEY_TABLE, slot_size(KEY_SLOT_BYTES), agent)
             .map_err(|reason| Error::Corrupt { file: key_table_path.clone(), offset: 0, reason })?;
         let epochs_file = open(&epochs_path)?;
-        let mut sealing = Sealing {
-            agent,
-            secrets,
-            key_table_path,
-            epochs_path,
-            key_table,
-            epochs_file,
-            epochs: Vec::new(),
-            // What the page cache shows may not be on the medium yet (a process that failed a
-            // sync may have left slots an Erase zeroed): the first sync must really happen.
-            key_table_unsynced: true,
-            rotation_cut_short: false,
-        };
+        let mut sealing = Sealing::holding(agent, secrets, (key_table_path, key_table), (epochs_path, epochs_file));
+        // What the page cache shows may not be on the medium yet (a process that failed a sync
+        // may have left slots an Erase zeroed): the first sync must really happen.
+        sealing.key_table_unsynced = true;
         sealing.load_epochs()?;
         Ok(sealing)
     }

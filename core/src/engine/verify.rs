@@ -309,7 +309,8 @@ impl<S: Storage> AgentEngine<S> {
             chain = checked.chain;
             kept_seen |= checked.kept_seen;
         }
-        self.check_verified_end(sequence, chain, replay)?;
+        let opener = places.first().and_then(|place| place.opener.as_deref());
+        self.check_verified_end(sequence, chain, replay, opener)?;
         match kept {
             Some(kept) if !kept_seen => Err(Error::HistoryMismatch { records: kept.records }),
             _ => Ok(Fingerprint { records: sequence, chain }),
@@ -317,12 +318,19 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Whether the verified log ends where the engine stands and rebuilds the graph it holds.
-    fn check_verified_end(&self, sequence: u64, chain: Hash, replay: &mut GraphReplay) -> Result<(), Error> {
+    /// `opener`, when the pass had one, saves reading the key table again.
+    fn check_verified_end(
+        &self,
+        sequence: u64,
+        chain: Hash,
+        replay: &mut GraphReplay,
+        opener: Option<&ContentOpener>,
+    ) -> Result<(), Error> {
         let last = segment_path(&self.folder, self.segments.count());
         if sequence != self.log.sequence() || chain != self.log.chain() {
             return Err(Error::Corrupt { file: last, offset: 0, reason: CorruptReason::LogDiffersFromOpenedState });
         }
-        self.check_keys(&mut replay.graph)?;
+        self.check_keys(&mut replay.graph, opener)?;
         replay.graph.fold_children(); // the replay is compared, then dropped: no need to shrink it
         if !replay.graph.same_as(&self.graph) {
             return Err(Error::Corrupt { file: last, offset: 0, reason: CorruptReason::GraphDiffersFromLog });
@@ -425,7 +433,7 @@ mod tests {
             chain = end.chain;
         }
         let mut replay = GraphReplay { graph: replayed, first_error: None };
-        engine.check_verified_end(sequence, chain, &mut replay)?;
+        engine.check_verified_end(sequence, chain, &mut replay, None)?;
         match kept {
             Some(kept) if !kept_seen => Err(Error::HistoryMismatch { records: kept.records }),
             _ => Ok(Fingerprint { records: sequence, chain }),
