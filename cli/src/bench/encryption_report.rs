@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use crate::bench::encryption::EncryptionOutcome;
 use crate::bench::figures::{Figures, Metric, RecallKind, Unit};
 use crate::bench::paired_writes::PairedWrites;
-use crate::bench::report::{advantage, advantage_words, count, show, TargetCheck};
+use crate::bench::report::{advantage, advantage_words, count, show, target_lines, TargetCheck};
 use crate::failure::Failure;
 use crate::output::Printer;
 
@@ -256,15 +256,7 @@ pub fn to_text(outcome: &EncryptionOutcome) -> String {
         ));
     }
     lines.push(String::new());
-    lines.push("targets".to_owned());
-    for check in targets(outcome) {
-        let verdict = match check.met {
-            Some(true) => "met",
-            Some(false) => "NOT met",
-            None => "unknown",
-        };
-        lines.push(format!("  {verdict:<8} {}: {}", check.goal, check.measured));
-    }
+    lines.extend(target_lines(&targets(outcome)));
     lines.join("\n")
 }
 

@@ -56,6 +56,20 @@ pub struct TargetCheck {
     pub met: Option<bool>,
 }
 
+/// The "targets" heading and one line per check, its verdict first.
+pub fn target_lines(checks: &[TargetCheck]) -> Vec<String> {
+    let mut lines = vec!["targets".to_owned()];
+    for check in checks {
+        let verdict = match check.met {
+            Some(true) => "met",
+            Some(false) => "NOT met",
+            None => "unknown",
+        };
+        lines.push(format!("  {verdict:<8} {}: {}", check.goal, check.measured));
+    }
+    lines
+}
+
 /// Checks the targets of the sections that ran against the medians.
 pub fn targets(outcome: &Outcome) -> Vec<TargetCheck> {
     let mut checks = Vec::new();
@@ -318,15 +332,7 @@ pub fn to_text(outcome: &Outcome) -> String {
         lines.push(line.trim_end().to_owned());
     }
     lines.push(String::new());
-    lines.push("targets".to_owned());
-    for check in targets(outcome) {
-        let verdict = match check.met {
-            Some(true) => "met",
-            Some(false) => "NOT met",
-            None => "unknown",
-        };
-        lines.push(format!("  {verdict:<8} {}: {}", check.goal, check.measured));
-    }
+    lines.extend(target_lines(&targets(outcome)));
     lines.join("\n")
 }
 
