@@ -84,6 +84,12 @@ pub(crate) fn field_length_u32(length: usize) -> u32 {
     u32::try_from(length).unwrap_or(u32::MAX)
 }
 
+/// A length written into an 8-bit field by an encoder that cannot fail (a file name, checked
+/// against the names the engine makes before it reaches the encoder). Saturates.
+pub(crate) fn field_length_u8(length: usize) -> u8 {
+    u8::try_from(length).unwrap_or(u8::MAX)
+}
+
 /// The low 32 bits of a packed word.
 pub(crate) fn low_u32(word: u64) -> u32 {
     let [byte0, byte1, byte2, byte3, ..] = word.to_le_bytes();

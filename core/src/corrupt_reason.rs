@@ -253,6 +253,38 @@ pub enum CorruptReason {
     PlaintextRecordInEncryptedAgent,
     /// Sealed lot with a label in the clear.
     SealedLotWithLabelInTheClear,
+    /// Replica head cut short.
+    ReplicaHeadCutShort,
+    /// Replica head checksum mismatch.
+    ReplicaHeadChecksumMismatch,
+    /// Not a replica head of this format version.
+    NotAReplicaHead,
+    /// Reserved replica head bytes set.
+    ReservedReplicaHeadBytesSet,
+    /// Replica head lists too many pieces.
+    ReplicaHeadListsTooManyPieces,
+    /// Replica head's agent name is empty or too long.
+    ReplicaHeadNameOutOfRange,
+    /// Bytes left over after the replica head's pieces.
+    BytesLeftOverAfterReplicaHead,
+    /// Replica piece names no file of an agent.
+    ReplicaPieceOfNoAgentFile,
+    /// Replica piece is empty or ends before it starts.
+    ReplicaPieceEmptyOrBackwards,
+    /// Replica pieces of a file leave a gap or overlap.
+    ReplicaPiecesNotContiguous,
+    /// Replica piece missing from the object store.
+    ReplicaPieceMissing,
+    /// Replica piece differs from the digest its head keeps.
+    ReplicaPieceDigestMismatch,
+    /// Replica head holds less history than was already applied.
+    ReplicaHeadWentBackwards,
+    /// Replica head names another agent than the one it replicates.
+    ReplicaHeadOfAnotherAgent,
+    /// Replica no longer extends the history already applied.
+    ReplicaHistoryDiverged,
+    /// Replica's files do not verify to its head's fingerprint.
+    ReplicaDoesNotVerifyToItsHead,
 }
 
 impl CorruptReason {
@@ -260,6 +292,22 @@ impl CorruptReason {
     #[must_use]
     pub fn describe(self) -> &'static str {
         match self {
+            CorruptReason::ReplicaHeadCutShort => "replica head cut short",
+            CorruptReason::ReplicaHeadChecksumMismatch => "replica head checksum mismatch",
+            CorruptReason::NotAReplicaHead => "not a replica head of this format version",
+            CorruptReason::ReservedReplicaHeadBytesSet => "reserved replica head bytes set",
+            CorruptReason::ReplicaHeadListsTooManyPieces => "replica head lists too many pieces",
+            CorruptReason::ReplicaHeadNameOutOfRange => "replica head's agent name is empty or too long",
+            CorruptReason::BytesLeftOverAfterReplicaHead => "bytes left over after the replica head's pieces",
+            CorruptReason::ReplicaPieceOfNoAgentFile => "replica piece names no file of an agent",
+            CorruptReason::ReplicaPieceEmptyOrBackwards => "replica piece is empty or ends before it starts",
+            CorruptReason::ReplicaPiecesNotContiguous => "replica pieces of a file leave a gap or overlap",
+            CorruptReason::ReplicaPieceMissing => "replica piece missing from the object store",
+            CorruptReason::ReplicaPieceDigestMismatch => "replica piece differs from the digest its head keeps",
+            CorruptReason::ReplicaHeadWentBackwards => "replica head holds less history than was already applied",
+            CorruptReason::ReplicaHeadOfAnotherAgent => "replica head names another agent than the one it replicates",
+            CorruptReason::ReplicaHistoryDiverged => "replica no longer extends the history already applied",
+            CorruptReason::ReplicaDoesNotVerifyToItsHead => "replica's files do not verify to its head's fingerprint",
             CorruptReason::CatalogCutShort => "catalog cut short",
             CorruptReason::CatalogChecksumMismatch => "catalog checksum mismatch",
             CorruptReason::BadMagic => "not a cheesedb file (bad magic)",

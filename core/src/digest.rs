@@ -10,6 +10,7 @@ const CONTENT_DOMAIN: &[u8] = b"cheesedb/content/v1\0";
 const CHAIN_DOMAIN: &[u8] = b"cheesedb/chain/v1\0";
 const GENESIS_DOMAIN: &[u8] = b"cheesedb/genesis/v1\0";
 const TOKEN_DOMAIN: &[u8] = b"cheesedb/token/v1\0";
+const REPLICA_PIECE_DOMAIN: &[u8] = b"cheesedb/replica-piece/v1\0";
 
 /// The digest of a record's content under its salt. The chain commits to this, never to the
 /// content itself, so erasing content and salt leaves the chain checkable while the digest of a
@@ -50,6 +51,16 @@ pub fn token_hash(token: &[u8]) -> Hash {
     let mut hasher = Sha256::new();
     hasher.update(TOKEN_DOMAIN);
     hasher.update(token);
+    hasher.finalize().into()
+}
+
+/// The digest a replica's head keeps of one piece (a stretch of one file) it lists, so that a
+/// piece rewritten in the object store is told apart from the one shipped.
+#[must_use]
+pub fn replica_piece_digest(bytes: &[u8]) -> Hash {
+    let mut hasher = Sha256::new();
+    hasher.update(REPLICA_PIECE_DOMAIN);
+    hasher.update(bytes);
     hasher.finalize().into()
 }
 

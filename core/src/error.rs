@@ -212,6 +212,21 @@ pub enum Error {
         /// The agent's name.
         name: String,
     },
+    /// Another store replicates the agent to the same place in the object store (its head moved
+    /// under this one, or holds a history this store's log does not contain): this store stopped
+    /// shipping the agent and changed nothing there.
+    ReplicaFenced {
+        /// The agent's name.
+        name: String,
+        /// What was found.
+        reason: &'static str,
+    },
+    /// The object store could not be reached, or refused a request (credentials, bucket, a
+    /// failed upload). Nothing is reported shipped that was not.
+    ObjectStore {
+        /// The object store's own words.
+        detail: String,
+    },
 }
 
 /// Why a vector was refused.
@@ -444,6 +459,13 @@ impl fmt::Display for Error {
             Error::AlreadyEncrypted { name } => {
                 write!(formatter, "the agent {:?} is encrypted already", conceal_token_digits(name))
             }
+            Error::ReplicaFenced { name, reason } => write!(
+                formatter,
+                "stopped replicating the agent {:?}: {reason}; another store replicates it to this prefix \
+                 (give each store its own prefix)",
+                conceal_token_digits(name)
+            ),
+            Error::ObjectStore { detail } => write!(formatter, "the object store failed: {detail}"),
         }
     }
 }

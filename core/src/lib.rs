@@ -77,6 +77,7 @@ pub mod memory;
 pub mod mutants;
 mod node;
 mod read_set;
+pub mod replica;
 mod report;
 #[doc(hidden)]
 pub mod seal;
@@ -112,6 +113,6 @@ pub use report::Report;
 pub use search::Hit;
 pub use storage::{NameKind, Storage, StorageFile};
 pub use storage_error::{StorageError, StorageErrorKind};
-pub use store::{AgentKey, StoreEngine};
+pub use store::{AgentEntry, AgentKey, StoreEngine};
 pub use token::{conceal_token_digits, Token};
 pub use trust::{TrustLevel, TrustRules, UnknownTrustLevel};

@@ -29,6 +29,9 @@ use crate::storage::{NameKind, Storage, StorageFile};
 use crate::token::{Token, PREFIX as TOKEN_PREFIX};
 
 mod encrypt;
+mod replica;
+
+pub use replica::AgentEntry;
 
 /// Proof that a token was checked: the agent it opens, made only by
 /// [`StoreEngine::authenticate`] and taken by [`StoreEngine::open_agent`]. A bare agent number

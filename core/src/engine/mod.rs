@@ -79,6 +79,8 @@ pub struct AgentEngine<S: Storage> {
     sealing: Option<sealing::Sealing<S::File>>,
     /// The sequence of the last recall with Erase that open replayed from the log.
     last_erase_sequence_replayed: Option<u64>,
+    /// Erases and compactions begun by this engine: each may change bytes already written.
+    rewrites: u64,
 }
 
 impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
@@ -166,6 +168,7 @@ impl<S: Storage> AgentEngine<S> {
             lot_labels: trust::LotLabels::default(),
             sealing: None,
             last_erase_sequence_replayed: None,
+            rewrites: 0,
         })
     }
 
@@ -282,6 +285,18 @@ impl<S: Storage> AgentEngine<S> {
     #[must_use]
     pub fn graph_heap_bytes(&self) -> usize {
         self.graph.heap_bytes()
+    }
+
+    /// How many Erases and compactions this engine began: each may have changed bytes already
+    /// written to the files, which a copy of them (a replica) must then take again.
+    #[must_use]
+    pub fn rewrite_count(&self) -> u64 {
+        self.rewrites
+    }
+
+    /// Counts an operation that may change bytes already written.
+    pub(crate) fn count_rewrite(&mut self) {
+        self.rewrites += 1;
     }
 
     /// Refuses every later write: the agent was deleted from the store.

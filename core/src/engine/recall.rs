@@ -57,6 +57,7 @@ impl<S: Storage> AgentEngine<S> {
         let plan = self.graph.plan_recall(id.get(), mode, removal)?;
         plan.refuse_if_idle()?;
         if removal == Removal::Erase {
+            self.count_rewrite();
             // What an Erase destroys is computed from the graph: after a snapshot load, the
             // graph must first be found to match the log. (A refusal above reads nothing.)
             self.confirm_graph_before_destroying()?;

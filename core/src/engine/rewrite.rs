@@ -33,6 +33,7 @@ impl<S: Storage> AgentEngine<S> {
     pub fn compact(&mut self) -> Result<(), Error> {
         self.check_writable()?;
         self.confirm_graph_before_destroying()?;
+        self.count_rewrite();
         let result = self.rewrite_without_dead_content();
         if result.is_err() {
             self.log.poison(PoisonCause::CompactionFailed);

@@ -16,9 +16,9 @@ const SEGMENT_SUFFIX: &str = ".log";
 const SNAPSHOT_NAME: &str = "snapshot";
 const ERASE_JOURNAL_NAME: &str = "erase-journal";
 /// An encrypted agent's key table.
-const KEY_TABLE_NAME: &str = "keys";
+pub const KEY_TABLE_NAME: &str = "keys";
 /// An encrypted agent's epoch keys.
-const EPOCHS_NAME: &str = "epochs";
+pub const EPOCHS_NAME: &str = "epochs";
 
 /// The folder of agent `number`.
 #[must_use]

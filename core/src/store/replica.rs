@@ -1,0 +1,101 @@
+//! The store's side of replication: what the catalog says of an agent being shipped, and taking
+//! an agent restored from a replica into the catalog.
+//!
+//! A restored agent keeps its number (its records and its chain carry it), name and token hash,
+//! so its own token opens it and its fingerprints stay valid. The crash argument is that of
+//! creating an agent: the folder and its files are written and synced before the catalog names
+//! them, so a crash leaves at most an orphan folder, which the next open removes (overwriting
+//! its files with zeros first).
+
+use alloc::string::String;
+
+use super::{remove_agent_files, write_catalog, FileRemoval, StoreEngine};
+use crate::codec::catalog_file::CatalogEntry;
+use crate::codec::replica_head::ReplicaHead;
+use crate::engine::io_error;
+use crate::error::Error;
+use crate::fingerprint::Fingerprint;
+use crate::limits::{self, AGENTS_PER_STORE_MAX};
+use crate::log::names::agent_folder;
+use crate::storage::Storage;
+
+/// What the catalog says of one agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentEntry {
+    /// Its number: its folder and every record carry it.
+    pub number: u64,
+    /// Its name.
+    pub name: String,
+    /// The hash of its token, as the catalog keeps it.
+    pub token_hash: [u8; 32],
+    /// Whether it is encrypted.
+    pub encrypted: bool,
+}
+
+impl<S: Storage + Clone> StoreEngine<S> {
+    /// Every agent as the catalog lists it, in the order they were created.
+    #[must_use]
+    pub fn agent_entries(&self) -> alloc::vec::Vec<AgentEntry> {
+        self.catalog
+            .entries
+            .iter()
+            .map(|entry| AgentEntry {
+                number: entry.number,
+                name: entry.name.clone(),
+                token_hash: entry.token_hash,
+                encrypted: entry.encrypted,
+            })
+            .collect()
+    }
+
+    /// The storage the store's files are in: a shipper reads an agent's files through it.
+    #[must_use]
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// Takes in the agent a replica's `head` describes: makes its folder, lets `write` fill it
+    /// (and return the fingerprint the files verify to), then adds the agent to the catalog. A
+    /// failure removes what was written, its files overwritten with zeros first.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::AgentExists` when the store has an agent of that name, or of that number.
+    /// - `Error::LimitExceeded` when the store holds the most agents.
+    /// - Whatever `write` returns; `Error::Io` when the storage fails.
+    pub fn adopt_agent(
+        &mut self,
+        head: &ReplicaHead,
+        write: impl FnOnce(&S) -> Result<Fingerprint, Error>,
+    ) -> Result<Fingerprint, Error> {
+        limits::check("agents in one store", self.catalog.entries.len() + 1, AGENTS_PER_STORE_MAX)?;
+        let taken = self.catalog.entries.iter().find(|entry| entry.name == head.name || entry.number == head.agent);
+        if let Some(entry) = taken {
+            return Err(Error::AgentExists { name: entry.name.clone() });
+        }
+        let folder = agent_folder(head.agent);
+        self.storage.create_folder(&folder).map_err(|error| io_error("creating", &folder, error))?;
+        self.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
+        let written = write(&self.storage);
+        let fingerprint = match written {
+            Ok(fingerprint) => fingerprint,
+            Err(error) => {
+                // Nothing names the folder: clear it now rather than at the next open.
+                let _ = remove_agent_files(&self.storage, &folder, FileRemoval::ZerosFirst);
+                return Err(error);
+            }
+        };
+        let mut next = self.catalog.clone();
+        next.next_number = next.next_number.max(head.agent.saturating_add(1));
+        let entry = CatalogEntry {
+            number: head.agent,
+            token_hash: head.token_hash,
+            name: head.name.clone(),
+            encrypted: head.encrypted,
+        };
+        next.entries.push(entry);
+        write_catalog(&self.storage, &next)?;
+        self.catalog = next;
+        Ok(fingerprint)
+    }
+}
