@@ -167,6 +167,37 @@ Examples:
   cheesedb serve --socket /run/user/1000/cheesedb.sock")]
     Serve(ServeArguments),
 
+    /// Ship every agent's log to S3-compatible object storage, continuously or once
+    #[command(after_help = "The endpoint and credentials come from AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
+AWS_SECRET_ACCESS_KEY and AWS_REGION, or from object-store.toml in the data folder (endpoint,
+access_key_id, secret_access_key, region); never from the command line. Plain HTTP is accepted
+only for an endpoint on this machine. Without --once the command serves the store (as `cheesedb
+serve`, so other commands and apps go on writing) and ships until Ctrl-C or SIGTERM.
+
+Examples:
+  cheesedb replicate --to s3://backups/laptop --once
+  cheesedb replicate --to s3://backups/laptop --status --json
+  cheesedb replicate --to s3://backups/laptop --max-lag-ms 500")]
+    Replicate(ReplicateArguments),
+
+    /// Bring agents back from object storage into a folder, whole and verified
+    #[command(after_help = "Each agent keeps its name, token and history: `verify` of a restored agent gives
+the fingerprint the original had at that point.
+
+Examples:
+  cheesedb restore --from s3://backups/laptop --to /srv/cheesedb
+  cheesedb restore --from s3://backups/laptop --to /tmp/then --agent alice --fingerprint 42-ab…")]
+    Restore(RestoreArguments),
+
+    /// Keep a read-only copy of replicated agents current from object storage
+    #[command(after_help = "Each step opens the copy, applies only what extends the history it holds (anything
+else stops the command with a Corrupt error naming the object), and closes it, so that readers
+can open it with --read-only in between.
+
+Examples:
+  CHEESEDB_DIR=/srv/replica cheesedb follow --from s3://backups/laptop --to /srv/replica")]
+    Follow(FollowArguments),
+
     /// Serve one agent to AI apps over the Model Context Protocol (stdio)
     #[command(after_help = "The app starts this command and speaks JSON-RPC on its standard input and
 output; nothing listens on the network. What the model reads with get and search_memories
@@ -320,10 +351,78 @@ pub struct ServeArguments {
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub connections_max: u32,
 
+    /// Also ship every agent to S3-compatible object storage (see `cheesedb replicate`)
+    #[arg(long, value_name = "URL")]
+    pub replicate_to: Option<cheesedb::replication::ReplicaLocation>,
+
     /// How long a client may take to finish a request it started, to read an answer, or to
     /// send the next write of a batch it opened, in milliseconds
     #[arg(long, value_name = "MS", default_value_t = crate::server::CLIENT_TIMEOUT_DEFAULT_MS, value_parser = clap::value_parser!(u64).range(1..))]
     pub client_timeout_ms: u64,
+}
+
+/// `cheesedb replicate`
+#[derive(Debug, Args)]
+pub struct ReplicateArguments {
+    /// Where to: s3://BUCKET or s3://BUCKET/PREFIX
+    #[arg(long, value_name = "URL")]
+    pub to: cheesedb::replication::ReplicaLocation,
+
+    /// Ship everything committed so far, then exit
+    #[arg(long, conflicts_with = "status")]
+    pub once: bool,
+
+    /// Say how far each agent's replica is behind (after shipping what it lacks), then exit
+    #[arg(long)]
+    pub status: bool,
+
+    /// The replication lag, in milliseconds, past which the command warns on standard error
+    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_lag_ms: u64,
+}
+
+/// `cheesedb restore`
+#[derive(Debug, Args)]
+pub struct RestoreArguments {
+    /// Where from: s3://BUCKET or s3://BUCKET/PREFIX
+    #[arg(long, value_name = "URL")]
+    pub from: cheesedb::replication::ReplicaLocation,
+
+    /// The store folder to restore into (made if missing)
+    #[arg(long, value_name = "FOLDER")]
+    pub to: PathBuf,
+
+    /// Only this agent
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+
+    /// Restore the agent as it was at this fingerprint (kept from `verify`); needs --agent
+    #[arg(long, value_name = "FINGERPRINT", requires = "agent")]
+    pub fingerprint: Option<String>,
+}
+
+/// `cheesedb follow`
+#[derive(Debug, Args)]
+pub struct FollowArguments {
+    /// Where from: s3://BUCKET or s3://BUCKET/PREFIX
+    #[arg(long, value_name = "URL")]
+    pub from: cheesedb::replication::ReplicaLocation,
+
+    /// The folder of the copy (made and filled at the first step)
+    #[arg(long, value_name = "FOLDER")]
+    pub to: PathBuf,
+
+    /// Only this agent
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+
+    /// Milliseconds between steps
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    pub interval_ms: u64,
+
+    /// One step, then exit
+    #[arg(long)]
+    pub once: bool,
 }
 
 /// A subcommand that takes only an agent.

@@ -44,6 +44,8 @@ mod lock;
 mod mutex;
 mod permissions;
 pub mod protocol;
+#[cfg(feature = "replication")]
+pub mod replication;
 mod search;
 mod shared;
 mod store;

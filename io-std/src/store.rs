@@ -28,7 +28,7 @@ fn explain_refusal(read_only: &Option<Arc<AtomicBool>>, error: Error) -> Error {
 /// An open store: a folder holding any number of agents. Cheap to clone; every clone and every
 /// agent handle shares the folder lock, which is released when the last of them is dropped.
 pub struct Store<S: SharedStorage = FileStorage> {
-    shared: Arc<StoreShared<S>>,
+    pub(crate) shared: Arc<StoreShared<S>>,
 }
 
 impl<S: SharedStorage> Clone for Store<S> {

@@ -16,6 +16,7 @@ pub mod lot;
 pub mod mcp;
 pub mod recall;
 pub mod remember;
+pub mod replicate;
 pub mod report;
 pub mod search;
 pub mod serve;
@@ -56,6 +57,9 @@ pub fn run(command: Command, context: &Context) -> Result<u8, Failure> {
         Command::Report(arguments) => report::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Log(arguments) => log::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Serve(arguments) => serve::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Replicate(arguments) => replicate::run(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Restore(arguments) => replicate::run_restore(arguments, context).map(|()| EXIT_SUCCESS),
+        Command::Follow(arguments) => replicate::run_follow(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Mcp(arguments) => mcp::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Demo(arguments) => demo::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Bench(arguments) => {

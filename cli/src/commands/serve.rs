@@ -36,5 +36,8 @@ pub fn run(arguments: ServeArguments, context: &Context) -> Result<(), Failure> 
     };
     std::fs::create_dir_all(&context.folder)
         .map_err(|error| Failure::new(format!("cannot make the data folder {}: {error}", context.folder.display())))?;
-    serve(&context.folder, &socket, chosen_read_only(), settings, ready)
+    let replication = arguments
+        .replicate_to
+        .map(|location| crate::commands::replicate::Replication { location, lag_bound: Duration::from_secs(1) });
+    serve(&context.folder, &socket, chosen_read_only(), settings, replication, ready)
 }

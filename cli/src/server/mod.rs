@@ -73,14 +73,22 @@ pub fn serve(
     socket: &Path,
     read_only: bool,
     settings: Settings,
+    replication: Option<crate::commands::replicate::Replication>,
     ready: impl FnOnce(),
 ) -> Result<(), Failure> {
     let store = open_store(folder, socket, read_only)?;
+    let stopping = Arc::new(AtomicBool::new(false));
+    let shipper = replication.map(|replication| {
+        let (store, folder, stopping) = (store.clone(), folder.to_path_buf(), stopping.clone());
+        std::thread::Builder::new().name(String::from("cheesedb-replication")).spawn(move || {
+            crate::commands::replicate::ship_until_stopped(&store, &folder, &replication, &stopping);
+        })
+    });
+    let shipper = shipper.transpose().map_err(|error| Failure::new(format!("cannot start replication: {error}")))?;
     let access = AccessRecorder::start(AccessLogs::open(folder)?)?;
     let trust_rules = trust::load(folder)?;
     let listener = socket_file::claim(socket)?;
     let state = Arc::new(ServerState { store, gates: Gates::default(), settings, access, trust_rules });
-    let stopping = Arc::new(AtomicBool::new(false));
     stop::watch(stopping.clone(), socket.to_path_buf(), &listener)?;
     ready();
     let connections = Arc::new(Connections::default());
@@ -93,6 +101,10 @@ pub fn serve(
     connections.wait_until_all_ended();
     state.access.finish();
     drop(state);
+    // The last pass ships what the clients wrote before the stop.
+    if let Some(shipper) = shipper {
+        let _ = shipper.join();
+    }
     Ok(())
 }
 

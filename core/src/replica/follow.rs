@@ -52,6 +52,9 @@ impl Follower {
     /// `Error::Corrupt` when the files fail a check; `Error::Io` when the storage fails.
     pub fn start<S: Storage>(storage: &S, prefix: ReplicaPrefix, head: &ReplicaHead) -> Result<Follower, Error> {
         let held = verify_files_without_token(storage, head.agent, head.encrypted)?;
+        // Files just restored from this very head hold all it names: nothing to fetch again.
+        let (applied_version, pieces_held) =
+            if held == head.fingerprint { (head.version, head.pieces.clone()) } else { (0, Vec::new()) };
         Ok(Follower {
             prefix,
             name: head.name.clone(),
@@ -59,8 +62,8 @@ impl Follower {
             token_hash: head.token_hash,
             encrypted: head.encrypted,
             held,
-            applied_version: 0,
-            pieces_held: Vec::new(),
+            applied_version,
+            pieces_held,
         })
     }
 

@@ -121,6 +121,12 @@ impl AgentShipper {
         self.head.as_ref().map(|(head, _)| head.fingerprint)
     }
 
+    /// What the agent's files held at the last plan.
+    #[must_use]
+    pub fn local_fingerprint(&self) -> Option<Fingerprint> {
+        self.cursor.map(|cursor| Fingerprint { records: cursor.sequence, chain: cursor.chain })
+    }
+
     /// Objects that no head names any more but are not yet deleted: while any is, an erased
     /// text may still be in the bucket.
     #[must_use]

@@ -1,0 +1,256 @@
+//! `cheesedb replicate`, `restore` and `follow`: the store's agents shipped to S3-compatible
+//! object storage, brought back, and kept current elsewhere.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cheesedb::replication::{
+    restore_from, Follow, ObjectStoreConfig, ReplicaLocation, ReplicaStatus, Replicator, S3Bucket, ShipReport,
+};
+use cheesedb::{Error, Store};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::arguments::{FollowArguments, ReplicateArguments, RestoreArguments};
+use crate::commands::Context;
+use crate::failure::Failure;
+use crate::output::escaped;
+
+/// The data folder's file that may hold the object store's endpoint and credentials.
+pub const OBJECT_STORE_FILE: &str = "object-store.toml";
+
+/// `object-store.toml`: the same four settings as the standard variables, which win over it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObjectStoreFile {
+    endpoint: Option<String>,
+    access_key_id: Option<String>,
+    secret_access_key: Option<String>,
+    region: Option<String>,
+}
+
+/// The object store's settings: the standard variables, then the data folder's file.
+fn object_store_config(folder: &Path) -> Result<ObjectStoreConfig, Failure> {
+    let file: ObjectStoreFile = crate::config_file::load(folder, OBJECT_STORE_FILE)?.unwrap_or_default();
+    let from_file = ObjectStoreConfig {
+        endpoint: file.endpoint,
+        access_key_id: file.access_key_id,
+        secret_access_key: file.secret_access_key,
+        region: file.region,
+    };
+    Ok(ObjectStoreConfig::from_env().or(from_file))
+}
+
+/// The bucket `location` names, with the settings of `folder`.
+pub fn connect(location: &ReplicaLocation, folder: &Path) -> Result<S3Bucket, Failure> {
+    Ok(S3Bucket::connect(location, &object_store_config(folder)?)?)
+}
+
+/// `cheesedb replicate --to s3://…`: with `--once` ships and exits; with `--status` says how
+/// far each replica is behind; otherwise serves the store (as `cheesedb serve`) and ships
+/// until stopped.
+pub fn run(arguments: ReplicateArguments, context: &Context) -> Result<(), Failure> {
+    if !(arguments.once || arguments.status) {
+        let socket = context.folder.join(cheesedb::protocol::SOCKET_FILE);
+        let settings = crate::server::Settings {
+            connections_max: crate::server::CONNECTIONS_MAX_DEFAULT as usize,
+            client_timeout: Duration::from_millis(crate::server::CLIENT_TIMEOUT_DEFAULT_MS),
+        };
+        let replication =
+            Replication { location: arguments.to, lag_bound: Duration::from_millis(arguments.max_lag_ms) };
+        let folder = context.folder.clone();
+        std::fs::create_dir_all(&folder)
+            .map_err(|error| Failure::new(format!("cannot make the data folder {}: {error}", folder.display())))?;
+        let ready = || {
+            eprintln!(
+                "cheesedb: replicating {} to {}; stop with Ctrl-C or SIGTERM",
+                escaped(&folder.display().to_string()),
+                replication.location
+            )
+        };
+        return crate::server::serve(&folder, &socket, false, settings, Some(replication.clone()), ready);
+    }
+    let store = Store::open(&context.folder).map_err(|error| opened_failure(error, &context.folder))?;
+    let bucket = connect(&arguments.to, &context.folder)?;
+    let mut replicator = Replicator::new(&store, bucket, &arguments.to.prefix)?;
+    if arguments.status {
+        // A pass that ships nothing new still reads every head and every agent's end.
+        let report = replicator.ship()?;
+        return print_status(context, &replicator.status(), Some(report));
+    }
+    let started = Instant::now();
+    let report = replicator.ship()?;
+    let elapsed = started.elapsed();
+    context.printer.result(
+        json!({
+            "shipped": report_json(&report),
+            "seconds": elapsed.as_secs_f64(),
+            "agents": replicator.status().iter().map(status_json).collect::<Vec<Value>>(),
+        }),
+        || {
+            format!(
+                "shipped {} agents: {} pieces, {} bytes, {} objects deleted, in {:.2} s",
+                report.agents_shipped,
+                report.pieces_uploaded,
+                report.bytes_uploaded,
+                report.objects_deleted,
+                elapsed.as_secs_f64()
+            )
+        },
+    )
+}
+
+fn opened_failure(error: Error, folder: &Path) -> Failure {
+    match error {
+        Error::Locked => Failure::new(format!(
+            "the data folder {} is in use; a running server replicates with `cheesedb serve --replicate-to`",
+            folder.display()
+        )),
+        other => Failure::from(other),
+    }
+}
+
+fn report_json(report: &ShipReport) -> Value {
+    json!({
+        "agents": report.agents_shipped,
+        "pieces": report.pieces_uploaded,
+        "bytes": report.bytes_uploaded,
+        "objects_deleted": report.objects_deleted,
+    })
+}
+
+fn status_json(status: &ReplicaStatus) -> Value {
+    json!({
+        "agent": status.name,
+        "primary": status.primary.to_string(),
+        "shipped": status.shipped.map(|fingerprint| fingerprint.to_string()),
+        "records_behind": status.records_behind,
+        "lag_seconds": status.lag.as_secs_f64(),
+        "deletions_pending": status.deletions_pending,
+    })
+}
+
+fn print_status(context: &Context, statuses: &[ReplicaStatus], report: Option<ShipReport>) -> Result<(), Failure> {
+    context.printer.result(
+        json!({ "agents": statuses.iter().map(status_json).collect::<Vec<Value>>(), "shipped": report.as_ref().map(report_json) }),
+        || {
+            statuses
+                .iter()
+                .map(|status| {
+                    format!(
+                        "{}: {} records behind, lag {:.3} s, {} deletions pending (shipped {})",
+                        escaped(&status.name),
+                        status.records_behind,
+                        status.lag.as_secs_f64(),
+                        status.deletions_pending,
+                        status.shipped.map_or_else(|| String::from("nothing"), |fingerprint| fingerprint.to_string())
+                    )
+                })
+                .collect::<Vec<String>>()
+                .join("\n")
+        },
+    )
+}
+
+/// Replication that a server runs beside its clients.
+#[derive(Debug, Clone)]
+pub struct Replication {
+    /// Where to.
+    pub location: ReplicaLocation,
+    /// The lag past which each pass says so on standard error.
+    pub lag_bound: Duration,
+}
+
+/// Ships `store` until `stopping` is set, then once more. A fenced agent or a bad setting
+/// stops it with one line on standard error; a bucket that fails is tried again.
+pub fn ship_until_stopped(store: &Store, folder: &Path, replication: &Replication, stopping: &Arc<AtomicBool>) {
+    let bucket = match connect(&replication.location, folder) {
+        Ok(bucket) => bucket,
+        Err(failure) => {
+            eprintln!("cheesedb: replication not started: {failure}");
+            return;
+        }
+    };
+    let mut replicator = match Replicator::new(store, bucket, &replication.location.prefix) {
+        Ok(replicator) => replicator,
+        Err(error) => {
+            eprintln!("cheesedb: replication not started: {error}");
+            return;
+        }
+    };
+    let pause = (replication.lag_bound / 4).clamp(Duration::from_millis(10), Duration::from_millis(250));
+    let mut last_warning: Option<Instant> = None;
+    loop {
+        let last_pass = stopping.load(Ordering::SeqCst);
+        match replicator.ship() {
+            Ok(_) => {}
+            Err(error @ Error::ReplicaFenced { .. }) => {
+                eprintln!("cheesedb: replication stopped: {error}");
+                return;
+            }
+            Err(error) => eprintln!("cheesedb: replication will try again: {error}"),
+        }
+        let over: Vec<String> = replicator
+            .status()
+            .iter()
+            .filter(|status| status.lag > replication.lag_bound)
+            .map(|status| format!("{} ({:.1} s)", escaped(&status.name), status.lag.as_secs_f64()))
+            .collect();
+        if !over.is_empty() && last_warning.is_none_or(|at| at.elapsed() > Duration::from_secs(5)) {
+            eprintln!("cheesedb: replicas behind by more than the bound: {}", over.join(", "));
+            last_warning = Some(Instant::now());
+        }
+        if last_pass {
+            return;
+        }
+        std::thread::sleep(pause);
+    }
+}
+
+/// `cheesedb restore --from s3://… --to FOLDER`.
+pub fn run_restore(arguments: RestoreArguments, context: &Context) -> Result<(), Failure> {
+    let mut bucket = connect(&arguments.from, &context.folder)?;
+    let point = arguments.fingerprint.as_deref().map(str::parse).transpose()?;
+    let restored = restore_from(&mut bucket, &arguments.from.prefix, &arguments.to, arguments.agent.as_deref(), point)?;
+    context.printer.result(
+        json!({ "restored": restored.iter().map(|(name, fingerprint)| json!({ "agent": name, "fingerprint": fingerprint.to_string() })).collect::<Vec<Value>>() }),
+        || {
+            restored
+                .iter()
+                .map(|(name, fingerprint)| format!("restored {} at {fingerprint}", escaped(name)))
+                .collect::<Vec<String>>()
+                .join("\n")
+        },
+    )
+}
+
+/// `cheesedb follow --from s3://… --to FOLDER`: keeps the copy current until stopped (or once).
+pub fn run_follow(arguments: FollowArguments, context: &Context) -> Result<(), Failure> {
+    let bucket = connect(&arguments.from, &context.folder)?;
+    let mut follow = Follow::new(bucket, &arguments.from.prefix, &arguments.to, arguments.agent.as_deref());
+    let stopping = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, stopping.clone())
+            .map_err(|error| Failure::new(format!("cannot watch for signals: {error}")))?;
+    }
+    loop {
+        match follow.step() {
+            Ok(changed) => {
+                for (name, fingerprint) in changed {
+                    context.printer.result(json!({ "agent": name, "fingerprint": fingerprint.to_string() }), || {
+                        format!("{} now at {fingerprint}", escaped(&name))
+                    })?;
+                }
+            }
+            // A reader has the copy open: try again at the next step.
+            Err(Error::Locked) if !arguments.once => {}
+            Err(error) => return Err(error.into()),
+        }
+        if arguments.once || stopping.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(arguments.interval_ms));
+    }
+}
