@@ -19,6 +19,7 @@ mod memory_search;
 mod nodes;
 mod output;
 mod progress;
+mod replication;
 mod search;
 mod server;
 mod session;

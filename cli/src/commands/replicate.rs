@@ -6,47 +6,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cheesedb::replication::{
-    restore_from, Follow, ObjectStoreConfig, ReplicaLocation, ReplicaStatus, Replicator, S3Bucket, ShipReport,
-};
+use cheesedb::replication::{restore_from, Follow, ReplicaStatus, Replicator, ShipReport};
 use cheesedb::{Error, Store};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::arguments::{FollowArguments, ReplicateArguments, RestoreArguments};
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::output::escaped;
-
-/// The data folder's file that may hold the object store's endpoint and credentials.
-pub const OBJECT_STORE_FILE: &str = "object-store.toml";
-
-/// `object-store.toml`: the same four settings as the standard variables, which win over it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ObjectStoreFile {
-    endpoint: Option<String>,
-    access_key_id: Option<String>,
-    secret_access_key: Option<String>,
-    region: Option<String>,
-}
-
-/// The object store's settings: the standard variables, then the data folder's file.
-fn object_store_config(folder: &Path) -> Result<ObjectStoreConfig, Failure> {
-    let file: ObjectStoreFile = crate::config_file::load(folder, OBJECT_STORE_FILE)?.unwrap_or_default();
-    let from_file = ObjectStoreConfig {
-        endpoint: file.endpoint,
-        access_key_id: file.access_key_id,
-        secret_access_key: file.secret_access_key,
-        region: file.region,
-    };
-    Ok(ObjectStoreConfig::from_env().or(from_file))
-}
-
-/// The bucket `location` names, with the settings of `folder`.
-pub fn connect(location: &ReplicaLocation, folder: &Path) -> Result<S3Bucket, Failure> {
-    Ok(S3Bucket::connect(location, &object_store_config(folder)?)?)
-}
+use crate::replication::{connect, Replication};
 
 /// `cheesedb replicate --to s3://…`: with `--once` ships and exits; with `--status` says how
 /// far each replica is behind; otherwise serves the store (as `cheesedb serve`) and ships
@@ -152,61 +120,6 @@ fn print_status(context: &Context, statuses: &[ReplicaStatus], report: Option<Sh
                 .join("\n")
         },
     )
-}
-
-/// Replication that a server runs beside its clients.
-#[derive(Debug, Clone)]
-pub struct Replication {
-    /// Where to.
-    pub location: ReplicaLocation,
-    /// The lag past which each pass says so on standard error.
-    pub lag_bound: Duration,
-}
-
-/// Ships `store` until `stopping` is set, then once more. A fenced agent or a bad setting
-/// stops it with one line on standard error; a bucket that fails is tried again.
-pub fn ship_until_stopped(store: &Store, folder: &Path, replication: &Replication, stopping: &Arc<AtomicBool>) {
-    let bucket = match connect(&replication.location, folder) {
-        Ok(bucket) => bucket,
-        Err(failure) => {
-            eprintln!("cheesedb: replication not started: {failure}");
-            return;
-        }
-    };
-    let mut replicator = match Replicator::new(store, bucket, &replication.location.prefix) {
-        Ok(replicator) => replicator,
-        Err(error) => {
-            eprintln!("cheesedb: replication not started: {error}");
-            return;
-        }
-    };
-    let pause = (replication.lag_bound / 4).clamp(Duration::from_millis(10), Duration::from_millis(250));
-    let mut last_warning: Option<Instant> = None;
-    loop {
-        let last_pass = stopping.load(Ordering::SeqCst);
-        match replicator.ship() {
-            Ok(_) => {}
-            Err(error @ Error::ReplicaFenced { .. }) => {
-                eprintln!("cheesedb: replication stopped: {error}");
-                return;
-            }
-            Err(error) => eprintln!("cheesedb: replication will try again: {error}"),
-        }
-        let over: Vec<String> = replicator
-            .status()
-            .iter()
-            .filter(|status| status.lag > replication.lag_bound)
-            .map(|status| format!("{} ({:.1} s)", escaped(&status.name), status.lag.as_secs_f64()))
-            .collect();
-        if !over.is_empty() && last_warning.is_none_or(|at| at.elapsed() > Duration::from_secs(5)) {
-            eprintln!("cheesedb: replicas behind by more than the bound: {}", over.join(", "));
-            last_warning = Some(Instant::now());
-        }
-        if last_pass {
-            return;
-        }
-        std::thread::sleep(pause);
-    }
 }
 
 /// `cheesedb restore --from s3://… --to FOLDER`.

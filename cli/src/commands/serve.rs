@@ -38,6 +38,6 @@ pub fn run(arguments: ServeArguments, context: &Context) -> Result<(), Failure> 
         .map_err(|error| Failure::new(format!("cannot make the data folder {}: {error}", context.folder.display())))?;
     let replication = arguments
         .replicate_to
-        .map(|location| crate::commands::replicate::Replication { location, lag_bound: Duration::from_secs(1) });
+        .map(|location| crate::replication::Replication { location, lag_bound: Duration::from_secs(1) });
     serve(&context.folder, &socket, chosen_read_only(), settings, replication, ready)
 }

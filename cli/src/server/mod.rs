@@ -73,7 +73,7 @@ pub fn serve(
     socket: &Path,
     read_only: bool,
     settings: Settings,
-    replication: Option<crate::commands::replicate::Replication>,
+    replication: Option<crate::replication::Replication>,
     ready: impl FnOnce(),
 ) -> Result<(), Failure> {
     let store = open_store(folder, socket, read_only)?;
@@ -81,7 +81,7 @@ pub fn serve(
     let shipper = replication.map(|replication| {
         let (store, folder, stopping) = (store.clone(), folder.to_path_buf(), stopping.clone());
         std::thread::Builder::new().name(String::from("cheesedb-replication")).spawn(move || {
-            crate::commands::replicate::ship_until_stopped(&store, &folder, &replication, &stopping);
+            crate::replication::ship_until_stopped(&store, &folder, &replication, &stopping);
         })
     });
     let shipper = shipper.transpose().map_err(|error| Failure::new(format!("cannot start replication: {error}")))?;

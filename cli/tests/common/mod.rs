@@ -167,4 +167,5 @@ pub fn files_below(folder: &Path) -> Vec<PathBuf> {
 pub mod embeddings_server;
 pub mod loopback_http;
 pub mod mcp_process;
+pub mod seaweed;
 pub mod server_process;

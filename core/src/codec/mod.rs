@@ -8,6 +8,5 @@ pub mod erase_journal;
 pub mod key_file_header;
 pub mod key_table_file;
 pub mod record;
-pub mod replica_head;
 pub mod segment_header;
 pub mod snapshot_file;

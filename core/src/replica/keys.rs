@@ -4,7 +4,7 @@
 use alloc::format;
 use alloc::string::String;
 
-use crate::codec::replica_head::Piece;
+use crate::replica::head::Piece;
 use sha2::{Digest, Sha256};
 
 /// Where in a bucket a store's replicas live: empty, or a path ending in `/`.

@@ -19,6 +19,7 @@
 mod bucket;
 mod commit_point;
 mod follow;
+pub mod head;
 mod keys;
 mod local_files;
 mod patched_storage;
@@ -29,6 +30,7 @@ mod ship;
 pub use bucket::{Bucket, BucketError, ObjectTag};
 pub use commit_point::{find_commit_point, CommitPoint};
 pub use follow::{apply_head, Follower};
+pub use head::{Piece, ReplicaHead};
 pub use keys::{agent_prefix, head_key, piece_key, ReplicaPrefix};
 pub use restore::{fetch_head, restore_agent_files};
 pub use ship::{AgentShipper, ShipOutcome, ShipPlan};

@@ -6,7 +6,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::codec::replica_head::Piece;
+use crate::replica::head::Piece;
 
 /// The pieces of one file after a ship, and what changed.
 #[derive(Debug, Clone, Default)]

@@ -5,7 +5,6 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::codec::replica_head::{Piece, ReplicaHead};
 use crate::codec::segment_header::{write_margin_bytes, SEGMENT_HEADER_BYTES};
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::replica_piece_digest;
@@ -13,6 +12,7 @@ use crate::engine::{io_error, verify_files_without_token};
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::log::names::{agent_folder, parse_segment_name, segment_path};
+use crate::replica::head::{Piece, ReplicaHead};
 use crate::storage::{Storage, StorageFile};
 
 use super::bucket::{Bucket, BucketError, ObjectTag};

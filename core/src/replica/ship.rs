@@ -10,11 +10,11 @@ use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::codec::replica_head::{Piece, ReplicaHead};
 use crate::digest::{replica_piece_digest, Hash};
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::log::names::{agent_folder, epochs_path, key_table_path, segment_path, EPOCHS_NAME, KEY_TABLE_NAME};
+use crate::replica::head::{Piece, ReplicaHead};
 use crate::storage::Storage;
 
 use super::bucket::{Bucket, BucketError, ObjectTag};

@@ -11,12 +11,12 @@ use alloc::string::String;
 
 use super::{remove_agent_files, write_catalog, FileRemoval, StoreEngine};
 use crate::codec::catalog_file::CatalogEntry;
-use crate::codec::replica_head::ReplicaHead;
 use crate::engine::io_error;
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::limits::{self, AGENTS_PER_STORE_MAX};
 use crate::log::names::agent_folder;
+use crate::replica::head::ReplicaHead;
 use crate::storage::Storage;
 
 /// What the catalog says of one agent.

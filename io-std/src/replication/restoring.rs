@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cheesedb_core::codec::replica_head::ReplicaHead;
+use cheesedb_core::replica::ReplicaHead;
 use cheesedb_core::replica::{fetch_head, restore_agent_files, Bucket, BucketError, Follower, ReplicaPrefix};
 use cheesedb_core::{Error, Fingerprint};
 

