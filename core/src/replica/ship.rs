@@ -196,7 +196,7 @@ impl AgentShipper {
             let path = self.path_of(&name);
             let old: Vec<Piece> = shipped_pieces.iter().filter(|piece| piece.file == name).cloned().collect();
             let rewritten = full_check && !stretches_unchanged(storage, &path, &old)?;
-            let extent = self.extent(storage, &name, &path, &cursor, &advanced, &old, rewritten)?;
+            let extent = self.extent(storage, &name, &path, &cursor, &advanced, &old, full_check)?;
             let plan = plan_file_pieces(&name, &old, extent, rewritten, self.run);
             self.collect(storage, &path, plan, &mut pieces, &mut uploads, &mut superseded)?;
         }
@@ -204,8 +204,8 @@ impl AgentShipper {
         let unchanged = self.head.as_ref().is_some_and(|(head, _)| head.fingerprint == fingerprint)
             && uploads.is_empty()
             && superseded.is_empty();
-        self.cursor = Some(cursor);
         if unchanged {
+            self.cursor = Some(cursor);
             self.rewrites_seen = Some(rewrites);
             return Ok(None);
         }
@@ -360,7 +360,10 @@ impl AgentShipper {
         }
     }
 
-    /// How many bytes of the file the bucket should hold now.
+    /// How many bytes of the file the bucket should hold now. On a `full_check` (a new run, or
+    /// after a rewrite) a segment before the cursor's is read to its committed end: it may have
+    /// grown, and been sealed, since the head was written, and the cursor, read from the last
+    /// segment only, does not say.
     #[allow(clippy::too_many_arguments)]
     fn extent<S: Storage>(
         &self,
@@ -370,7 +373,7 @@ impl AgentShipper {
         cursor: &Cursor,
         advanced: &Advance,
         old: &[Piece],
-        rewritten: bool,
+        full_check: bool,
     ) -> Result<u64, Error> {
         let Some(segment) = crate::log::names::parse_segment_name(name) else {
             // The key files: all their bytes (a slot cut short is written again at open).
@@ -382,7 +385,7 @@ impl AgentShipper {
         if let Some((_, end)) = advanced.segments.iter().find(|(number, _)| *number == segment) {
             return Ok(*end);
         }
-        if rewritten || old.is_empty() {
+        if full_check || old.is_empty() {
             return committed_end_of_segment(storage, self.identity.agent, segment);
         }
         Ok(file_extent_shipped(old))
