@@ -125,7 +125,8 @@ impl AgentShipper {
     /// text may still be in the bucket.
     #[must_use]
     pub fn deletions_pending(&self) -> usize {
-        self.deletions_pending.len()
+        // Until this run has looked for what earlier runs left, that is unknown: count it.
+        self.deletions_pending.len() + usize::from(!self.leftovers_removed && self.head.is_some())
     }
 
     fn check_not_fenced(&self) -> Result<(), Error> {
@@ -175,6 +176,11 @@ impl AgentShipper {
         debug_assert!(self.head_loaded, "load_head comes before the first plan");
         let agent = self.identity.agent;
         let full_check = self.cursor.is_none() || self.rewrites_seen != Some(rewrites);
+        if self.rewrites_seen.is_some_and(|seen| seen != rewrites) {
+            // Objects no head names (a crashed run's, a fenced store's) may hold text just
+            // erased: look for them again before reporting no deletion pending.
+            self.leftovers_removed = false;
+        }
         let (cursor, advanced) = match self.cursor.filter(|_| !full_check) {
             Some(mut cursor) => {
                 let advanced = advance(storage, agent, &mut cursor)?;
@@ -235,31 +241,45 @@ impl AgentShipper {
         self.check_not_fenced()?;
         let mut outcome = ShipOutcome::default();
         for (piece, bytes) in &plan.uploads {
-            self.upload_piece(bucket, piece, bytes)?;
+            if let Err(error) = self.upload_piece(bucket, piece, bytes) {
+                // A failed upload may have landed: look for it once a head is written.
+                self.leftovers_removed = false;
+                return Err(error);
+            }
             outcome.pieces_uploaded += 1;
             outcome.bytes_uploaded += piece.length();
         }
-        let tag = self.write_head(bucket, &plan.head)?;
+        let tag = match self.write_head(bucket, &plan.head) {
+            Ok(tag) => tag,
+            Err(error) => {
+                // The pieces just uploaded are named by no head this run knows of.
+                self.leftovers_removed = false;
+                return Err(error);
+            }
+        };
         for piece in &plan.superseded {
             self.deletions_pending.insert(piece_key(&self.prefix, &self.identity.name, piece));
         }
         self.head = Some((plan.head, tag));
         self.cursor = Some(plan.cursor);
         self.rewrites_seen = Some(plan.rewrites);
-        if !self.leftovers_removed {
-            self.find_leftovers(bucket)?;
-            self.leftovers_removed = true;
-        }
         outcome.objects_deleted = self.delete_pending(bucket)?;
         Ok(outcome)
     }
 
-    /// Deletes what no head names any more; returns how many objects went.
+    /// Deletes what no head names any more (listing the agent's objects first, once per run and
+    /// after a failed ship); returns how many objects went.
     ///
     /// # Errors
     ///
     /// `Error::ObjectStore` when a delete fails: the object stays pending.
     pub fn delete_pending<B: Bucket>(&mut self, bucket: &mut B) -> Result<u64, Error> {
+        // Also when a plan finds nothing new: a run that starts after a crash must still remove
+        // what the crashed run left, which may hold text erased since.
+        if !self.leftovers_removed && self.head.is_some() {
+            self.find_leftovers(bucket)?;
+            self.leftovers_removed = true;
+        }
         let mut deleted = 0;
         while let Some(key) = self.deletions_pending.first().cloned() {
             bucket.delete(&key).map_err(BucketError::into_error)?;
