@@ -36,11 +36,15 @@ pub enum Mutant {
     /// An Erase on an encrypted agent destroys slots but never rotates the epoch, so the copy of
     /// each secret that its record holds stays readable with the token.
     SkipEpochRotation = 11,
+    /// A follower takes a replica's head that verifies on its own without checking that its
+    /// history passes through the point the follower's files hold, so a forged or forked head
+    /// replaces the history the follower had.
+    FollowerSkipsChainCheck = 12,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 11] = [
+    pub const ALL: [Mutant; 12] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
@@ -52,6 +56,7 @@ impl Mutant {
         Mutant::SearchKeepsRecalled,
         Mutant::SkipKeyDestruction,
         Mutant::SkipEpochRotation,
+        Mutant::FollowerSkipsChainCheck,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -69,6 +74,7 @@ impl Mutant {
             Mutant::SearchKeepsRecalled => "search-keeps-recalled",
             Mutant::SkipKeyDestruction => "skip-key-destruction",
             Mutant::SkipEpochRotation => "skip-epoch-rotation",
+            Mutant::FollowerSkipsChainCheck => "follower-skips-chain-check",
         }
     }
 

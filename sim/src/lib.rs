@@ -8,12 +8,15 @@
 //!   against the model after every step and every crash.
 //! - [`explore`]: every crash state of the small write protocols, and every single-byte
 //!   corruption of a sealed segment.
+//! - [`bucket`]: an object store in memory with a network's faults, which the replication
+//!   part of a run ships agents to.
 //! - [`key_oracle`]: the keys an encrypted agent's token and files yield, tried on its sealed
 //!   records, current or copied before an Erase.
 //!
 //! Same seed, same run: every choice comes from [`random::Random`].
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 
+pub mod bucket;
 pub mod campaign;
 pub mod canary;
 pub mod compare;

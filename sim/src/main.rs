@@ -146,6 +146,22 @@ fn print_summary(summary: &CampaignSummary, seconds: f64) {
         stats.encrypted_erases,
         stats.key_checks,
     );
+    println!(
+        "cheesedb-sim: replication: runs {}, ships completed {} failed {}, shippers started {} fenced {}, second shipper writes {} fenced {}, heads checked {}, restores checked {}, follower steps {}, forged heads {} refused {}, object store faults {}",
+        stats.replication_runs,
+        stats.ships_completed,
+        stats.ships_failed,
+        stats.shipper_restarts,
+        stats.shippers_fenced,
+        stats.second_shipper_writes,
+        stats.second_shipper_fenced,
+        stats.replica_heads_checked,
+        stats.restores_checked,
+        stats.follower_steps,
+        stats.forged_heads,
+        stats.forged_heads_refused,
+        stats.bucket_faults,
+    );
     println!("cheesedb-sim: faults injected {} ({})", summary.faults.total(), summary.faults);
     println!(
         "cheesedb-sim: failures reported {}, corruption detected {}, silent losses reported {}, losses to misdirected writes {}, losses to lost writes {}, lost writes judged after a crash {}, violations {}, virtual time {} ticks, trace hash {:016x}, wall time {seconds:.1} s",

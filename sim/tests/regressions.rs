@@ -652,3 +652,19 @@ mod encrypted {
         }
     }
 }
+
+/// Seeds whose replication part found shipper bugs: a failed ship that moved the cursor past
+/// stretches no head named (117: the restored segment lacked its seal); a new run that kept a
+/// grown, sealed segment at its old extent (32); a run that started after a crash, found nothing
+/// new and reported no deletion pending while the crashed run's objects held erased text (183);
+/// a fenced second shipper's object that held text erased later (734).
+#[test]
+fn replication_seeds_that_found_shipper_bugs_pass() {
+    use cheesedb_sim::harness::{run_seed, RunConfig};
+    use cheesedb_sim::storage::FaultProfile;
+    for seed in [32, 117, 183, 734] {
+        let outcome = run_seed(&RunConfig { seed, operations: 200, profile: FaultProfile::Swarm });
+        assert_eq!(outcome.stats.replication_runs, 1, "seed {seed} has a replication part");
+        assert!(outcome.violation.is_none(), "seed {seed}: {:?}", outcome.violation);
+    }
+}

@@ -131,7 +131,8 @@ impl AgentShipper {
     /// text may still be in the bucket.
     #[must_use]
     pub fn deletions_pending(&self) -> usize {
-        self.deletions_pending.len()
+        // Until this run has looked for what earlier runs left, that is unknown: count it.
+        self.deletions_pending.len() + usize::from(!self.leftovers_removed && self.head.is_some())
     }
 
     fn check_not_fenced(&self) -> Result<(), Error> {
@@ -181,6 +182,11 @@ impl AgentShipper {
         debug_assert!(self.head_loaded, "load_head comes before the first plan");
         let agent = self.identity.agent;
         let full_check = self.cursor.is_none() || self.rewrites_seen != Some(rewrites);
+        if self.rewrites_seen.is_some_and(|seen| seen != rewrites) {
+            // Objects no head names (a crashed run's, a fenced store's) may hold text just
+            // erased: look for them again before reporting no deletion pending.
+            self.leftovers_removed = false;
+        }
         let (cursor, advanced) = match self.cursor.filter(|_| !full_check) {
             Some(mut cursor) => {
                 let advanced = advance(storage, agent, &mut cursor)?;
@@ -202,7 +208,7 @@ impl AgentShipper {
             let path = self.path_of(&name);
             let old: Vec<Piece> = shipped_pieces.iter().filter(|piece| piece.file == name).cloned().collect();
             let rewritten = full_check && !stretches_unchanged(storage, &path, &old)?;
-            let extent = self.extent(storage, &name, &path, &cursor, &advanced, &old, rewritten)?;
+            let extent = self.extent(storage, &name, &path, &cursor, &advanced, &old, full_check)?;
             let plan = plan_file_pieces(&name, &old, extent, rewritten, self.run);
             self.collect(storage, &path, plan, &mut pieces, &mut uploads, &mut superseded)?;
         }
@@ -210,8 +216,8 @@ impl AgentShipper {
         let unchanged = self.head.as_ref().is_some_and(|(head, _)| head.fingerprint == fingerprint)
             && uploads.is_empty()
             && superseded.is_empty();
-        self.cursor = Some(cursor);
         if unchanged {
+            self.cursor = Some(cursor);
             self.rewrites_seen = Some(rewrites);
             return Ok(None);
         }
@@ -241,31 +247,45 @@ impl AgentShipper {
         self.check_not_fenced()?;
         let mut outcome = ShipOutcome::default();
         for (piece, bytes) in &plan.uploads {
-            self.upload_piece(bucket, piece, bytes)?;
+            if let Err(error) = self.upload_piece(bucket, piece, bytes) {
+                // A failed upload may have landed: look for it once a head is written.
+                self.leftovers_removed = false;
+                return Err(error);
+            }
             outcome.pieces_uploaded += 1;
             outcome.bytes_uploaded += piece.length();
         }
-        let tag = self.write_head(bucket, &plan.head)?;
+        let tag = match self.write_head(bucket, &plan.head) {
+            Ok(tag) => tag,
+            Err(error) => {
+                // The pieces just uploaded are named by no head this run knows of.
+                self.leftovers_removed = false;
+                return Err(error);
+            }
+        };
         for piece in &plan.superseded {
             self.deletions_pending.insert(piece_key(&self.prefix, &self.identity.name, piece));
         }
         self.head = Some((plan.head, tag));
         self.cursor = Some(plan.cursor);
         self.rewrites_seen = Some(plan.rewrites);
-        if !self.leftovers_removed {
-            self.find_leftovers(bucket)?;
-            self.leftovers_removed = true;
-        }
         outcome.objects_deleted = self.delete_pending(bucket)?;
         Ok(outcome)
     }
 
-    /// Deletes what no head names any more; returns how many objects went.
+    /// Deletes what no head names any more (listing the agent's objects first, once per run and
+    /// after a failed ship); returns how many objects went.
     ///
     /// # Errors
     ///
     /// `Error::ObjectStore` when a delete fails: the object stays pending.
     pub fn delete_pending<B: Bucket>(&mut self, bucket: &mut B) -> Result<u64, Error> {
+        // Also when a plan finds nothing new: a run that starts after a crash must still remove
+        // what the crashed run left, which may hold text erased since.
+        if !self.leftovers_removed && self.head.is_some() {
+            self.find_leftovers(bucket)?;
+            self.leftovers_removed = true;
+        }
         let mut deleted = 0;
         while let Some(key) = self.deletions_pending.first().cloned() {
             bucket.delete(&key).map_err(BucketError::into_error)?;
@@ -366,7 +386,10 @@ impl AgentShipper {
         }
     }
 
-    /// How many bytes of the file the bucket should hold now.
+    /// How many bytes of the file the bucket should hold now. On a `full_check` (a new run, or
+    /// after a rewrite) a segment before the cursor's is read to its committed end: it may have
+    /// grown, and been sealed, since the head was written, and the cursor, read from the last
+    /// segment only, does not say.
     #[allow(clippy::too_many_arguments)]
     fn extent<S: Storage>(
         &self,
@@ -376,7 +399,7 @@ impl AgentShipper {
         cursor: &Cursor,
         advanced: &Advance,
         old: &[Piece],
-        rewritten: bool,
+        full_check: bool,
     ) -> Result<u64, Error> {
         let Some(segment) = crate::log::names::parse_segment_name(name) else {
             // The key files: all their bytes (a slot cut short is written again at open).
@@ -388,7 +411,7 @@ impl AgentShipper {
         if let Some((_, end)) = advanced.segments.iter().find(|(number, _)| *number == segment) {
             return Ok(*end);
         }
-        if rewritten || old.is_empty() {
+        if full_check || old.is_empty() {
             return committed_end_of_segment(storage, self.identity.agent, segment);
         }
         Ok(file_extent_shipped(old))

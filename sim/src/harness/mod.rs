@@ -14,6 +14,7 @@ mod labels;
 pub mod markers;
 mod operations;
 mod recovery;
+mod replication;
 mod sealed;
 mod search;
 mod session;
@@ -95,6 +96,32 @@ pub struct RunStats {
     pub key_checks: u64,
     /// Recalls with Erase acknowledged on encrypted agents.
     pub encrypted_erases: u64,
+    /// Runs with a replication part (see `replication.rs`).
+    pub replication_runs: u64,
+    /// Ships of the primary's shipper that completed with nothing left to delete.
+    pub ships_completed: u64,
+    /// Ships cut short by the object store's faults.
+    pub ships_failed: u64,
+    /// Shippers started (the first, and after every crash of the shipper or its store).
+    pub shipper_restarts: u64,
+    /// Times the primary's shipper found the head moved and stopped.
+    pub shippers_fenced: u64,
+    /// Ships of a second, racing shipper that went through.
+    pub second_shipper_writes: u64,
+    /// Ships of a second, racing shipper that found the head moved and stopped.
+    pub second_shipper_fenced: u64,
+    /// Bucket heads checked against the primary's log, with every object they name.
+    pub replica_heads_checked: u64,
+    /// Restores of the bucket into a fresh store, verified to the head.
+    pub restores_checked: u64,
+    /// Follower steps checked against the primary's log.
+    pub follower_steps: u64,
+    /// Forged heads (a forked copy's history) put in the bucket.
+    pub forged_heads: u64,
+    /// Forged heads the follower refused as corrupt.
+    pub forged_heads_refused: u64,
+    /// Faults the simulated object store injected.
+    pub bucket_faults: u64,
 }
 
 impl RunStats {
@@ -123,6 +150,19 @@ impl RunStats {
         self.encrypted_agents += other.encrypted_agents;
         self.key_checks += other.key_checks;
         self.encrypted_erases += other.encrypted_erases;
+        self.replication_runs += other.replication_runs;
+        self.ships_completed += other.ships_completed;
+        self.ships_failed += other.ships_failed;
+        self.shipper_restarts += other.shipper_restarts;
+        self.shippers_fenced += other.shippers_fenced;
+        self.second_shipper_writes += other.second_shipper_writes;
+        self.second_shipper_fenced += other.second_shipper_fenced;
+        self.replica_heads_checked += other.replica_heads_checked;
+        self.restores_checked += other.restores_checked;
+        self.follower_steps += other.follower_steps;
+        self.forged_heads += other.forged_heads;
+        self.forged_heads_refused += other.forged_heads_refused;
+        self.bucket_faults += other.bucket_faults;
     }
 }
 
@@ -162,7 +202,17 @@ pub struct RunOutcome {
 
 /// Runs one seed.
 pub fn run_seed(config: &RunConfig) -> RunOutcome {
-    world::World::run(config, Random::seeded(config.seed))
+    let mut outcome = world::World::run(config, Random::seeded(config.seed));
+    if outcome.violation.is_none() && replication::chosen(config.seed) {
+        if let Err(message) = replication::run(config.seed, &mut outcome.stats) {
+            outcome.violation = Some(Violation {
+                message: format!("replication: {message}"),
+                step: config.operations,
+                recent_events: String::new(),
+            });
+        }
+    }
+    outcome
 }
 
 /// The environment variable that, when set, prints every event of a run's trace to standard
