@@ -162,7 +162,7 @@ fn a_second_primary_on_the_same_prefix_is_fenced() {
     second.create_agent("alice");
     second.lot("alice", "web", "from the second store");
     let refused = second.run(&["replicate", "--to", &url, "--once"]);
-    let stderr = refused.fails_with(1);
+    let stderr = refused.fails_with(2);
     assert!(stderr.contains("another store replicates it"), "{stderr}");
 
     // A copy restored from the first, written to apart from it, is fenced too once it differs.
@@ -171,7 +171,7 @@ fn a_second_primary_on_the_same_prefix_is_fenced() {
     first.lot("alice", "web", "the first's own");
     first.json(&["replicate", "--to", &url, "--once"]);
     let diverged = copy.run(&["replicate", "--to", &url, "--once"]);
-    assert!(diverged.fails_with(1).contains("another store replicates it"));
+    assert!(diverged.fails_with(2).contains("another store replicates it"));
     let check = restored(&server, &first, "shared", &[]);
     assert_eq!(fingerprint(&check, "alice"), fingerprint(&first, "alice"));
 }

@@ -101,7 +101,14 @@ impl Seaweed {
         let log = std::fs::File::create(self.data.path().join("weed.log")).unwrap();
         let child = Command::new(binary)
             .arg("server")
-            .args(["-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-volume.max=4", "-s3"])
+            .args([
+                "-ip=127.0.0.1",
+                "-ip.bind=127.0.0.1",
+                "-volume.max=4",
+                "-s3",
+                "-s3.port.iceberg=0",
+                "-s3.port.lance=0",
+            ])
             .arg(format!("-dir={}", store.display()))
             .arg(format!("-master.port={master}"))
             .arg(format!("-volume.port={volume}"))

@@ -18,8 +18,8 @@
 //! The part has its own disk, bucket and stream of chance, so it changes nothing of the rest of
 //! the seed's run.
 
-use cheesedb_core::replica::ReplicaHead;
 use cheesedb_core::digest::replica_piece_digest;
+use cheesedb_core::replica::ReplicaHead;
 use cheesedb_core::replica::{
     fetch_head, find_commit_point, piece_key, restore_agent_files, AgentShipper, Follower, ReplicaPrefix,
 };
