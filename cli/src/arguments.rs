@@ -355,6 +355,10 @@ pub struct ServeArguments {
     #[arg(long, value_name = "URL")]
     pub replicate_to: Option<cheesedb::replication::ReplicaLocation>,
 
+    /// With --replicate-to: answer each write only once it is in the object store (slower)
+    #[arg(long, requires = "replicate_to")]
+    pub wait_for_ship: bool,
+
     /// How long a client may take to finish a request it started, to read an answer, or to
     /// send the next write of a batch it opened, in milliseconds
     #[arg(long, value_name = "MS", default_value_t = crate::server::CLIENT_TIMEOUT_DEFAULT_MS, value_parser = clap::value_parser!(u64).range(1..))]
@@ -375,6 +379,11 @@ pub struct ReplicateArguments {
     /// Say how far each agent's replica is behind (after shipping what it lacks), then exit
     #[arg(long)]
     pub status: bool,
+
+    /// Answer each write (through the served store) only once it is in the object store: slower,
+    /// by a ship per write or group of writes
+    #[arg(long, conflicts_with_all = ["once", "status"])]
+    pub wait_for_ship: bool,
 
     /// The replication lag, in milliseconds, past which the command warns on standard error
     #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]

@@ -4,11 +4,11 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cheesedb::replication::{ObjectStoreConfig, ReplicaLocation, Replicator, S3Bucket};
-use cheesedb::{Error, Store};
+use cheesedb::{Error, FileStorage, Store};
 use serde::Deserialize;
 
 use crate::failure::Failure;
@@ -51,29 +51,42 @@ pub struct Replication {
     pub location: ReplicaLocation,
     /// The lag past which each pass says so on standard error.
     pub lag_bound: Duration,
+    /// Whether a write is answered only once a pass after it has shipped it.
+    pub wait_for_ship: bool,
 }
 
-/// Ships `store` until `stopping` is set, then once more. A fenced agent or a bad setting
-/// stops it with one line on standard error; a bucket that fails is tried again.
-pub fn ship_until_stopped(store: &Store, folder: &Path, replication: &Replication, stopping: &Arc<AtomicBool>) {
-    let bucket = match connect(&replication.location, folder) {
-        Ok(bucket) => bucket,
-        Err(failure) => {
-            eprintln!("cheesedb: replication not started: {failure}");
-            return;
-        }
-    };
-    let mut replicator = match Replicator::new(store, bucket, &replication.location.prefix) {
-        Ok(replicator) => replicator,
-        Err(error) => {
-            eprintln!("cheesedb: replication not started: {error}");
-            return;
-        }
-    };
+/// A replicator shared by the shipping loop and, when writes wait for it, the connections.
+pub type SharedReplicator = Arc<Mutex<Replicator<S3Bucket, FileStorage>>>;
+
+/// The replicator of `store` that `replication` describes.
+///
+/// # Errors
+/// A [`Failure`] when the object store's settings cannot work.
+pub fn start(store: &Store, folder: &Path, replication: &Replication) -> Result<SharedReplicator, Failure> {
+    let bucket = connect(&replication.location, folder)?;
+    let replicator = Replicator::new(store, bucket, &replication.location.prefix)?;
+    Ok(Arc::new(Mutex::new(replicator)))
+}
+
+/// Ships what `replicator` lacks, for a write that waits for it.
+///
+/// # Errors
+/// `Error::ObjectStore` saying the write is stored here but not yet in the object store.
+pub fn ship_for_write(replicator: &SharedReplicator) -> Result<(), Error> {
+    let mut replicator = replicator.lock().map_err(|_| Error::Internal { what: "the replicator" })?;
+    replicator.ship().map(|_| ()).map_err(|error| Error::ObjectStore {
+        detail: format!("the write is stored here but not yet in the object store ({error}); a later pass ships it"),
+    })
+}
+
+/// Ships until `stopping` is set, then once more. A fenced agent stops it with one line on
+/// standard error; a bucket that fails is tried again.
+pub fn ship_until_stopped(replicator: &SharedReplicator, replication: &Replication, stopping: &Arc<AtomicBool>) {
     let pause = (replication.lag_bound / 4).clamp(Duration::from_millis(10), Duration::from_millis(250));
     let mut last_warning: Option<Instant> = None;
     loop {
         let last_pass = stopping.load(Ordering::SeqCst);
+        let Ok(mut replicator) = replicator.lock() else { return };
         match replicator.ship() {
             Ok(_) => {}
             Err(error @ Error::ReplicaFenced { .. }) => {
@@ -88,6 +101,7 @@ pub fn ship_until_stopped(store: &Store, folder: &Path, replication: &Replicatio
             .filter(|status| status.lag > replication.lag_bound)
             .map(|status| format!("{} ({:.1} s)", escaped(&status.name), status.lag.as_secs_f64()))
             .collect();
+        drop(replicator);
         if !over.is_empty() && last_warning.is_none_or(|at| at.elapsed() > Duration::from_secs(5)) {
             eprintln!("cheesedb: replicas behind by more than the bound: {}", over.join(", "));
             last_warning = Some(Instant::now());

@@ -208,6 +208,21 @@ fn a_killed_primary_and_a_restarted_object_store_lose_nothing_shipped() {
     assert_eq!(copy.json(&["list", "alice"])["lots"], primary.json(&["list", "alice"])["lots"]);
 }
 
+#[test]
+fn with_wait_for_ship_a_write_is_in_the_bucket_when_it_is_answered() {
+    let Some(server) = Seaweed::start() else { return };
+    let url = location(&server, "waiting");
+    let primary = configured(&server);
+    primary.create_agent("alice");
+    let serving = ServerProcess::start(primary.folder(), &["--replicate-to", &url, "--wait-for-ship"]);
+    for index in 0..3 {
+        primary.lot("alice", "web", &format!("write {index}"));
+        let copy = restored(&server, &primary, "waiting", &[]);
+        assert_eq!(fingerprint(&copy, "alice"), fingerprint(&primary, "alice"), "after write {index}");
+    }
+    serving.stop();
+}
+
 fn fastrand_below(bound: u64) -> u64 {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
     u64::from(nanos) % bound

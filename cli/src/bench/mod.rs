@@ -19,6 +19,7 @@ mod fts5_side;
 mod open_probe;
 mod paired_writes;
 mod progress;
+mod replication;
 mod report;
 mod scenarios;
 mod search_corpus;
@@ -88,6 +89,11 @@ pub struct BenchArguments {
     /// sqlite): every graph scenario, durable writes in paired rounds, open, and Erase
     #[arg(long, conflicts_with_all = ["server", "only"])]
     pub encryption: bool,
+
+    /// Measure replication to the object store URL names (s3://BUCKET/PREFIX, endpoint and
+    /// credentials from the AWS_* variables) beside that store's own throughput
+    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "encryption", "compare", "only"])]
+    pub replication: Option<cheesedb::replication::ReplicaLocation>,
 
     /// Open the benchmark's agent in FOLDER, token on standard input, and print what the open took
     #[arg(long, value_name = "FOLDER", hide = true)]
@@ -166,6 +172,12 @@ pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, io: Io, printer: 
     }
     if cfg!(debug_assertions) {
         eprintln!("cheesedb bench: this is a debug build; build with --release for figures worth comparing");
+    }
+    if let Some(location) = &arguments.replication {
+        let folder = BenchFolder::new(folder)?;
+        let memories = replication::memories_for(arguments.smoke, arguments.quick);
+        replication::run(folder.root(), location, memories, printer)?;
+        return Ok(EXIT_SUCCESS);
     }
     if arguments.server {
         let size = match (arguments.smoke, arguments.quick) {

@@ -26,8 +26,11 @@ pub fn run(arguments: ReplicateArguments, context: &Context) -> Result<(), Failu
             connections_max: crate::server::CONNECTIONS_MAX_DEFAULT as usize,
             client_timeout: Duration::from_millis(crate::server::CLIENT_TIMEOUT_DEFAULT_MS),
         };
-        let replication =
-            Replication { location: arguments.to, lag_bound: Duration::from_millis(arguments.max_lag_ms) };
+        let replication = Replication {
+            location: arguments.to,
+            lag_bound: Duration::from_millis(arguments.max_lag_ms),
+            wait_for_ship: arguments.wait_for_ship,
+        };
         let folder = context.folder.clone();
         std::fs::create_dir_all(&folder)
             .map_err(|error| Failure::new(format!("cannot make the data folder {}: {error}", folder.display())))?;

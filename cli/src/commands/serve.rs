@@ -36,8 +36,10 @@ pub fn run(arguments: ServeArguments, context: &Context) -> Result<(), Failure> 
     };
     std::fs::create_dir_all(&context.folder)
         .map_err(|error| Failure::new(format!("cannot make the data folder {}: {error}", context.folder.display())))?;
-    let replication = arguments
-        .replicate_to
-        .map(|location| crate::replication::Replication { location, lag_bound: Duration::from_secs(1) });
+    let replication = arguments.replicate_to.map(|location| crate::replication::Replication {
+        location,
+        lag_bound: Duration::from_secs(1),
+        wait_for_ship: arguments.wait_for_ship,
+    });
     serve(&context.folder, &socket, chosen_read_only(), settings, replication, ready)
 }

@@ -64,6 +64,8 @@ pub struct ServerState {
     pub access: AccessRecorder,
     /// The rules of `trust.toml`.
     pub trust_rules: TrustRules,
+    /// When writes are answered only once shipped to the object store: the replicator.
+    pub wait_for_ship: Option<crate::replication::SharedReplicator>,
 }
 
 /// Serves the store in `folder` at `socket` until SIGTERM or SIGINT. `ready` is called once the
@@ -78,17 +80,24 @@ pub fn serve(
 ) -> Result<(), Failure> {
     let store = open_store(folder, socket, read_only)?;
     let stopping = Arc::new(AtomicBool::new(false));
-    let shipper = replication.map(|replication| {
-        let (store, folder, stopping) = (store.clone(), folder.to_path_buf(), stopping.clone());
-        std::thread::Builder::new().name(String::from("cheesedb-replication")).spawn(move || {
-            crate::replication::ship_until_stopped(&store, &folder, &replication, &stopping);
-        })
-    });
-    let shipper = shipper.transpose().map_err(|error| Failure::new(format!("cannot start replication: {error}")))?;
+    let replicator =
+        replication.as_ref().map(|replication| crate::replication::start(&store, folder, replication)).transpose()?;
+    let shipper = match (&replication, &replicator) {
+        (Some(replication), Some(replicator)) => {
+            let (replication, replicator, stopping) = (replication.clone(), replicator.clone(), stopping.clone());
+            let spawned = std::thread::Builder::new().name(String::from("cheesedb-replication")).spawn(move || {
+                crate::replication::ship_until_stopped(&replicator, &replication, &stopping);
+            });
+            Some(spawned.map_err(|error| Failure::new(format!("cannot start replication: {error}")))?)
+        }
+        _ => None,
+    };
+    let wait_for_ship =
+        replicator.filter(|_| replication.as_ref().is_some_and(|replication| replication.wait_for_ship));
     let access = AccessRecorder::start(AccessLogs::open(folder)?)?;
     let trust_rules = trust::load(folder)?;
     let listener = socket_file::claim(socket)?;
-    let state = Arc::new(ServerState { store, gates: Gates::default(), settings, access, trust_rules });
+    let state = Arc::new(ServerState { store, gates: Gates::default(), settings, access, trust_rules, wait_for_ship });
     stop::watch(stopping.clone(), socket.to_path_buf(), &listener)?;
     ready();
     let connections = Arc::new(Connections::default());

@@ -97,7 +97,14 @@ impl Session {
             Request::AgentNames | Request::LeftBehind | Request::Hello { .. } | Request::AgentNameOf { .. } => None,
             _ => self.agent.as_ref().map(|open| open.name.clone()),
         };
-        let reply = self.serve(request).unwrap_or_else(|error| Reply::One(Response::failed(&error)));
+        let writes = request.is_write();
+        let served = self.serve(request);
+        // A write the client waits to see in the object store: ship it before answering.
+        let served = match (served, &self.state.wait_for_ship) {
+            (Ok(reply), Some(replicator)) if writes => crate::replication::ship_for_write(replicator).map(|()| reply),
+            (served, _) => served,
+        };
+        let reply = served.unwrap_or_else(|error| Reply::One(Response::failed(&error)));
         let logged_agent = logged_agent.or_else(|| self.agent.as_ref().map(|open| open.name.clone()));
         self.log_served();
         self.served = logged_agent.map(|name| (name, access::entry(self.peer, operation, asked, &reply)));

@@ -200,6 +200,20 @@ impl Seaweed {
         }
         let binary = weed().unwrap();
         self.launch(&binary);
+        // Listening is not serving: wait until every object can be read again.
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            use cheesedb::replication::Bucket;
+            let mut bucket = self.bucket();
+            let readable = bucket
+                .list("")
+                .is_ok_and(|keys| keys.iter().all(|key| bucket.get(key).is_ok_and(|found| found.is_some())));
+            if readable {
+                return;
+            }
+            assert!(Instant::now() < deadline, "SeaweedFS did not come back: {}", self.log());
+            std::thread::sleep(Duration::from_millis(500));
+        }
     }
 }
 

@@ -135,7 +135,12 @@ impl ReplicaHead {
         out
     }
 
-    /// Decodes a head, or says which check failed. Never panics, whatever the bytes.
+    /// Decodes a head. Never panics, whatever the bytes.
+    ///
+    /// # Errors
+    ///
+    /// The check that failed: cut short, checksum, kind, reserved bits, limits, a piece that is
+    /// empty or names no file of an agent.
     pub fn decode(bytes: &[u8]) -> Result<ReplicaHead, CorruptReason> {
         let missing = CorruptReason::ReplicaHeadCutShort;
         let checked_length = bytes.len().checked_sub(CHECKSUM_BYTES).ok_or(missing)?;
