@@ -105,6 +105,33 @@ fn an_erasure_shipped_leaves_its_text_in_no_object() {
 }
 
 #[test]
+fn an_encrypted_agents_erasure_ships_its_destroyed_keys_and_no_sealed_text_is_readable() {
+    let Some(server) = Seaweed::start() else { return };
+    let primary = configured(&server);
+    primary.json(&["agent", "create", "bob", "--encrypted"]);
+    let lot = primary.lot("bob", "chat", "canary-7d1e bob's secret");
+    primary.lot("bob", "chat", "bob's kept text");
+    let url = location(&server, "sealed");
+    primary.json(&["replicate", "--to", &url, "--once"]);
+    let key_pieces_before: Vec<String> =
+        objects(&server).into_iter().map(|(key, _)| key).filter(|key| key.contains("/keys/")).collect();
+    assert!(!key_pieces_before.is_empty(), "the key table is shipped");
+    assert!(objects(&server).iter().all(|(_, bytes)| !holds(bytes, "canary-7d1e")), "sealed from the start");
+
+    primary.json(&["recall", "bob", &lot.to_string(), "--erase"]);
+    let shipped = primary.json(&["replicate", "--to", &url, "--once"]);
+    assert_eq!(shipped["agents"][0]["deletions_pending"], 0, "{shipped}");
+    let keys_now: Vec<String> = objects(&server).into_iter().map(|(key, _)| key).collect();
+    for key in &key_pieces_before {
+        assert!(!keys_now.contains(key), "{key}: a key table piece holding the destroyed key is gone");
+    }
+    let copy = restored(&server, &primary, "sealed", &[]);
+    assert_eq!(fingerprint(&copy, "bob"), fingerprint(&primary, "bob"));
+    assert_eq!(copy.json(&["get", "bob", &lot.to_string()])["content"], Value::Null);
+    assert_eq!(copy.json(&["get", "bob", &(lot + 1).to_string()])["content"], "bob's kept text");
+}
+
+#[test]
 fn a_follower_stops_with_corrupt_on_a_rewritten_object_or_a_head_gone_backwards() {
     let Some(server) = Seaweed::start() else { return };
     let primary = configured(&server);

@@ -166,6 +166,8 @@ impl AgentShipper {
         }
         self.head = head;
         self.head_loaded = true;
+        // A head read anew is checked against the files before anything is planned on it.
+        self.cursor = None;
         Ok(())
     }
 
@@ -260,6 +262,11 @@ impl AgentShipper {
             Err(error) => {
                 // The pieces just uploaded are named by no head this run knows of.
                 self.leftovers_removed = false;
+                if !matches!(error, Error::ReplicaFenced { .. }) {
+                    // The write may have landed with its reply lost: its tag is unknown here,
+                    // so the next ship reads the head again (and finds it a point of this log).
+                    self.head_loaded = false;
+                }
                 return Err(error);
             }
         };

@@ -302,8 +302,7 @@ impl Replication {
                 false
             }
             Err(Error::ReplicaFenced { .. }) => {
-                // The second shipper moved the head, or this one's own head write landed with
-                // its reply lost: a new run starts from the head as it is.
+                // The second shipper moved the head: a new run starts from the head as it is.
                 self.stats.shippers_fenced += 1;
                 self.check_head()?;
                 return Ok(false);
