@@ -59,7 +59,7 @@ section "fuzzing: $fuzz_seconds s per target, then the corpus replayed"
 if ! cargo fuzz --version > /dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
-for target in record_round_trip open_segment simulation request_decoder key_files; do
+for target in record_round_trip open_segment simulation request_decoder key_files replica_head; do
     rm -rf "fuzz/artifacts/$target"
     # New inputs go to a scratch folder; the checked-in corpus is only read.
     mkdir -p "$log_dir/corpus-$target"

@@ -390,20 +390,28 @@ pub struct ReplicateArguments {
     pub max_lag_ms: u64,
 }
 
-/// `cheesedb restore`
+/// Where agents come back from and go to: `restore` and `follow`.
 #[derive(Debug, Args)]
-pub struct RestoreArguments {
+pub struct ReplicaCopy {
     /// Where from: s3://BUCKET or s3://BUCKET/PREFIX
     #[arg(long, value_name = "URL")]
     pub from: cheesedb::replication::ReplicaLocation,
 
-    /// The store folder to restore into (made if missing)
+    /// The store folder to bring the agents into (made if missing)
     #[arg(long, value_name = "FOLDER")]
     pub to: PathBuf,
 
     /// Only this agent
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
+}
+
+/// `cheesedb restore`
+#[derive(Debug, Args)]
+pub struct RestoreArguments {
+    /// Where from and to
+    #[command(flatten)]
+    pub copy: ReplicaCopy,
 
     /// Restore the agent as it was at this fingerprint (kept from `verify`); needs --agent
     #[arg(long, value_name = "FINGERPRINT", requires = "agent")]
@@ -413,17 +421,9 @@ pub struct RestoreArguments {
 /// `cheesedb follow`
 #[derive(Debug, Args)]
 pub struct FollowArguments {
-    /// Where from: s3://BUCKET or s3://BUCKET/PREFIX
-    #[arg(long, value_name = "URL")]
-    pub from: cheesedb::replication::ReplicaLocation,
-
-    /// The folder of the copy (made and filled at the first step)
-    #[arg(long, value_name = "FOLDER")]
-    pub to: PathBuf,
-
-    /// Only this agent
-    #[arg(long, value_name = "NAME")]
-    pub agent: Option<String>,
+    /// Where from and to
+    #[command(flatten)]
+    pub copy: ReplicaCopy,
 
     /// Milliseconds between steps
     #[arg(long, value_name = "MS", default_value_t = 200)]

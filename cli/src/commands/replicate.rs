@@ -127,9 +127,15 @@ fn print_status(context: &Context, statuses: &[ReplicaStatus], report: Option<Sh
 
 /// `cheesedb restore --from s3://… --to FOLDER`.
 pub fn run_restore(arguments: RestoreArguments, context: &Context) -> Result<(), Failure> {
-    let mut bucket = connect(&arguments.from, &context.folder)?;
+    let mut bucket = connect(&arguments.copy.from, &context.folder)?;
     let point = arguments.fingerprint.as_deref().map(str::parse).transpose()?;
-    let restored = restore_from(&mut bucket, &arguments.from.prefix, &arguments.to, arguments.agent.as_deref(), point)?;
+    let restored = restore_from(
+        &mut bucket,
+        &arguments.copy.from.prefix,
+        &arguments.copy.to,
+        arguments.copy.agent.as_deref(),
+        point,
+    )?;
     context.printer.result(
         json!({ "restored": restored.iter().map(|(name, fingerprint)| json!({ "agent": name, "fingerprint": fingerprint.to_string() })).collect::<Vec<Value>>() }),
         || {
@@ -144,8 +150,9 @@ pub fn run_restore(arguments: RestoreArguments, context: &Context) -> Result<(),
 
 /// `cheesedb follow --from s3://… --to FOLDER`: keeps the copy current until stopped (or once).
 pub fn run_follow(arguments: FollowArguments, context: &Context) -> Result<(), Failure> {
-    let bucket = connect(&arguments.from, &context.folder)?;
-    let mut follow = Follow::new(bucket, &arguments.from.prefix, &arguments.to, arguments.agent.as_deref());
+    let bucket = connect(&arguments.copy.from, &context.folder)?;
+    let mut follow =
+        Follow::new(bucket, &arguments.copy.from.prefix, &arguments.copy.to, arguments.copy.agent.as_deref());
     let stopping = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, stopping.clone())

@@ -211,7 +211,7 @@ fn write_images<S: Storage>(storage: &S, images: &[(String, Image)]) -> Result<(
         for (start, bytes) in &image.patches {
             file.write_at(*start, bytes).map_err(|error| io_error("writing", path, error))?;
         }
-        file.set_len(image.length).map_err(|error| io_error("cutting", path, error))?;
+        file.set_len(image.length).map_err(|error| io_error("trimming", path, error))?;
         file.sync().map_err(|error| io_error("syncing", path, error))?;
     }
     Ok(())

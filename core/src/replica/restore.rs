@@ -187,7 +187,7 @@ fn extend_by_margin<S: Storage>(storage: &S, path: &str, committed_end: Option<u
         None => file.len().map_err(|error| io_error("measuring", path, error))?,
     };
     // Two steps, so the bytes after the cut read as zeros whatever the file held there.
-    file.set_len(end).map_err(|error| io_error("cutting", path, error))?;
-    file.set_len(end + margin).map_err(|error| io_error("extending", path, error))?;
+    file.set_len(end).map_err(|error| io_error("trimming", path, error))?;
+    file.set_len(end + margin).map_err(|error| io_error("growing", path, error))?;
     file.sync().map_err(|error| io_error("syncing", path, error))
 }

@@ -243,6 +243,8 @@ const NAME_REASONS: &[&str] = &[
     "an agent name must not be empty",
     "a lot label must not be empty",
     "a fingerprint is <records>-<64 hex digits>",
+    "a replica location is s3://BUCKET or s3://BUCKET/PREFIX",
+    "a fingerprint belongs to one agent: name it too",
 ];
 
 /// Storage backends (`Error::BackendUnavailable`).
