@@ -4,7 +4,7 @@
 #![no_main]
 
 use cheesedb_core::replica::{head_key, piece_key, restore_agent_files, Follower, ReplicaHead, ReplicaPrefix};
-use cheesedb_core::{Options, StoreEngine};
+use cheesedb_core::{Options, Storage, StoreEngine};
 use cheesedb_sim::bucket::{BucketFaults, SimBucket};
 use cheesedb_sim::random::Random;
 use cheesedb_sim::storage::SimStorage;
