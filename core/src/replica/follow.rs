@@ -144,7 +144,7 @@ pub fn apply_head<S: Storage, B: Bucket>(
             // (an update a crash interrupted) must not read as a torn write.
             let committed_end = image.length;
             let margin = margin_of(storage, &path, &image)?;
-            image.length += margin;
+            image.length = image.length.saturating_add(margin);
             image.patches.push((committed_end, alloc::vec![0; usize::try_from(margin).unwrap_or(0)]));
         }
         if !image.patches.is_empty() || length != image.length {

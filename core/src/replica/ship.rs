@@ -223,7 +223,7 @@ impl AgentShipper {
             self.rewrites_seen = Some(rewrites);
             return Ok(None);
         }
-        let version = self.head.as_ref().map_or(1, |(head, _)| head.version + 1);
+        let version = self.head.as_ref().map_or(1, |(head, _)| head.version.saturating_add(1));
         let identity = &self.identity;
         let head = ReplicaHead {
             version,
