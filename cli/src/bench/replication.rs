@@ -119,7 +119,7 @@ pub fn run(root: &Path, location: &ReplicaLocation, memories: u64, printer: Prin
     restore_from(&mut restore_bucket, &prefix, &root.join("restored"), None, None)?;
     let restore = started.elapsed();
 
-    let lags = paced_lag(&store, &agent, replicator)?;
+    let lags = paced_lag(&agent, replicator)?;
     let (with_replication, without_replication) = write_rates(&store, &agent, location, root, &prefix)?;
 
     let seconds = |duration: Duration| duration.as_secs_f64();
@@ -168,11 +168,9 @@ pub fn run(root: &Path, location: &ReplicaLocation, memories: u64, printer: Prin
 /// Writes paced at 1,000 a second for five seconds while `replicator` ships in a loop; each
 /// write's lag, sorted.
 fn paced_lag<B: Bucket + Send + 'static>(
-    store: &Store,
     agent: &Agent,
     replicator: Replicator<B, cheesedb::FileStorage>,
 ) -> Result<Vec<Duration>, Failure> {
-    let _ = store;
     let stopping = Arc::new(AtomicBool::new(false));
     let ships: Arc<Mutex<Vec<(Instant, u64)>>> = Arc::default();
     let shipper = {

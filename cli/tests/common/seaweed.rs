@@ -54,7 +54,7 @@ pub struct Seaweed {
 /// Four free ports whose gRPC companions (10,000 above) are free too.
 fn free_ports() -> [u16; 4] {
     loop {
-        let base = 20_000 + fastrand_u16() % 25_000;
+        let base = fastrand::u16(20_000..45_000);
         let ports = [base, base + 1, base + 2, base + 3];
         let all_free = ports.iter().all(|port| {
             TcpListener::bind(("127.0.0.1", *port)).is_ok() && TcpListener::bind(("127.0.0.1", *port + 10_000)).is_ok()
@@ -63,11 +63,6 @@ fn free_ports() -> [u16; 4] {
             return ports;
         }
     }
-}
-
-fn fastrand_u16() -> u16 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-    (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) as u16
 }
 
 impl Seaweed {

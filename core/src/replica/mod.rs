@@ -32,5 +32,5 @@ pub use commit_point::{find_commit_point, CommitPoint};
 pub use follow::{apply_head, Follower};
 pub use head::{Piece, ReplicaHead};
 pub use keys::{agent_prefix, head_key, piece_key, ReplicaPrefix};
-pub use restore::{fetch_head, restore_agent_files};
+pub use restore::{fetch_head, parse_head, restore_agent_files};
 pub use ship::{AgentShipper, ShipOutcome, ShipPlan};

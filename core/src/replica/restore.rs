@@ -24,8 +24,8 @@ use super::local_files::{corrupt, read_range};
 ///
 /// # Errors
 ///
-/// `Error::ObjectStore` when the bucket fails; `Error::Corrupt` naming the head's key when it
-/// does not decode, or belongs to another name.
+/// `Error::ObjectStore` when the bucket fails; `Error::Corrupt` naming the head's key as
+/// [`parse_head`] says.
 pub fn fetch_head<B: Bucket>(
     bucket: &mut B,
     prefix: &ReplicaPrefix,
@@ -33,12 +33,22 @@ pub fn fetch_head<B: Bucket>(
 ) -> Result<Option<(ReplicaHead, ObjectTag)>, Error> {
     let key = head_key(prefix, name);
     let Some((bytes, tag)) = bucket.get(&key).map_err(BucketError::into_error)? else { return Ok(None) };
-    let head = ReplicaHead::decode(&bytes).map_err(|reason| corrupt(&key, 0, reason))?;
-    if head.name != name {
-        return Err(corrupt(&key, 0, CorruptReason::ReplicaHeadOfAnotherAgent));
+    Ok(Some((parse_head(prefix, &key, &bytes)?, tag)))
+}
+
+/// The head held by the object at `key`, checked: it decodes, `key` is the one its agent's name
+/// gives, and its pieces follow each other.
+///
+/// # Errors
+///
+/// `Error::Corrupt` naming `key` for the first check that fails.
+pub fn parse_head(prefix: &ReplicaPrefix, key: &str, bytes: &[u8]) -> Result<ReplicaHead, Error> {
+    let head = ReplicaHead::decode(bytes).map_err(|reason| corrupt(key, 0, reason))?;
+    if head_key(prefix, &head.name) != key {
+        return Err(corrupt(key, 0, CorruptReason::ReplicaHeadOfAnotherAgent));
     }
-    check_layout(&head, &key)?;
-    Ok(Some((head, tag)))
+    check_layout(&head, key)?;
+    Ok(head)
 }
 
 /// The bytes of `piece`, checked against its digest.

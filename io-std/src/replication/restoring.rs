@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use cheesedb_core::replica::ReplicaHead;
-use cheesedb_core::replica::{fetch_head, restore_agent_files, Bucket, BucketError, Follower, ReplicaPrefix};
+use cheesedb_core::replica::{
+    fetch_head, parse_head, restore_agent_files, Bucket, BucketError, Follower, ReplicaPrefix,
+};
 use cheesedb_core::{Error, Fingerprint};
 
 use crate::mutex::lock;
@@ -24,12 +26,8 @@ fn heads<B: Bucket>(bucket: &mut B, prefix: &ReplicaPrefix, agent: Option<&str>)
         if !key.ends_with("/head") {
             continue;
         }
-        let Some((bytes, _)) = bucket.get(&key).map_err(BucketError::into_error)? else { continue };
-        let head =
-            ReplicaHead::decode(&bytes).map_err(|reason| Error::Corrupt { file: key.clone(), offset: 0, reason })?;
-        // Read again by name: the key must be the one the name gives.
-        if let Some((checked, _)) = fetch_head(bucket, prefix, &head.name)? {
-            heads.push(checked);
+        if let Some((bytes, _)) = bucket.get(&key).map_err(BucketError::into_error)? {
+            heads.push(parse_head(prefix, &key, &bytes)?);
         }
     }
     heads.sort_by_key(|head| head.agent);

@@ -167,30 +167,33 @@ fn tag_of(e_tag: Option<String>) -> ObjectTag {
     ObjectTag(e_tag.unwrap_or_default())
 }
 
-impl Bucket for S3Bucket {
-    fn put_new(&mut self, key: &str, bytes: &[u8]) -> Result<ObjectTag, BucketError> {
-        let options = PutOptions { mode: PutMode::Create, ..PutOptions::default() };
+impl S3Bucket {
+    /// A conditional put: `Ok` with the new tag, `PreconditionFailed` when the condition failed.
+    fn put(&mut self, key: &str, bytes: &[u8], mode: PutMode) -> Result<ObjectTag, BucketError> {
+        // A replacement of an object that is gone fails its condition; a create never does so
+        // (a missing bucket is not a lost race).
+        let replacing = matches!(mode, PutMode::Update(_));
+        let options = PutOptions { mode, ..PutOptions::default() };
         let payload = PutPayload::from(bytes.to_vec());
         match self.runtime.block_on(self.store.put_opts(&Path::from(key), payload, options)) {
             Ok(result) => Ok(tag_of(result.e_tag)),
             Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => {
                 Err(BucketError::PreconditionFailed)
             }
+            Err(object_store::Error::NotFound { .. }) if replacing => Err(BucketError::PreconditionFailed),
             Err(error) => Err(unavailable(&error)),
         }
+    }
+}
+
+impl Bucket for S3Bucket {
+    fn put_new(&mut self, key: &str, bytes: &[u8]) -> Result<ObjectTag, BucketError> {
+        self.put(key, bytes, PutMode::Create)
     }
 
     fn put_replacing(&mut self, key: &str, bytes: &[u8], expected: &ObjectTag) -> Result<ObjectTag, BucketError> {
         let version = UpdateVersion { e_tag: Some(expected.0.clone()), version: None };
-        let options = PutOptions { mode: PutMode::Update(version), ..PutOptions::default() };
-        let payload = PutPayload::from(bytes.to_vec());
-        match self.runtime.block_on(self.store.put_opts(&Path::from(key), payload, options)) {
-            Ok(result) => Ok(tag_of(result.e_tag)),
-            Err(object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. }) => {
-                Err(BucketError::PreconditionFailed)
-            }
-            Err(error) => Err(unavailable(&error)),
-        }
+        self.put(key, bytes, PutMode::Update(version))
     }
 
     fn get(&mut self, key: &str) -> Result<Option<(Vec<u8>, ObjectTag)>, BucketError> {
