@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SERVE_SOAK_MS="${SERVE_SOAK_MS:-60000}" cargo test --release -p cheesedb-cli --test serve_durability -- --nocapture
+SERVE_SOAK_MS="${SERVE_SOAK_MS:-60000}" cargo test --release -p cheesedb-cli --test integration serve_durability:: -- --nocapture

@@ -18,12 +18,12 @@ if [ -n "$kills" ]; then
     export CHEESEDB_MIXED_KILLS=$kills
 fi
 
-cargo test --release -p cheesedb-cli --test serve_mixed_clients --no-run
+cargo test --release -p cheesedb-cli --test integration --no-run
 
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT
 started=$SECONDS
-cargo test -q --release -p cheesedb-cli --test serve_mixed_clients -- --nocapture | tee "$output"
+cargo test -q --release -p cheesedb-cli --test integration serve_mixed_clients:: -- --nocapture | tee "$output"
 python3 - "$output" "$((SECONDS - started))" <<'PYTHON'
 import re
 import sys

@@ -21,7 +21,7 @@ executable() {
   "$@" --message-format=json 2>/dev/null | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1
 }
 
-tests=$(executable cargo test -q -p cheesedb-tests --test semantics --no-run)
+tests=$(executable cargo test -q -p cheesedb-tests --test integration --no-run)
 probe=$(executable cargo build -q -p cheesedb-io-uring --example probe)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -33,8 +33,8 @@ enter_calls() {
 }
 
 failures=0
-uring=$(enter_calls io_uring::everything_survives_a_reopen)
-std=$(enter_calls std_files::everything_survives_a_reopen)
+uring=$(enter_calls semantics::io_uring::everything_survives_a_reopen)
+std=$(enter_calls semantics::std_files::everything_survives_a_reopen)
 echo "io_uring_enter calls: $uring with Io::Uring, $std with Io::Std"
 if [ "$uring" -lt 10 ] || [ "$std" -ne 0 ]; then
   echo "FAILED: the io_uring backend is not what runs"

@@ -1,6 +1,6 @@
 //! `cheesedb agent create|list|delete` and the tokens file.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 

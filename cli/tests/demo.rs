@@ -1,7 +1,7 @@
 //! `cheesedb demo`: scripted, against a loopback stub of a chat-completions server, and against
 //! a stub whose output is junk.
 
-mod common;
+use crate::common;
 
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,7 +2,7 @@
 //! becomes hybrid, a failed embedding never loses the write, and `cheesedb embed` fills in the
 //! vectors that are missing. The server is a loopback stub with deterministic vectors.
 
-mod common;
+use crate::common;
 
 use common::embeddings_server::{config_of_a_server_that_is_down, vector_of, Behaviour, EmbeddingsServer, DIMENSION};
 use common::Cli;

@@ -2,7 +2,7 @@
 //! marks of `agent list`, the same through a running memory server, and `cheesedb mcp` serving
 //! an encrypted agent. No text of an encrypted agent is ever in a file of the data folder.
 
-mod common;
+use crate::common;
 
 use common::mcp_process::McpProcess;
 use common::server_process::ServerProcess;

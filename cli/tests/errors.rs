@@ -1,6 +1,6 @@
 //! Every failure is one clear line on standard error and a non-zero exit, never a trace.
 
-mod common;
+use crate::common;
 
 use common::{assert_one_clean_line, Cli};
 

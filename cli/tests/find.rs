@@ -1,6 +1,6 @@
 //! `cheesedb find`: a byte search of the data folder with grep's exit status.
 
-mod common;
+use crate::common;
 
 use common::Cli;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! A full disk is one plain line and its own exit status, and the data folder works again once
 //! space is freed. Runs on a small tmpfs where this machine lets the test mount one.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

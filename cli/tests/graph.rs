@@ -1,6 +1,6 @@
 //! `cheesedb graph`: the provenance graph as text, DOT and JSON.
 
-mod common;
+use crate::common;
 
 use common::Cli;
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! Help for every subcommand, each with an example.
 
-mod common;
+use crate::common;
 
 use common::Cli;
 

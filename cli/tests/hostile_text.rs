@@ -1,6 +1,6 @@
 //! Stored text, labels, names and paths never drive the terminal, and no error repeats a token.
 
-mod common;
+use crate::common;
 
 use common::Cli;
 use serde_json::json;

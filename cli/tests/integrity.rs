@@ -1,6 +1,6 @@
 //! `verify`, `verify --expect`, `compact` and `report`.
 
-mod common;
+use crate::common;
 
 use common::{files_below, Cli};
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! `--io` and `CHEESEDB_IO`: the same commands through io_uring, and a clear error for a name
 //! that is no backend.
 
-mod common;
+use crate::common;
 
 use common::{assert_one_clean_line, Cli};
 

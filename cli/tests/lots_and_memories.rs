@@ -1,6 +1,6 @@
 //! `lot`, `remember`, `get` and `list`, with their JSON shapes.
 
-mod common;
+use crate::common;
 
 use common::Cli;
 use serde_json::json;

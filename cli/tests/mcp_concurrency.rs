@@ -1,7 +1,7 @@
 //! Two MCP servers on one store (two app windows) both work and lose no write, and a server
 //! answers ping and discovery while a tool call runs.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::net::TcpListener;

@@ -1,6 +1,6 @@
 //! The MCP server over stdio: the handshake, the tools, and hostile input.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! server, with new sources and memories embedded as they are written and a failed embedding
 //! never losing one.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

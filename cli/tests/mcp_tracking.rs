@@ -3,7 +3,7 @@
 //! `--no-read-tracking` turns that off, and every source and memory shown carries its trust
 //! from `trust.toml`, which `list_memories` and `search_memories` can leave out when low.
 
-mod common;
+use crate::common;
 
 use common::mcp_process::McpProcess;
 use common::Cli;

@@ -1,7 +1,7 @@
 //! `--read-only`: every command that only reads works, every write is refused with one clear
 //! line, and no file of the store changes.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! `cheesedb recall` in its modes, and what it leaves on disk.
 
-mod common;
+use crate::common;
 
 use common::Cli;
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! end, erasures shipped, tampering caught, two primaries fenced, a killed primary and a
 //! restarted object store losing nothing shipped.
 
-mod common;
+use crate::common;
 
 use cheesedb::replication::Bucket;
 use common::seaweed::Seaweed;

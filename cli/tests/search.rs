@@ -1,7 +1,7 @@
 //! `cheesedb search`: hits best first with grep's exit status, the exact JSON shape, and never
 //! a recalled lot or memory, whatever the removal and mode, after compaction and read-only.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

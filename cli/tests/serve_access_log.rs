@@ -1,7 +1,7 @@
 //! Every request the server serves is in the agent's access log, with the client's pid and uid
 //! from the socket's peer credentials, the operation and the ids; never the content.
 
-mod common;
+use crate::common;
 
 use cheesedb::{Id, Leg, Mode, Removal};
 use common::server_process::ServerProcess;

@@ -3,7 +3,7 @@
 //! same output; without one, or with a socket left by a killed server, they open the store
 //! themselves.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

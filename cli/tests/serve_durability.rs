@@ -2,7 +2,7 @@
 //! and every acknowledged write still there after the server is killed with SIGKILL and
 //! started again.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

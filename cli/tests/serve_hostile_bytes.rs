@@ -1,7 +1,7 @@
 //! Hostile bytes on the server's socket: garbage, a length of 4 GiB, half a frame then silence,
 //! a client that never reads. None of them crashes the server or stalls another client.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;

@@ -24,15 +24,13 @@
 //! bash .ci/soak.sh            # or: bash .ci/soak.sh 1000000
 //! ```
 
-mod common;
-mod serve_mixed_clients {
-    pub mod command_client;
-    pub mod ledger;
-    pub mod library_client;
-    pub mod mcp_client;
-    pub mod operations;
-    pub mod workload;
-}
+use crate::common;
+mod command_client;
+mod ledger;
+mod library_client;
+mod mcp_client;
+mod operations;
+mod workload;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -41,14 +39,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cheesedb::{Store, Token};
+use command_client::CommandClient;
 use common::server_process::{ServerProcess, PATIENCE};
 use common::Cli;
-use serve_mixed_clients::command_client::CommandClient;
-use serve_mixed_clients::ledger::{check_agent, Checked, Counts, Ledger};
-use serve_mixed_clients::library_client::LibraryClient;
-use serve_mixed_clients::mcp_client::McpClient;
-use serve_mixed_clients::operations::Operations;
-use serve_mixed_clients::workload::{self, Progress};
+use ledger::{check_agent, Checked, Counts, Ledger};
+use library_client::LibraryClient;
+use mcp_client::McpClient;
+use operations::Operations;
+use workload::Progress;
 
 /// The agents every client kind shares.
 const AGENTS: usize = 2;

@@ -1,7 +1,7 @@
 //! Read tracking and trust through the server: a session's reads become parents of its next
 //! memory, listing does not count, limits refuse rather than drop; trust follows trust.toml.
 
-mod common;
+use crate::common;
 
 use cheesedb::{Error, Id, Leg, Mode, Removal, TrustLevel};
 use common::server_process::ServerProcess;

@@ -1,7 +1,7 @@
 //! Every request through the memory server answers as the same call on an `Agent` does:
 //! the same values and the same errors.
 
-mod common;
+use crate::common;
 
 use cheesedb::{Error, Id, Leg, Mode, NodeKind, Removal, Store, TrustLevel};
 use common::server_process::ServerProcess;

@@ -1,7 +1,7 @@
 //! The server's socket: private to its user, refused on a path another user owns, a stale one
 //! replaced, a live one (another server) refused; peers of other users refused.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;

@@ -1,7 +1,7 @@
 //! `ClientAgent::stage`: a batch built one call at a time on the server, committed or dropped
 //! by a later call, as `Agent::stage` and `Agent::commit_staged` do in one process.
 
-mod common;
+use crate::common;
 
 use cheesedb::{Error, Id, Leg};
 use common::server_process::ServerProcess;

@@ -1,7 +1,7 @@
 //! A command waiting for the data folder's lock takes the memory server's way in when a server
 //! starts meanwhile, rather than waiting on a lock the server keeps for good.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

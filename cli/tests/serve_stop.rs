@@ -1,7 +1,7 @@
 //! Stopping the server: SIGTERM and SIGINT finish the request in flight, remove the socket, close
 //! the store and exit 0; a client sees a typed error after.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::os::unix::net::UnixStream;

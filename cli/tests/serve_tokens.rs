@@ -1,7 +1,7 @@
 //! Tokens through the memory server: a wrong token and an unknown one get the same answer, and a
 //! session reaches only the agent its token opened.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::os::unix::net::UnixStream;

@@ -2,7 +2,7 @@
 //! sources, and `list` and `search` leave low-trust ones out when asked; the same in this process
 //! and through a memory server.
 
-mod common;
+use crate::common;
 
 use common::server_process::ServerProcess;
 use common::Cli;

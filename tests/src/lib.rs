@@ -43,6 +43,10 @@ pub fn segment_files(folder: &Path) -> Vec<PathBuf> {
     segments
 }
 
+/// One test alone in a child process of the test binary.
+pub mod own_process;
+pub use own_process::{alone_in_a_process, test_name};
+
 pub mod faulty;
 
 pub mod backend;

@@ -1,8 +1,8 @@
 //! An agent with thousands of segments works under a low limit of open files, and holds only a
 //! bounded number of them open, on std files and on io_uring.
 //!
-//! This file lowers the process's `RLIMIT_NOFILE`, so it holds nothing else: every test in it
-//! runs under the lowered limit, and no other test shares its process.
+//! The test lowers the process's `RLIMIT_NOFILE` and counts the descriptors it holds, so it runs
+//! alone in a child process of the test binary (`alone_in_a_process`).
 #![cfg(target_os = "linux")]
 
 use std::path::Path;
@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use cheesedb::limits::SEALED_FILES_OPEN_MAX;
 use cheesedb::{Agent, FileStorage, Id, Io, Mode, Options, Removal, Store};
-use cheesedb_tests::files_containing;
+use cheesedb_tests::{alone_in_a_process, files_containing};
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
 /// Far below the segments the agent has, and well above what a bounded engine needs.
@@ -145,6 +145,9 @@ fn many_segments_within_few_descriptors(io: Io) {
 
 #[test]
 fn an_agent_with_thousands_of_segments_stays_within_a_low_open_files_limit() {
+    if !alone_in_a_process(module_path!(), "an_agent_with_thousands_of_segments_stays_within_a_low_open_files_limit") {
+        return;
+    }
     lower_open_files_limit();
     many_segments_within_few_descriptors(Io::Std);
     match FileStorage::with_io(tempfile::tempdir().unwrap().path(), Io::Uring) {
@@ -156,7 +159,7 @@ fn an_agent_with_thousands_of_segments_stays_within_a_low_open_files_limit() {
 /// The cost of reading a node from an old sealed segment, whose file is opened on demand,
 /// against one from the active segment. Prints timings; asserts nothing about them.
 #[test]
-#[ignore = "a timing to read, not a check: cargo test --test bounded_files -- --ignored --nocapture"]
+#[ignore = "a timing to read, not a check: cargo test --test integration bounded_files:: -- --ignored --nocapture"]
 fn time_a_get_from_an_old_sealed_segment() {
     let folder = tempfile::tempdir().unwrap();
     let store = open_store(folder.path(), Io::Std);

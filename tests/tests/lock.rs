@@ -101,7 +101,7 @@ fn lock_child_process() {
 
 fn run_child(folder: &Path, access: &str) -> Option<i32> {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "lock_child_process", "--nocapture"])
+        .args(["--exact", &cheesedb_tests::test_name(module_path!(), "lock_child_process"), "--nocapture"])
         .env(CHILD_FOLDER, folder)
         .env(CHILD_ACCESS, access)
         .status()

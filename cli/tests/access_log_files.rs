@@ -2,15 +2,9 @@
 //! kind of tampering (an edited byte, a dropped or moved entry, a cut file, a missing file) is
 //! named; a crash's torn entry is told apart from an edit; rotation bounds the size on disk.
 
-// The module is compiled into this test as it is into the command, so entries are written
-// exactly as the server writes them.
-#![allow(dead_code, unused_imports)]
-
-#[path = "../src/access_log/mod.rs"]
-mod access_log;
-mod common;
-#[path = "../src/failure.rs"]
-mod failure;
+use crate::access_log;
+use crate::common;
+use crate::failure;
 
 use std::path::{Path, PathBuf};
 
