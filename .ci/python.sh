@@ -25,8 +25,9 @@ rm -f target/wheels/cheesedb-*.whl
 "$venv/bin/maturin" build --quiet --release -m python/Cargo.toml -o target/wheels
 "$venv/bin/python" -m pip install "${pip_quiet[@]}" --force-reinstall --no-deps target/wheels/cheesedb-*.whl
 
-# The tests of cheesedb.connect run a real memory server: the `cheesedb` command of this tree.
-cargo build --quiet -p cheesedb-cli
+# The tests of cheesedb.connect run a real memory server: the `cheesedb` command of this tree,
+# in the `test` profile that the test step has already built.
+cargo build --quiet --profile test -p cheesedb-cli
 target_dir="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)"
 export CHEESEDB_BINARY="$target_dir/debug/cheesedb"
 

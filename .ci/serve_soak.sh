@@ -2,8 +2,10 @@
 # The memory server's longer run: 16 library clients on 4 agents write and recall for a minute
 # (SERVE_SOAK_MS to change it), the server is killed with SIGKILL, started again on its stale
 # socket, and every acknowledged write and recall must be there, with no id handed out twice.
-# The same test runs for 1.5 s in `cargo test`.
+# The same test runs for 1.5 s in `cargo test`. It runs in the `test` profile (optimised, with
+# debug assertions), which the test step has already built: a release build of the whole
+# command would cost CI minutes and check nothing more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SERVE_SOAK_MS="${SERVE_SOAK_MS:-60000}" cargo test --release -p cheesedb-cli --test integration serve_durability:: -- --nocapture
+SERVE_SOAK_MS="${SERVE_SOAK_MS:-60000}" cargo test -p cheesedb-cli --test integration serve_durability:: -- --nocapture

@@ -10,6 +10,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+/// How long SeaweedFS may take to listen, to make the bucket, or to serve again after a restart.
+/// On a quiet machine it takes seconds; beside a compilation on two cores it can take minutes.
+/// This bound only ends a wait that would otherwise hang: when it passes, the test fails with a
+/// message that blames the object store's start, never cheesedb, and no product assertion has
+/// been made yet.
+const SERVER_PATIENCE: Duration = Duration::from_secs(600);
+
 /// The S3 credentials every test server accepts.
 pub const ACCESS_KEY_ID: &str = "cheesedb-test";
 /// The secret that goes with them.
@@ -116,10 +123,26 @@ impl Seaweed {
             .spawn()
             .expect("weed starts");
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let started = Instant::now();
         while TcpStream::connect(("127.0.0.1", s3)).is_err() {
-            assert!(Instant::now() < deadline, "SeaweedFS did not listen: {}", self.log());
+            self.still_starting(started, "listen on its S3 port");
             std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Fails the test, blaming the object store's start, once `started` is `SERVER_PATIENCE`
+    /// ago; also when the server process has exited, which no wait would mend.
+    fn still_starting(&mut self, started: Instant, what: &str) {
+        let exited = self.child.as_mut().and_then(|child| child.try_wait().ok().flatten());
+        if let Some(status) = exited {
+            panic!("SeaweedFS (not cheesedb) exited ({status}) before it could {what}: {}", self.log());
+        }
+        if started.elapsed() > SERVER_PATIENCE {
+            panic!(
+                "SeaweedFS (not cheesedb) could not {what} in {} s on this machine: {}",
+                SERVER_PATIENCE.as_secs(),
+                self.log()
+            );
         }
     }
 
@@ -129,8 +152,8 @@ impl Seaweed {
     }
 
     /// Makes the bucket (S3 `CreateBucket`, signed by curl), retrying while the server settles.
-    fn make_bucket(&self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
+    fn make_bucket(&mut self) {
+        let started = Instant::now();
         loop {
             let made = Command::new("curl")
                 .args([
@@ -153,7 +176,7 @@ impl Seaweed {
             if code == "200" || code == "409" {
                 return;
             }
-            assert!(Instant::now() < deadline, "cannot make the bucket (HTTP {code}): {}", self.log());
+            self.still_starting(started, &format!("make the bucket (last answer: HTTP {code})"));
             std::thread::sleep(Duration::from_millis(250));
         }
     }
@@ -196,7 +219,7 @@ impl Seaweed {
         let binary = weed().unwrap();
         self.launch(&binary);
         // Listening is not serving: wait until every object can be read again.
-        let deadline = Instant::now() + Duration::from_secs(90);
+        let started = Instant::now();
         loop {
             use cheesedb::replication::Bucket;
             let mut bucket = self.bucket();
@@ -206,7 +229,7 @@ impl Seaweed {
             if readable {
                 return;
             }
-            assert!(Instant::now() < deadline, "SeaweedFS did not come back: {}", self.log());
+            self.still_starting(started, "serve every object again after its restart");
             std::thread::sleep(Duration::from_millis(500));
         }
     }
