@@ -81,6 +81,8 @@ impl Batch {
         py: Python<'_>,
         collect: impl FnOnce(Stager<'_, '_>, Option<&ReadSet>) -> Result<T, cheesedb::Error> + Send,
     ) -> PyResult<T> {
+        // Before the state's lock, which a thread of the parent may have held at a fork.
+        self.agent.check_same_process().into_python(py)?;
         let outcome = py.detach(|| match &mut *self.state() {
             State::Open(staged, reads) => Ok(match (&self.agent, staged) {
                 (Handle::Local(agent), Staged::Local(staged)) => {
@@ -174,6 +176,8 @@ impl Batch {
     /// the agent. A batch is entered once.
     fn __enter__<'py>(this: Bound<'py, Self>, py: Python<'py>) -> PyResult<Bound<'py, Self>> {
         let batch = this.get();
+        // Before the gate, which a batch of a thread of the parent may have held at a fork.
+        batch.agent.check_same_process().into_python(py)?;
         let gate = &batch.gate;
         py.detach(|| gate.acquire())?;
         let mut state = batch.state();
@@ -201,6 +205,8 @@ impl Batch {
         _exception: Option<&Bound<'_, PyAny>>,
         _traceback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
+        // A forked child neither writes nor drops the parent's batch; it only hears why.
+        self.agent.check_same_process().into_python(py)?;
         let State::Open(staged, reads) = std::mem::replace(&mut *self.state(), State::Ended) else {
             return Ok(false);
         };
