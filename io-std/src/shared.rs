@@ -18,12 +18,15 @@ impl<S> SharedStorage for S where S: Storage<File: Send> + Clone + Send + 'stati
 
 pub(crate) type SharedEngine<S> = Arc<Shared<S>>;
 
+/// The engines of a store's open agents, by agent number.
+type OpenAgents<S> = HashMap<u64, Weak<Shared<S>>>;
+
 pub(crate) struct StoreShared<S: SharedStorage> {
     /// Reached through [`StoreShared::catalog`], which checks the process first.
     catalog: Mutex<StoreEngine<S>>,
     /// One engine per agent, however many handles are open, so two handles never write the
     /// same log independently. Reached through [`StoreShared::open_agents`].
-    open_agents: Mutex<HashMap<u64, Weak<Shared<S>>>>,
+    open_agents: Mutex<OpenAgents<S>>,
     pub(crate) _lock: Option<FolderLock>,
     /// Present for a read-only store: set once its storage refused a change, so a failure that
     /// follows is reported as a repair the read-only open cannot make.
@@ -61,7 +64,7 @@ impl<S: SharedStorage> StoreShared<S> {
     }
 
     /// The engines of the open agents, locked, in the process that opened the store only.
-    pub(crate) fn open_agents(&self) -> Result<MutexGuard<'_, HashMap<u64, Weak<Shared<S>>>>, Error> {
+    pub(crate) fn open_agents(&self) -> Result<MutexGuard<'_, OpenAgents<S>>, Error> {
         self.check_process()?;
         lock(&self.open_agents)
     }
