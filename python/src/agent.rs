@@ -280,14 +280,18 @@ impl Agent {
     /// (list() does not count as reading). Turning it off forgets what was read.
     #[pyo3(text_signature = "(self, on)")]
     fn track_reads(&self, py: Python<'_>, on: bool) -> PyResult<()> {
-        let tracking = &self.tracking;
-        self.read(py, |handle| match handle {
+        let handle = self.slot.handle()?;
+        handle.check_same_process().into_python(py)?;
+        match handle {
+            // With the GIL held, as every lock of the package but the gate and a batch's state
+            // is taken: a thread of the parent cannot be holding one at a fork, which the
+            // forking thread makes holding the GIL.
             Handle::Local(_) => {
-                tracking.set(on);
+                self.tracking.set(on);
                 Ok(())
             }
-            Handle::Remote(agent) => agent.track_reads(on),
-        })
+            Handle::Remote(agent) => py.detach(|| agent.track_reads(on)).into_python(py),
+        }
     }
 
     /// Closes this handle; later calls raise ClosedError. When it is the last handle of the

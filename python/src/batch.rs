@@ -126,6 +126,11 @@ impl Drop for Batch {
     /// the other writers of its agent go on; a server is told to drop what it staged, so the
     /// writers of other programs need not wait for its client timeout.
     fn drop(&mut self) {
+        // A forked child's copy is left alone: the parent's thread that holds the state or the
+        // gate may not exist here, and the server's batch is the parent's.
+        if self.agent.check_same_process().is_err() {
+            return;
+        }
         let state = std::mem::replace(&mut *self.state(), State::Ended);
         if let State::Open(staged, _) = state {
             if let (Handle::Remote(agent), Staged::Remote { sent: true, .. }) = (&self.agent, staged) {
@@ -165,11 +170,12 @@ impl Batch {
     }
 
     /// How many writes are staged.
-    fn __len__(&self) -> usize {
-        match &*self.state() {
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.agent.check_same_process().into_python(py)?;
+        Ok(match &*self.state() {
             State::Open(staged, _) => staged.len(),
             State::Made | State::Ended => 0,
-        }
+        })
     }
 
     /// Opens the batch: waits (with the GIL released) while a batch of another thread holds
@@ -243,6 +249,9 @@ impl Batch {
     }
 
     fn __repr__(&self) -> String {
+        if self.agent.check_same_process().is_err() {
+            return "Batch(of another process)".to_owned();
+        }
         match &*self.state() {
             State::Made => "Batch(not entered)".to_owned(),
             State::Open(staged, _) => format!("Batch(open, {} writes staged)", staged.len()),

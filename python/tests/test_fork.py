@@ -313,6 +313,7 @@ def test_a_forked_child_sends_nothing_on_the_parent_s_connections(tmp_path):
                 "get": attempt(lambda: alice.get(lot)),
                 "add_lot": attempt(lambda: alice.add_lot("note", "the child's text")),
                 "batch add_lot": attempt(lambda: batch.add_lot("note", "the child's batched text")),
+                "batch len": attempt(lambda: len(batch)),
                 "batch exit": attempt(lambda: batch.__exit__(None, None, None)),
                 "new batch": attempt(lambda: batch_one_lot(alice)),
                 "list": attempt(alice.list),
