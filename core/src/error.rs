@@ -227,6 +227,17 @@ pub enum Error {
         /// The object store's own words.
         detail: String,
     },
+    /// The store, agent or connection was opened in another process, and this one is a child
+    /// forked from it. The child holds copies of the parent's handles, open files and sockets,
+    /// but not its other threads: a write from both would be given the same ids and overwrite
+    /// each other, and answers on a shared connection would cross. Every call in the child is
+    /// refused and nothing is written or sent; open the store (or connect) in the child.
+    ForkedProcess {
+        /// The id of the process that opened it.
+        opening_process_id: u32,
+        /// The id of this process.
+        current_process_id: u32,
+    },
 }
 
 /// Why a vector was refused.
@@ -466,6 +477,12 @@ impl fmt::Display for Error {
                 conceal_token_digits(name)
             ),
             Error::ObjectStore { detail } => write!(formatter, "the object store failed: {detail}"),
+            Error::ForkedProcess { opening_process_id, current_process_id } => write!(
+                formatter,
+                "this handle was opened by process {opening_process_id}, and this process \
+                 ({current_process_id}) is a fork of it: nothing was done, since two processes must never \
+                 write one store or share one connection; open the store (or connect) in this process instead"
+            ),
         }
     }
 }

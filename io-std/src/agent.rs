@@ -18,6 +18,10 @@ use crate::verify::verify_on_threads;
 /// Dropping the last handle takes the snapshot that is due, if any, and ignores a failure to
 /// write it: the log is complete without it, and the next open only replays more. Use
 /// [`Agent::close`] to learn of that failure.
+///
+/// In a process forked from the one that opened the store, every method that can fail fails
+/// with `Error::ForkedProcess`, [`Agent::report`] and [`Agent::is_encrypted`] answer from what
+/// the open found, and dropping a handle writes nothing (see [`crate::Store`]).
 pub struct Agent<S: SharedStorage = FileStorage> {
     engine: SharedEngine<S>,
     store: Arc<StoreShared<S>>,
@@ -26,6 +30,17 @@ pub struct Agent<S: SharedStorage = FileStorage> {
 impl<S: SharedStorage> Clone for Agent<S> {
     fn clone(&self) -> Agent<S> {
         Agent { engine: self.engine.clone(), store: self.store.clone() }
+    }
+}
+
+impl<S: SharedStorage> Drop for Agent<S> {
+    /// In a process forked from the one that opened the store, the engine must never be dropped:
+    /// that would write the snapshot that is due into files the parent goes on writing. One
+    /// reference to it is leaked instead, so it lives as long as the child's copy of the memory.
+    fn drop(&mut self) {
+        if !self.store.process.is_current() {
+            std::mem::forget(self.engine.clone());
+        }
     }
 }
 
@@ -40,8 +55,20 @@ impl<S: SharedStorage> Agent<S> {
         Agent { engine, store }
     }
 
+    /// Runs `action` on the engine, in the process that opened the store only.
     fn with<T>(&self, action: impl FnOnce(&mut AgentEngine<S>) -> Result<T, Error>) -> Result<T, Error> {
+        self.store.check_process()?;
         action(&mut *lock(&self.engine.engine)?)
+    }
+
+    /// Fails with `Error::ForkedProcess` when this is not the process that opened the store,
+    /// as [`crate::Store::check_same_process`] does.
+    ///
+    /// # Errors
+    ///
+    /// `Error::ForkedProcess` in a process other than the one that opened the store.
+    pub fn check_same_process(&self) -> Result<(), Error> {
+        self.store.check_process()
     }
 
     /// Adds a source: a non-empty label and its content. Durable when this returns.
@@ -237,14 +264,18 @@ impl<S: SharedStorage> Agent<S> {
     /// Whether the agent is encrypted (made by [`crate::Store::create_encrypted_agent`]).
     #[must_use]
     pub fn is_encrypted(&self) -> bool {
-        let engine = self.engine.engine.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        engine.is_encrypted()
+        self.engine.encrypted
     }
 
     /// What opening this agent found and did. Still answered after a panic poisoned the
     /// handle: the report only describes the past open, and an empty one would hide a repair.
+    /// In a process forked from the one that opened the store, the report as the open left it
+    /// (the engine's lock may be held by a thread that does not exist there).
     #[must_use]
     pub fn report(&self) -> Report {
+        if !self.store.process.is_current() {
+            return self.engine.report_at_open.clone();
+        }
         let engine = self.engine.engine.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         engine.report()
     }
@@ -300,17 +331,21 @@ impl<S: SharedStorage> Agent<S> {
     /// # Errors
     ///
     /// `Error::Io` or `Error::OutcomeUnknown` when writing the snapshot fails; `Error::Poisoned`
-    /// when a thread panicked holding the agent.
+    /// when a thread panicked holding the agent; `Error::ForkedProcess` in a process forked
+    /// from the one that opened the store, where nothing is written.
     pub fn close(self) -> Result<(), Error> {
-        if self.store.check_writable().is_err() {
+        self.store.check_process()?;
+        if self.store.read_only.is_some() {
             return Ok(());
         }
-        let Agent { engine, store } = self;
+        let (engine, store) = (self.engine.clone(), self.store.clone());
+        drop(self);
         let outcome = match Arc::try_unwrap(engine) {
             Ok(shared) => shared.into_engine()?.close(),
             // Another handle of this agent is still open: the snapshot waits for the last one.
             Err(_other_handles) => Ok(()),
         };
+        // The folder stays locked until the snapshot is written.
         drop(store);
         outcome
     }
@@ -444,6 +479,72 @@ mod tests {
         let (_store, alice) = agent_whose_snapshot_fails(folder.path());
         let result = alice.close();
         assert!(matches!(result, Err(Error::Io { .. })), "close gave {result:?}");
+    }
+
+    /// The folder of the only agent of the store in `folder`.
+    fn agent_folder(folder: &std::path::Path) -> std::path::PathBuf {
+        std::fs::read_dir(folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .find(|path| path.file_name().is_some_and(|name| name.to_string_lossy().starts_with("agent-")))
+            .unwrap()
+    }
+
+    fn is_forked_process(result: Result<impl std::fmt::Debug, Error>) -> bool {
+        matches!(
+            result,
+            Err(Error::ForkedProcess { opening_process_id, current_process_id })
+                if current_process_id == std::process::id() && opening_process_id != current_process_id
+        )
+    }
+
+    /// Real forks are in the Python tests (the workspace forbids the code a fork needs here):
+    /// this stands in for a child by changing the opening process the store remembers.
+    #[test]
+    fn a_forked_process_is_refused_every_call_and_its_drops_write_nothing() {
+        let folder = tempfile::tempdir().unwrap();
+        let options = cheesedb_core::Options::default().snapshot_after_bytes(1);
+        let store = Store::builder(folder.path()).options(options).open().unwrap();
+        let token = store.create_agent("alice").unwrap();
+        let alice = store.open_agent(&token).unwrap();
+        let lot = alice.add_lot("note", b"the parent's lot").unwrap();
+        let report = alice.report();
+        let snapshot = agent_folder(folder.path()).join("snapshot");
+
+        store.shared.process.pretend_opened_by(std::process::id().wrapping_add(1));
+        assert!(is_forked_process(alice.check_same_process()));
+        assert!(is_forked_process(store.check_same_process()));
+        assert!(is_forked_process(alice.add_lot("note", b"the child's lot")));
+        assert!(is_forked_process(alice.remember(b"the child's memory", &[Leg::from([lot])])));
+        assert!(is_forked_process(alice.batch(|batch| batch.add_lot("note", b"batched"))));
+        let mut staged = StagedBatch::default();
+        assert!(is_forked_process(alice.stage(&mut staged, |batch| batch.add_lot("note", b"staged"))));
+        assert!(is_forked_process(alice.commit_staged(staged)));
+        assert!(is_forked_process(alice.recall(lot, Mode::Fair, Removal::Erase)));
+        assert!(is_forked_process(alice.set_vector(lot, &[1.0])));
+        assert!(is_forked_process(alice.compact()));
+        assert!(is_forked_process(alice.get(lot)));
+        assert!(is_forked_process(alice.lots()));
+        assert!(is_forked_process(alice.search("lot", 10)));
+        assert!(is_forked_process(alice.verify()));
+        assert!(is_forked_process(alice.name()));
+        assert!(is_forked_process(store.create_agent("bob")));
+        assert!(is_forked_process(store.open_agent(&token)));
+        assert!(is_forked_process(store.agent_names()));
+        assert!(is_forked_process(store.delete_agent("alice")));
+        assert_eq!(alice.report(), report, "a child is told what the open found, without the engine's lock");
+        assert!(!alice.is_encrypted());
+        // The snapshot due at the last handle's close or drop is never written by a child.
+        assert!(is_forked_process(alice.clone().close()));
+        drop(alice);
+        assert!(!snapshot.exists(), "a forked process wrote a snapshot");
+
+        // The parent's store goes on as if the child had never been.
+        store.shared.process.pretend_opened_by(std::process::id());
+        let alice = store.open_agent(&token).unwrap();
+        assert_eq!(alice.lots(), Ok(vec![lot]));
+        assert_eq!(alice.get(lot).unwrap().content(), Some(&b"the parent's lot"[..]));
+        assert_eq!(alice.add_lot("note", b"the parent's second lot").map(Id::get), Ok(2));
     }
 
     #[test]

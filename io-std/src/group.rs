@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Condvar, Mutex};
 
-use cheesedb_core::{AgentEngine, Error, Id, Leg, ReadSet, Storage};
+use cheesedb_core::{AgentEngine, Error, Id, Leg, ReadSet, Report, Storage};
 
 use crate::mutex::{lock, LOCK_POISONED};
 
@@ -42,6 +42,10 @@ pub(crate) struct Shared<S: Storage> {
     pub(crate) engine: Mutex<AgentEngine<S>>,
     queue: Mutex<Queue>,
     group_done: Condvar,
+    /// Whether the engine is encrypted, which stays so for its life: answered without the lock.
+    pub(crate) encrypted: bool,
+    /// What the open found and did, for a forked process, which must not take the lock.
+    pub(crate) report_at_open: Report,
 }
 
 impl<S: Storage> Shared<S> {
@@ -51,7 +55,15 @@ impl<S: Storage> Shared<S> {
     }
 
     pub(crate) fn new(engine: AgentEngine<S>) -> Shared<S> {
-        Shared { engine: Mutex::new(engine), queue: Mutex::default(), group_done: Condvar::new() }
+        let encrypted = engine.is_encrypted();
+        let report_at_open = engine.report();
+        Shared {
+            engine: Mutex::new(engine),
+            queue: Mutex::default(),
+            group_done: Condvar::new(),
+            encrypted,
+            report_at_open,
+        }
     }
 
     /// Adds a lot through the group.

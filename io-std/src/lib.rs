@@ -43,6 +43,7 @@ mod io;
 mod lock;
 mod mutex;
 mod permissions;
+mod process;
 pub mod protocol;
 #[cfg(feature = "replication")]
 pub mod replication;

@@ -1,15 +1,16 @@
 //! What every handle of one open store shares: the catalog, the engines of its open agents, the
-//! folder lock and the read-only flag.
+//! folder lock, the read-only flag and the process that opened it.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use cheesedb_core::{Error, Storage, StoreEngine};
 
 use crate::group::Shared;
 use crate::lock::FolderLock;
 use crate::mutex::lock;
+use crate::process::OpeningProcess;
 
 /// What a `Storage` must offer to be shared between threads.
 pub trait SharedStorage: Storage<File: Send> + Clone + Send + 'static {}
@@ -17,20 +18,60 @@ impl<S> SharedStorage for S where S: Storage<File: Send> + Clone + Send + 'stati
 
 pub(crate) type SharedEngine<S> = Arc<Shared<S>>;
 
+/// The engines of a store's open agents, by agent number.
+type OpenAgents<S> = HashMap<u64, Weak<Shared<S>>>;
+
 pub(crate) struct StoreShared<S: SharedStorage> {
-    pub(crate) catalog: Mutex<StoreEngine<S>>,
+    /// Reached through [`StoreShared::catalog`], which checks the process first.
+    catalog: Mutex<StoreEngine<S>>,
     /// One engine per agent, however many handles are open, so two handles never write the
-    /// same log independently.
-    pub(crate) open_agents: Mutex<HashMap<u64, Weak<Shared<S>>>>,
+    /// same log independently. Reached through [`StoreShared::open_agents`].
+    open_agents: Mutex<OpenAgents<S>>,
     pub(crate) _lock: Option<FolderLock>,
     /// Present for a read-only store: set once its storage refused a change, so a failure that
     /// follows is reported as a repair the read-only open cannot make.
     pub(crate) read_only: Option<Arc<AtomicBool>>,
+    /// Every entry to the store and its agents passes [`StoreShared::check_process`].
+    pub(crate) process: OpeningProcess,
 }
 
 impl<S: SharedStorage> StoreShared<S> {
-    /// Refuses a write up front when the store is read-only.
+    /// What every handle of a store opened now shares.
+    pub(crate) fn new(
+        catalog: StoreEngine<S>,
+        lock: Option<FolderLock>,
+        read_only: Option<Arc<AtomicBool>>,
+    ) -> StoreShared<S> {
+        StoreShared {
+            catalog: Mutex::new(catalog),
+            open_agents: Mutex::new(HashMap::new()),
+            _lock: lock,
+            read_only,
+            process: OpeningProcess::current(),
+        }
+    }
+
+    /// Refuses every call in a process forked from the one that opened the store, before any
+    /// lock is taken (see `crate::process`).
+    pub(crate) fn check_process(&self) -> Result<(), Error> {
+        self.process.check()
+    }
+
+    /// The catalog, locked, in the process that opened the store only.
+    pub(crate) fn catalog(&self) -> Result<MutexGuard<'_, StoreEngine<S>>, Error> {
+        self.check_process()?;
+        lock(&self.catalog)
+    }
+
+    /// The engines of the open agents, locked, in the process that opened the store only.
+    pub(crate) fn open_agents(&self) -> Result<MutexGuard<'_, OpenAgents<S>>, Error> {
+        self.check_process()?;
+        lock(&self.open_agents)
+    }
+
+    /// Refuses a write up front when the store is read-only (or this is a forked process).
     pub(crate) fn check_writable(&self) -> Result<(), Error> {
+        self.check_process()?;
         match self.read_only {
             Some(_) => Err(Error::ReadOnly),
             None => Ok(()),
@@ -41,6 +82,6 @@ impl<S: SharedStorage> StoreShared<S> {
 impl<S: SharedStorage> StoreShared<S> {
     /// The name of agent `number`, from the catalog.
     pub(crate) fn agent_name(&self, number: u64) -> Result<String, Error> {
-        lock(&self.catalog)?.agent_name(number)
+        self.catalog()?.agent_name(number)
     }
 }

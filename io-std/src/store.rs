@@ -1,8 +1,7 @@
 //! `Store`: a folder of agents, shared safely between threads.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use cheesedb_core::{Error, Fingerprint, LeftBehind, Options, StoreEngine, Token};
 
@@ -27,6 +26,12 @@ fn explain_refusal(read_only: &Option<Arc<AtomicBool>>, error: Error) -> Error {
 
 /// An open store: a folder holding any number of agents. Cheap to clone; every clone and every
 /// agent handle shares the folder lock, which is released when the last of them is dropped.
+///
+/// A store belongs to the process that opened it. In a child forked from that process (as
+/// Python's `os.fork` and `multiprocessing` do), every method of the store, of its agents and
+/// of their batches fails with `Error::ForkedProcess` before it takes a lock or touches a
+/// file, and dropping them there writes nothing: the parent keeps the store to itself. Open
+/// the store in the child instead, once the parent has closed it.
 pub struct Store<S: SharedStorage = FileStorage> {
     pub(crate) shared: Arc<StoreShared<S>>,
 }
@@ -75,13 +80,18 @@ impl<S: SharedStorage> Store<S> {
         read_only: Option<Arc<AtomicBool>>,
     ) -> Result<Store<S>, Error> {
         let catalog = StoreEngine::open(storage, options).map_err(|error| explain_refusal(&read_only, error))?;
-        let shared = StoreShared {
-            catalog: Mutex::new(catalog),
-            open_agents: Mutex::new(HashMap::new()),
-            _lock: lock,
-            read_only,
-        };
-        Ok(Store { shared: Arc::new(shared) })
+        Ok(Store { shared: Arc::new(StoreShared::new(catalog, lock, read_only)) })
+    }
+
+    /// Fails with `Error::ForkedProcess` when this is not the process that opened the store
+    /// (a child forked from it), as every other method of the store and its agents does; for a
+    /// caller that wants to know before it calls, or has to check a call that cannot fail.
+    ///
+    /// # Errors
+    ///
+    /// `Error::ForkedProcess` in a process other than the one that opened the store.
+    pub fn check_same_process(&self) -> Result<(), Error> {
+        self.shared.check_process()
     }
 
     /// Whether the store was opened read-only.
@@ -98,7 +108,7 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// `Error::Internal` when a thread panicked holding the store.
     pub fn left_behind(&self) -> Result<Vec<LeftBehind>, Error> {
-        Ok(lock(&self.shared.catalog)?.left_behind().to_vec())
+        Ok(self.shared.catalog()?.left_behind().to_vec())
     }
 
     /// Creates an agent named `name` (any UTF-8 up to 256 bytes, compared byte by byte) and
@@ -113,7 +123,7 @@ impl<S: SharedStorage> Store<S> {
     ///   the store.
     pub fn create_agent(&self, name: &str) -> Result<Token, Error> {
         self.shared.check_writable()?;
-        lock(&self.shared.catalog)?.create_agent(name)
+        self.shared.catalog()?.create_agent(name)
     }
 
     /// Creates an encrypted agent named `name` and returns its token, shown only now. Its
@@ -128,7 +138,7 @@ impl<S: SharedStorage> Store<S> {
     /// As [`Store::create_agent`].
     pub fn create_encrypted_agent(&self, name: &str) -> Result<Token, Error> {
         self.shared.check_writable()?;
-        lock(&self.shared.catalog)?.create_encrypted_agent(name)
+        self.shared.catalog()?.create_encrypted_agent(name)
     }
 
     /// Opens the agent that `token` belongs to. Handles of one agent share one engine.
@@ -140,10 +150,10 @@ impl<S: SharedStorage> Store<S> {
     ///   storage fails; `Error::RepairNeeded` when a read-only store would have to repair them.
     /// - `Error::Internal` when a thread panicked holding the store.
     pub fn open_agent(&self, token: &Token) -> Result<Agent<S>, Error> {
-        let catalog = lock(&self.shared.catalog)?;
+        let catalog = self.shared.catalog()?;
         let key = catalog.authenticate(token)?;
         let number = key.number();
-        let mut open_agents = lock(&self.shared.open_agents)?;
+        let mut open_agents = self.shared.open_agents()?;
         if let Some(engine) = open_agents.get(&number).and_then(Weak::upgrade) {
             return Ok(Agent::new(engine, self.shared.clone()));
         }
@@ -168,9 +178,9 @@ impl<S: SharedStorage> Store<S> {
     /// `Error::Io` when a file cannot be read; `Error::Internal` when a thread panicked holding
     /// the store or the agent.
     pub fn verify_agent_without_token(&self, name: &str) -> Result<cheesedb_core::Fingerprint, Error> {
-        let catalog = lock(&self.shared.catalog)?;
+        let catalog = self.shared.catalog()?;
         let number = catalog.agent_number(name)?;
-        let open = lock(&self.shared.open_agents)?.get(&number).and_then(Weak::upgrade);
+        let open = self.shared.open_agents()?.get(&number).and_then(Weak::upgrade);
         // An open agent's active segment may be in the middle of a write: hold its engine.
         let _writes_held = open.as_ref().map(|engine| lock(&engine.engine)).transpose()?;
         catalog.verify_agent_without_token(name)
@@ -187,9 +197,9 @@ impl<S: SharedStorage> Store<S> {
     /// holding the store or the agent.
     pub fn delete_agent(&self, name: &str) -> Result<(), Error> {
         self.shared.check_writable()?;
-        let mut catalog = lock(&self.shared.catalog)?;
+        let mut catalog = self.shared.catalog()?;
         let number = catalog.agent_number(name)?;
-        let open = lock(&self.shared.open_agents)?.remove(&number).and_then(|engine| engine.upgrade());
+        let open = self.shared.open_agents()?.remove(&number).and_then(|engine| engine.upgrade());
         match open {
             Some(engine) => {
                 // Hold the engine while its files go, so no write slips in between.
@@ -229,9 +239,9 @@ impl<S: SharedStorage> Store<S> {
     ///   which one the disk kept. `Error::Internal` when a thread panicked holding the store.
     pub fn encrypt_agent(&self, token: &Token) -> Result<Fingerprint, Error> {
         self.shared.check_writable()?;
-        let mut catalog = lock(&self.shared.catalog)?;
+        let mut catalog = self.shared.catalog()?;
         let number = catalog.authenticate(token)?.number();
-        if lock(&self.shared.open_agents)?.get(&number).and_then(Weak::upgrade).is_some() {
+        if self.shared.open_agents()?.get(&number).and_then(Weak::upgrade).is_some() {
             return Err(Error::AgentInUse { name: catalog.agent_name(number)? });
         }
         // The catalog stays locked: no handle of the agent can be opened until this is done.
@@ -246,7 +256,7 @@ impl<S: SharedStorage> Store<S> {
     /// `Error::UnknownAgent` when no agent has that name; `Error::Internal` when a thread
     /// panicked holding the store.
     pub fn is_encrypted(&self, name: &str) -> Result<bool, Error> {
-        let catalog = lock(&self.shared.catalog)?;
+        let catalog = self.shared.catalog()?;
         Ok(catalog.is_encrypted(catalog.agent_number(name)?))
     }
 
@@ -257,7 +267,7 @@ impl<S: SharedStorage> Store<S> {
     /// `Error::UnknownToken` for a token of no agent; `Error::Internal` when a thread panicked
     /// holding the store.
     pub fn agent_name_of(&self, token: &Token) -> Result<String, Error> {
-        let catalog = lock(&self.shared.catalog)?;
+        let catalog = self.shared.catalog()?;
         catalog.agent_name(catalog.authenticate(token)?.number())
     }
 
@@ -267,12 +277,14 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// `Error::Internal` when a thread panicked holding the store.
     pub fn agent_names(&self) -> Result<Vec<String>, Error> {
-        Ok(lock(&self.shared.catalog)?.agent_names())
+        Ok(self.shared.catalog()?.agent_names())
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use super::*;
 
     #[test]

@@ -48,6 +48,7 @@ impl Agent {
         action: impl FnOnce(&Handle) -> Result<T, cheesedb::Error> + Send,
     ) -> PyResult<T> {
         let handle = self.slot.handle()?;
+        handle.check_same_process().into_python(py)?;
         py.detach(|| action(&handle)).into_python(py)
     }
 
@@ -59,6 +60,8 @@ impl Agent {
         action: impl FnOnce(&Handle) -> Result<T, cheesedb::Error> + Send,
     ) -> PyResult<T> {
         let handle = self.slot.handle()?;
+        // Before the gate: in a forked child, a batch of a thread of the parent may hold it.
+        handle.check_same_process().into_python(py)?;
         let gate = &self.gate;
         let outcome = py.detach(|| gate.pass().map(|_held| action(&handle)))?;
         outcome.into_python(py)
@@ -238,8 +241,10 @@ impl Agent {
     /// While it is open, writes to this agent from other threads wait for it, and writes
     /// through the agent on this thread are refused.
     #[pyo3(text_signature = "(self)")]
-    fn batch(&self) -> PyResult<Batch> {
-        Ok(Batch::new(self.slot.handle()?, self.gate.clone(), self.tracking.clone()))
+    fn batch(&self, py: Python<'_>) -> PyResult<Batch> {
+        let handle = self.slot.handle()?;
+        handle.check_same_process().into_python(py)?;
+        Ok(Batch::new(handle, self.gate.clone(), self.tracking.clone()))
     }
 
     /// Rewrites the agent's files without the text of recalled lots and memories.
@@ -275,14 +280,18 @@ impl Agent {
     /// (list() does not count as reading). Turning it off forgets what was read.
     #[pyo3(text_signature = "(self, on)")]
     fn track_reads(&self, py: Python<'_>, on: bool) -> PyResult<()> {
-        let tracking = &self.tracking;
-        self.read(py, |handle| match handle {
+        let handle = self.slot.handle()?;
+        handle.check_same_process().into_python(py)?;
+        match handle {
+            // With the GIL held, as every lock of the package but the gate and a batch's state
+            // is taken: a thread of the parent cannot be holding one at a fork, which the
+            // forking thread makes holding the GIL.
             Handle::Local(_) => {
-                tracking.set(on);
+                self.tracking.set(on);
                 Ok(())
             }
-            Handle::Remote(agent) => agent.track_reads(on),
-        })
+            Handle::Remote(agent) => py.detach(|| agent.track_reads(on)).into_python(py),
+        }
     }
 
     /// Closes this handle; later calls raise ClosedError. When it is the last handle of the

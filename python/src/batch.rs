@@ -81,6 +81,8 @@ impl Batch {
         py: Python<'_>,
         collect: impl FnOnce(Stager<'_, '_>, Option<&ReadSet>) -> Result<T, cheesedb::Error> + Send,
     ) -> PyResult<T> {
+        // Before the state's lock, which a thread of the parent may have held at a fork.
+        self.agent.check_same_process().into_python(py)?;
         let outcome = py.detach(|| match &mut *self.state() {
             State::Open(staged, reads) => Ok(match (&self.agent, staged) {
                 (Handle::Local(agent), Staged::Local(staged)) => {
@@ -124,6 +126,11 @@ impl Drop for Batch {
     /// the other writers of its agent go on; a server is told to drop what it staged, so the
     /// writers of other programs need not wait for its client timeout.
     fn drop(&mut self) {
+        // A forked child's copy is left alone: the parent's thread that holds the state or the
+        // gate may not exist here, and the server's batch is the parent's.
+        if self.agent.check_same_process().is_err() {
+            return;
+        }
         let state = std::mem::replace(&mut *self.state(), State::Ended);
         if let State::Open(staged, _) = state {
             if let (Handle::Remote(agent), Staged::Remote { sent: true, .. }) = (&self.agent, staged) {
@@ -163,17 +170,20 @@ impl Batch {
     }
 
     /// How many writes are staged.
-    fn __len__(&self) -> usize {
-        match &*self.state() {
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.agent.check_same_process().into_python(py)?;
+        Ok(match &*self.state() {
             State::Open(staged, _) => staged.len(),
             State::Made | State::Ended => 0,
-        }
+        })
     }
 
     /// Opens the batch: waits (with the GIL released) while a batch of another thread holds
     /// the agent. A batch is entered once.
     fn __enter__<'py>(this: Bound<'py, Self>, py: Python<'py>) -> PyResult<Bound<'py, Self>> {
         let batch = this.get();
+        // Before the gate, which a batch of a thread of the parent may have held at a fork.
+        batch.agent.check_same_process().into_python(py)?;
         let gate = &batch.gate;
         py.detach(|| gate.acquire())?;
         let mut state = batch.state();
@@ -201,6 +211,8 @@ impl Batch {
         _exception: Option<&Bound<'_, PyAny>>,
         _traceback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
+        // A forked child neither writes nor drops the parent's batch; it only hears why.
+        self.agent.check_same_process().into_python(py)?;
         let State::Open(staged, reads) = std::mem::replace(&mut *self.state(), State::Ended) else {
             return Ok(false);
         };
@@ -237,6 +249,9 @@ impl Batch {
     }
 
     fn __repr__(&self) -> String {
+        if self.agent.check_same_process().is_err() {
+            return "Batch(of another process)".to_owned();
+        }
         match &*self.state() {
             State::Made => "Batch(not entered)".to_owned(),
             State::Open(staged, _) => format!("Batch(open, {} writes staged)", staged.len()),

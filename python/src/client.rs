@@ -114,32 +114,41 @@ impl Client {
 
     /// Closes the client and every agent opened through it (their connections, and so their
     /// sessions on the server); later calls raise ClosedError. The server goes on serving
-    /// others.
+    /// others. In a process forked from the one that connected, this one's copies of the
+    /// connections are let go without a word to the server, and ForkedProcessError says so.
     #[pyo3(text_signature = "(self)")]
-    fn close(&self, py: Python<'_>) {
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
         let client = lock(&self.client).take();
         let agents = self.agents.take_all();
+        let forked = client.as_ref().map_or(Ok(()), cheesedb::Client::check_same_process);
         py.detach(|| {
-            // Closing a remote handle only closes its connection: it cannot fail.
+            // Closing a remote handle only closes its connection: it cannot fail but in a fork,
+            // which the client's own check reports.
             agents.into_iter().for_each(|agent| drop(agent.close()));
             drop(client);
         });
+        forked.into_python(py)
     }
 
     fn __enter__(this: Bound<'_, Self>) -> Bound<'_, Self> {
         this
     }
 
-    #[pyo3(signature = (_exception_type = None, _exception = None, _traceback = None))]
+    /// Closes the client; an error of closing (only in a forked process) is raised only when
+    /// the block itself did not raise, so it never hides the block's own exception.
+    #[pyo3(signature = (exception_type = None, _exception = None, _traceback = None))]
     fn __exit__(
         &self,
         py: Python<'_>,
-        _exception_type: Option<&Bound<'_, PyType>>,
+        exception_type: Option<&Bound<'_, PyType>>,
         _exception: Option<&Bound<'_, PyAny>>,
         _traceback: Option<&Bound<'_, PyAny>>,
-    ) -> bool {
-        self.close(py);
-        false
+    ) -> PyResult<bool> {
+        let closed = self.close(py);
+        if exception_type.is_none() {
+            closed?;
+        }
+        Ok(false)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

@@ -7,7 +7,7 @@
 use cheesedb::{Id, Leg, Mode, Removal, TrustLevel, TrustRules};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMapping, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyInt, PyMapping, PyString};
 
 use crate::errors::invalid_argument;
 
@@ -60,9 +60,10 @@ pub(crate) fn limit(value: &Bound<'_, PyAny>) -> PyResult<usize> {
     usize::try_from(number).map_err(|_| invalid_argument(format!("a limit is at most {}, not {number}", usize::MAX)))
 }
 
-/// An int that fits in 64 bits without a sign.
+/// An int that fits in 64 bits without a sign. A bool is an int to Python (`True == 1`), but
+/// `get(True)` is a mistake, never a way to say 1: it is refused as the other types are.
 fn whole_number(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
-    if !value.is_instance_of::<PyInt>() {
+    if !value.is_instance_of::<PyInt>() || value.is_instance_of::<PyBool>() {
         return Err(PyTypeError::new_err(format!("{what} must be int, not {}", type_name(value))));
     }
     value.extract::<u64>().map_err(|_| {

@@ -159,6 +159,16 @@ create_exception!(
     Error,
     "The agent is encrypted already: there is nothing to convert. Attribute: name."
 );
+create_exception!(
+    cheesedb,
+    ForkedProcessError,
+    Error,
+    "The store, agent or client was opened in another process, and this one was forked from it \
+     (os.fork, multiprocessing with the fork start method): every call is refused and nothing is \
+     written or sent, so the two processes never write the same files or read each other's \
+     answers. Open the store, or connect, in this process instead. Attributes: \
+     opening_process_id, current_process_id."
+);
 create_exception!(cheesedb, ClosedError, Error, "The store, agent or batch was closed; open it again.");
 create_exception!(
     cheesedb,
@@ -201,6 +211,7 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("PeerRefusedError", py.get_type::<PeerRefusedError>())?;
     module.add("AgentInUseError", py.get_type::<AgentInUseError>())?;
     module.add("AlreadyEncryptedError", py.get_type::<AlreadyEncryptedError>())?;
+    module.add("ForkedProcessError", py.get_type::<ForkedProcessError>())?;
     module.add("ClosedError", py.get_type::<ClosedError>())?;
     module.add("InternalError", py.get_type::<InternalError>())?;
     Ok(())
@@ -267,6 +278,13 @@ pub(crate) fn to_python(py: Python<'_>, error: cheesedb::Error) -> PyErr {
         E::PeerRefused { uid } => (PeerRefusedError::new_err(message), vec![("uid", number(py, u64::from(*uid)))]),
         E::AgentInUse { name } => (AgentInUseError::new_err(message), vec![("name", text(py, name))]),
         E::AlreadyEncrypted { name } => (AlreadyEncryptedError::new_err(message), vec![("name", text(py, name))]),
+        E::ForkedProcess { opening_process_id, current_process_id } => (
+            ForkedProcessError::new_err(message),
+            vec![
+                ("opening_process_id", number(py, u64::from(*opening_process_id))),
+                ("current_process_id", number(py, u64::from(*current_process_id))),
+            ],
+        ),
         // A backend this package does not offer, or a condition newer than this package: the
         // base class still says what happened.
         _ => (Error::new_err(message), Vec::new()),

@@ -30,6 +30,16 @@ macro_rules! either {
 pub(crate) use either;
 
 impl Handle {
+    /// Refuses a process forked from the one that opened the agent, before any lock or gate of
+    /// the agent is taken (a thread of the parent may have held it at the fork).
+    ///
+    /// # Errors
+    ///
+    /// `Error::ForkedProcess` in a process other than the one that opened the agent.
+    pub(crate) fn check_same_process(&self) -> Result<(), cheesedb::Error> {
+        either!(self, agent => agent.check_same_process())
+    }
+
     /// What opening the agent found and did. A server's answer may fail on the way.
     ///
     /// # Errors
@@ -59,8 +69,10 @@ impl Handle {
     ///
     /// # Errors
     ///
-    /// As `cheesedb::Agent::close`.
+    /// As `cheesedb::Agent::close`; `Error::ForkedProcess` in a forked process, where a remote
+    /// handle is dropped without a word to the server.
     pub(crate) fn close(self) -> Result<(), cheesedb::Error> {
+        self.check_same_process()?;
         match self {
             Handle::Local(agent) => agent.close(),
             Handle::Remote(agent) => {

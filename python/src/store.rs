@@ -125,10 +125,13 @@ impl Store {
     }
 
     /// Closes the store and every agent opened from it, releasing the folder; later calls
-    /// raise ClosedError. A batch still open keeps the folder until it ends.
+    /// raise ClosedError. A batch still open keeps the folder until it ends. In a process
+    /// forked from the one that opened the store, this one's copies are let go without
+    /// writing anything, and ForkedProcessError says so.
     #[pyo3(text_signature = "(self)")]
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let store = lock(&self.store).take();
+        let forked = store.as_ref().map_or(Ok(()), cheesedb::Store::check_same_process);
         let agents = self.agents.take_all();
         py.detach(|| {
             // Every agent is closed even when one fails; the first failure is reported.
@@ -140,7 +143,7 @@ impl Store {
                 }
             }
             drop(store);
-            first_failure
+            forked.and(first_failure)
         })
         .into_python(py)
     }

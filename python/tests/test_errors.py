@@ -204,3 +204,31 @@ def test_wrong_types_are_type_error(alice):
     ):
         with pytest.raises(TypeError):
             call()
+
+
+def test_a_bool_is_never_an_id_or_a_limit(alice):
+    # True == 1 to Python, so without a check get(True) read lot 1: a mistake taken for an id.
+    lot = alice.add_lot("note", "the first lot, id 1")
+    memory = alice.remember("a memory of it", [[lot]])
+    assert lot == 1
+    for call in (
+        lambda: alice.get(True),
+        lambda: alice.audit(True),
+        lambda: alice.trust(True),
+        lambda: alice.has_vector(True),
+        lambda: alice.set_vector(True, [1.0]),
+        lambda: alice.preview_recall(True),
+        lambda: alice.recall(True),
+        lambda: alice.remember("m", [[True]]),
+        lambda: alice.remember("m", [[lot, False]]),
+        lambda: alice.search("lot", limit=True),
+    ):
+        with pytest.raises(TypeError, match="bool"):
+            call()
+    with alice.batch() as batch:
+        with pytest.raises(TypeError, match="bool"):
+            batch.set_vector(True, [1.0])
+        with pytest.raises(TypeError, match="bool"):
+            batch.remember("m", [[True]])
+    assert [node.id for node in alice.list()] == [lot, memory]
+    assert alice.get(lot).alive

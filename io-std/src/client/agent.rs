@@ -7,6 +7,7 @@ use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Remov
 
 use super::batch::ClientBatch;
 use super::connection::Connection;
+use crate::process::OpeningProcess;
 use crate::protocol::{wire_leg, Request, Response};
 
 /// An agent opened through a [`Client`](super::Client): the methods and errors of
@@ -17,10 +18,13 @@ use crate::protocol::{wire_leg, Request, Response};
 /// ([`ClientAgent::track_reads`]) and an open batch. Clones share that session and take turns on
 /// the connection; for requests in parallel, open the agent once per thread. Once its
 /// connection broke (the server stopped, say), every call fails with `Error::ConnectionLost`:
-/// open the agent again.
+/// open the agent again. In a process forked from the one that opened it, every call fails with
+/// `Error::ForkedProcess` and nothing is sent: the parent's answers never reach the child.
 #[derive(Clone)]
 pub struct ClientAgent {
     connection: Arc<Mutex<Connection>>,
+    /// Checked before the connection's lock, which a thread of the parent may have held at a fork.
+    process: OpeningProcess,
 }
 
 impl std::fmt::Debug for ClientAgent {
@@ -49,18 +53,30 @@ fn wide(limit: usize) -> u64 {
 
 impl ClientAgent {
     pub(crate) fn new(connection: Connection) -> ClientAgent {
-        ClientAgent { connection: Arc::new(Mutex::new(connection)) }
+        let process = connection.opening_process().clone();
+        ClientAgent { connection: Arc::new(Mutex::new(connection)), process }
+    }
+
+    /// Fails with `Error::ForkedProcess` when this is not the process that opened the agent,
+    /// as every other method does then.
+    ///
+    /// # Errors
+    ///
+    /// `Error::ForkedProcess` in a process other than the one that opened the agent.
+    pub fn check_same_process(&self) -> Result<(), Error> {
+        self.process.check()
     }
 
     /// The connection, even after a panic of another thread that held it: a panic in between
     /// requests leaves nothing half-sent, and one within a request broke the connection.
-    fn connection(&self) -> MutexGuard<'_, Connection> {
-        self.connection.lock().unwrap_or_else(PoisonError::into_inner)
+    fn connection(&self) -> Result<MutexGuard<'_, Connection>, Error> {
+        self.process.check()?;
+        Ok(self.connection.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Sends `request`; `answer` takes the response apart, `None` for one of the wrong kind.
     fn call<T>(&self, request: &Request, answer: impl FnOnce(Response) -> Option<T>) -> Result<T, Error> {
-        let mut connection = self.connection();
+        let mut connection = self.connection()?;
         let response = connection.call(request)?;
         answer(response).ok_or_else(|| connection.unexpected())
     }
@@ -77,7 +93,7 @@ impl ClientAgent {
     }
 
     fn call_ids(&self, request: &Request) -> Result<Vec<Id>, Error> {
-        self.connection().call_list(request, ids_part).map(ids)
+        self.connection()?.call_list(request, ids_part).map(ids)
     }
 
     fn call_node(&self, request: &Request) -> Result<Node, Error> {
@@ -88,7 +104,7 @@ impl ClientAgent {
     }
 
     fn call_hits(&self, request: &Request) -> Result<Vec<Hit>, Error> {
-        let hits = self.connection().call_list(request, |response| match response {
+        let hits = self.connection()?.call_list(request, |response| match response {
             Response::Hits { hits, more } => Some((hits, more)),
             _ => None,
         })?;
@@ -279,7 +295,7 @@ impl ClientAgent {
     /// As [`Agent::batch`](crate::Agent::batch), and the errors of a connection as for
     /// [`ClientAgent::add_lot`].
     pub fn batch<T>(&self, collect: impl FnOnce(&mut ClientBatch<'_>) -> Result<T, Error>) -> Result<T, Error> {
-        let mut connection = self.connection();
+        let mut connection = self.connection()?;
         let mut batch = ClientBatch::new(&mut connection);
         match collect(&mut batch) {
             Ok(value) => batch.commit().map(|()| value),
@@ -304,7 +320,7 @@ impl ClientAgent {
     /// `collect` returns, and the errors of a connection. The batch stays open after an error
     /// of one write: drop it or go on.
     pub fn stage<T>(&self, collect: impl FnOnce(&mut ClientBatch<'_>) -> Result<T, Error>) -> Result<T, Error> {
-        let mut connection = self.connection();
+        let mut connection = self.connection()?;
         let mut batch = ClientBatch::step(&mut connection);
         collect(&mut batch)
     }

@@ -12,17 +12,21 @@ use crate::protocol::{
 
 use super::peer::check_server_user;
 use super::readable::{poll_readable, POLL_BEFORE_SLEEP};
+use crate::process::OpeningProcess;
 
 /// Bytes the reader keeps: a `get` answer and its frame arrive with one read.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 /// A connection that said hello. After a broken stream or a message that is not one of the
-/// protocol, every later request fails at once: the server may be halfway through a frame.
+/// protocol, every later request fails at once: the server may be halfway through a frame. In
+/// a process forked from the one that opened it, nothing is sent or read: the socket is the
+/// parent's too, and an answer read here would be missing there.
 pub(crate) struct Connection {
     reader: BufReader<UnixStream>,
     writer: UnixStream,
     body: Vec<u8>,
     broken: bool,
+    process: OpeningProcess,
 }
 
 impl Connection {
@@ -43,6 +47,7 @@ impl Connection {
             writer,
             body: Vec::new(),
             broken: false,
+            process: OpeningProcess::current(),
         };
         connection.hello()?;
         Ok(connection)
@@ -71,6 +76,11 @@ impl Connection {
     /// Whether the connection can no longer be used.
     pub(crate) fn is_broken(&self) -> bool {
         self.broken
+    }
+
+    /// The process that opened the connection, the only one that may use it.
+    pub(crate) fn opening_process(&self) -> &OpeningProcess {
+        &self.process
     }
 
     /// Sends `request` and returns the server's answer; a `Failed` answer is returned as its
@@ -114,6 +124,7 @@ impl Connection {
     }
 
     fn check_usable(&self, write_in_flight: bool) -> Result<(), Error> {
+        self.process.check()?;
         if self.broken {
             return Err(Error::ConnectionLost {
                 reason: String::from("an earlier request broke this connection; open the agent again"),

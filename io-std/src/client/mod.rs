@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cheesedb_core::{Error, Fingerprint, LeftBehind, Token};
 
+use crate::process::OpeningProcess;
 use crate::protocol::{Request, Response, SOCKET_FILE};
 
 pub use agent::ClientAgent;
@@ -29,6 +30,10 @@ const IDLE_CONNECTIONS_MAX: usize = 4;
 /// different agent handles run in parallel, one server thread each, so writes of many clients
 /// share the engine's group commit. Store requests (`create_agent`, ...) use a small pool of
 /// connections.
+///
+/// A client belongs to the process that connected. In a child forked from it, every method of
+/// the client and of the agents it opened fails with `Error::ForkedProcess` and nothing is sent
+/// on the parent's connections; connect again in the child.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), cheesedb::Error> {
@@ -48,6 +53,8 @@ pub struct Client {
 struct ClientShared {
     socket: PathBuf,
     idle: Mutex<Vec<Connection>>,
+    /// Checked before the pool's lock, which a thread of the parent may have held at a fork.
+    process: OpeningProcess,
 }
 
 impl std::fmt::Debug for Client {
@@ -69,7 +76,18 @@ impl Client {
         let path = path.as_ref();
         let socket = if path.is_dir() { path.join(SOCKET_FILE) } else { path.to_path_buf() };
         let first = Connection::open(&socket)?;
-        Ok(Client { shared: Arc::new(ClientShared { socket, idle: Mutex::new(vec![first]) }) })
+        let process = first.opening_process().clone();
+        Ok(Client { shared: Arc::new(ClientShared { socket, idle: Mutex::new(vec![first]), process }) })
+    }
+
+    /// Fails with `Error::ForkedProcess` when this is not the process that connected, as every
+    /// other method does then.
+    ///
+    /// # Errors
+    ///
+    /// `Error::ForkedProcess` in a process other than the one that connected.
+    pub fn check_same_process(&self) -> Result<(), Error> {
+        self.shared.process.check()
     }
 
     /// The socket this client connects to.
@@ -82,8 +100,9 @@ impl Client {
         self.shared.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// An idle connection, or a new one.
+    /// An idle connection, or a new one; in the process that connected only.
     fn take_connection(&self) -> Result<Connection, Error> {
+        self.shared.process.check()?;
         let idle = self.idle().pop();
         match idle {
             Some(connection) => Ok(connection),

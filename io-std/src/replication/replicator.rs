@@ -98,7 +98,7 @@ impl<B: Bucket, S: SharedStorage> Replicator<B, S> {
     /// `Error::ObjectStore` when the bucket fails (a later pass goes on where this one
     /// stopped); `Error::Corrupt` or `Error::Io` when an agent's files cannot be read.
     pub fn ship(&mut self) -> Result<ShipReport, Error> {
-        let entries = lock(&self.store.shared.catalog)?.agent_entries();
+        let entries = self.store.shared.catalog()?.agent_entries();
         self.agents.retain(|name, _| entries.iter().any(|entry| entry.name == *name));
         let mut report = ShipReport::default();
         for entry in entries {
@@ -161,8 +161,8 @@ fn plan_with_writes_held<S: SharedStorage>(
     number: u64,
     state: &mut AgentState,
 ) -> Result<Option<cheesedb_core::replica::ShipPlan>, Error> {
-    let catalog = lock(&store.shared.catalog)?;
-    let open = lock(&store.shared.open_agents)?.get(&number).and_then(Weak::upgrade);
+    let catalog = store.shared.catalog()?;
+    let open = store.shared.open_agents()?.get(&number).and_then(Weak::upgrade);
     let engine = open.as_ref().map(|engine| lock(&engine.engine)).transpose()?;
     let seen = (
         open.as_ref().map(|engine| std::sync::Arc::as_ptr(engine) as usize),

@@ -9,7 +9,6 @@ use cheesedb_core::replica::{
 };
 use cheesedb_core::{Error, Fingerprint};
 
-use crate::mutex::lock;
 use crate::store::Store;
 
 /// The heads of every agent replicated under `prefix`, or of the one named `agent`.
@@ -59,7 +58,7 @@ pub fn restore_from<B: Bucket>(
     let prefix = ReplicaPrefix::new(prefix);
     let heads = heads(bucket, &prefix, agent)?;
     let store = Store::open(folder)?;
-    let mut catalog = lock(&store.shared.catalog)?;
+    let mut catalog = store.shared.catalog()?;
     let mut restored = Vec::new();
     for head in heads {
         let fingerprint =
@@ -109,7 +108,7 @@ impl<B: Bucket> Follow<B> {
     /// folder open; `Error::ObjectStore` when the bucket fails.
     pub fn step(&mut self) -> Result<Vec<(String, Fingerprint)>, Error> {
         let store = Store::open(&self.folder)?;
-        let mut catalog = lock(&store.shared.catalog)?;
+        let mut catalog = store.shared.catalog()?;
         let mut changed = Vec::new();
         for head in heads(&mut self.bucket, &self.prefix, self.agent.as_deref())? {
             if self.followers.iter().any(|follower| follower.name() == head.name) {

@@ -302,5 +302,9 @@ class AgentInUseError(Error):
 class AlreadyEncryptedError(Error):
     name: str
 
+class ForkedProcessError(Error):
+    opening_process_id: int
+    current_process_id: int
+
 class ClosedError(Error): ...
 class InternalError(Error): ...
