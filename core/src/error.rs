@@ -227,6 +227,12 @@ pub enum Error {
         /// The object store's own words.
         detail: String,
     },
+    /// The place named in the object store holds no replica: no head and no piece of any agent
+    /// (an empty or mistyped prefix, or a bucket that lost everything). Nothing was restored.
+    ReplicaNotFound {
+        /// The prefix that was looked in, as keys start with it (empty for the bucket's root).
+        prefix: String,
+    },
 }
 
 /// Why a vector was refused.
@@ -466,6 +472,14 @@ impl fmt::Display for Error {
                 conceal_token_digits(name)
             ),
             Error::ObjectStore { detail } => write!(formatter, "the object store failed: {detail}"),
+            Error::ReplicaNotFound { prefix } if prefix.is_empty() => {
+                write!(formatter, "the object store holds no replica at the bucket's root: nothing to restore")
+            }
+            Error::ReplicaNotFound { prefix } => write!(
+                formatter,
+                "the object store holds no replica under {:?}: nothing to restore (is the prefix mistyped?)",
+                prefix
+            ),
         }
     }
 }
