@@ -291,8 +291,6 @@ pub enum CorruptReason {
     ReplicaHeadClaimsAnotherAgentsNumber,
     /// Replica head's encrypted flag disagrees with the key files it lists.
     ReplicaHeadFlagsDisagreeWithItsFiles,
-    /// Replica holds pieces of an agent but no head for it.
-    ReplicaHeadMissing,
     /// Two agents of the catalog have one token hash.
     CatalogTokenHashHeldTwice,
 }
@@ -325,7 +323,6 @@ impl CorruptReason {
             CorruptReason::ReplicaHeadFlagsDisagreeWithItsFiles => {
                 "replica head's encrypted flag disagrees with the key files it lists"
             }
-            CorruptReason::ReplicaHeadMissing => "replica holds pieces of an agent but no head for it",
             CorruptReason::CatalogTokenHashHeldTwice => "two agents of the catalog have one token hash",
             CorruptReason::CatalogCutShort => "catalog cut short",
             CorruptReason::CatalogChecksumMismatch => "catalog checksum mismatch",
