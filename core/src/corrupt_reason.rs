@@ -285,6 +285,14 @@ pub enum CorruptReason {
     ReplicaHistoryDiverged,
     /// Replica's files do not verify to its head's fingerprint.
     ReplicaDoesNotVerifyToItsHead,
+    /// Replica head grants a token hash that another agent holds.
+    ReplicaHeadGrantsAnotherAgentsToken,
+    /// Replica head claims the number of another agent.
+    ReplicaHeadClaimsAnotherAgentsNumber,
+    /// Replica head's encrypted flag disagrees with the key files it lists.
+    ReplicaHeadFlagsDisagreeWithItsFiles,
+    /// Two agents of the catalog have one token hash.
+    CatalogTokenHashHeldTwice,
 }
 
 impl CorruptReason {
@@ -308,6 +316,14 @@ impl CorruptReason {
             CorruptReason::ReplicaHeadOfAnotherAgent => "replica head names another agent than the one it replicates",
             CorruptReason::ReplicaHistoryDiverged => "replica no longer extends the history already applied",
             CorruptReason::ReplicaDoesNotVerifyToItsHead => "replica's files do not verify to its head's fingerprint",
+            CorruptReason::ReplicaHeadGrantsAnotherAgentsToken => {
+                "replica head grants a token that opens another agent (its token hash is another agent's)"
+            }
+            CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber => "replica head claims the number of another agent",
+            CorruptReason::ReplicaHeadFlagsDisagreeWithItsFiles => {
+                "replica head's encrypted flag disagrees with the key files it lists"
+            }
+            CorruptReason::CatalogTokenHashHeldTwice => "two agents of the catalog have one token hash",
             CorruptReason::CatalogCutShort => "catalog cut short",
             CorruptReason::CatalogChecksumMismatch => "catalog checksum mismatch",
             CorruptReason::BadMagic => "not a cheesedb file (bad magic)",

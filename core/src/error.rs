@@ -238,6 +238,12 @@ pub enum Error {
         /// The id of this process.
         current_process_id: u32,
     },
+    /// The place named in the object store holds no replica: no head and no piece of any agent
+    /// (an empty or mistyped prefix, or a bucket that lost everything). Nothing was restored.
+    ReplicaNotFound {
+        /// The prefix that was looked in, as keys start with it (empty for the bucket's root).
+        prefix: String,
+    },
 }
 
 /// Why a vector was refused.
@@ -482,6 +488,14 @@ impl fmt::Display for Error {
                 "this handle was opened by process {opening_process_id}, and this process \
                  ({current_process_id}) is a fork of it: nothing was done, since two processes must never \
                  write one store or share one connection; open the store (or connect) in this process instead"
+            ),
+            Error::ReplicaNotFound { prefix } if prefix.is_empty() => {
+                write!(formatter, "the object store holds no replica at the bucket's root: nothing to restore")
+            }
+            Error::ReplicaNotFound { prefix } => write!(
+                formatter,
+                "the object store holds no replica under {:?}: nothing to restore (is the prefix mistyped?)",
+                prefix
             ),
         }
     }

@@ -40,11 +40,22 @@ pub enum Mutant {
     /// history passes through the point the follower's files hold, so a forged or forked head
     /// replaces the history the follower had.
     FollowerSkipsChainCheck = 12,
+    /// A shipper deletes as its own leftovers every key a LIST answer names, also keys outside
+    /// its agent's folder that a lying object store (or one that ignores the prefix) names.
+    ShipperDeletesForeignKeys = 13,
+    /// A restore takes the access facts of a head (token hash, agent number) without comparing
+    /// them with the other heads and the target catalog, so a head given another agent's token
+    /// hash is adopted.
+    RestoreTrustsHeadGrant = 14,
+    /// A follower takes a piece for one its files already hold when its file and byte range
+    /// match, without comparing the digest: a stretch shipped again whole with the same bounds
+    /// (after an Erase) keeps the old bytes.
+    FollowerTrustsRangeWithoutDigest = 15,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 12] = [
+    pub const ALL: [Mutant; 15] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
@@ -57,6 +68,9 @@ impl Mutant {
         Mutant::SkipKeyDestruction,
         Mutant::SkipEpochRotation,
         Mutant::FollowerSkipsChainCheck,
+        Mutant::ShipperDeletesForeignKeys,
+        Mutant::RestoreTrustsHeadGrant,
+        Mutant::FollowerTrustsRangeWithoutDigest,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -75,6 +89,9 @@ impl Mutant {
             Mutant::SkipKeyDestruction => "skip-key-destruction",
             Mutant::SkipEpochRotation => "skip-epoch-rotation",
             Mutant::FollowerSkipsChainCheck => "follower-skips-chain-check",
+            Mutant::ShipperDeletesForeignKeys => "shipper-deletes-foreign-keys",
+            Mutant::RestoreTrustsHeadGrant => "restore-trusts-head-grant",
+            Mutant::FollowerTrustsRangeWithoutDigest => "follower-trusts-range-without-digest",
         }
     }
 

@@ -340,7 +340,18 @@ fn has_agent_folders<S: Storage>(storage: &S) -> Result<bool, Error> {
 fn read_catalog<S: Storage>(storage: &S) -> Result<CatalogFile, Error> {
     let file = storage.open_file(CATALOG_FILE, false).map_err(|error| io_error("opening", CATALOG_FILE, error))?;
     let bytes = crate::engine::read_all(&file, CATALOG_FILE)?;
-    CatalogFile::decode(&bytes).map_err(|reason| Error::Corrupt { file: String::from(CATALOG_FILE), offset: 0, reason })
+    let corrupt = |reason| Error::Corrupt { file: String::from(CATALOG_FILE), offset: 0, reason };
+    let catalog = CatalogFile::decode(&bytes).map_err(corrupt)?;
+    // One token would open whichever entry matched last: refuse the catalog rather than guess.
+    let entries = &catalog.entries;
+    let repeated = entries
+        .iter()
+        .enumerate()
+        .any(|(index, entry)| entries.iter().skip(index + 1).any(|other| other.token_hash == entry.token_hash));
+    if repeated {
+        return Err(corrupt(CorruptReason::CatalogTokenHashHeldTwice));
+    }
+    Ok(catalog)
 }
 
 fn write_catalog<S: Storage>(storage: &S, catalog: &CatalogFile) -> Result<(), Error> {

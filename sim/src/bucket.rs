@@ -10,13 +10,20 @@
 //! - a put duplicated: applied now and once more a few calls later;
 //! - a get, a list or a delete failing (a delete sometimes done with its reply lost).
 //!
+//! The store may also lie (a seed draws whether its LIST lies, the harness when a head does):
+//!
+//! - a LIST answer names foreign keys (objects planted outside the agent's replica) whatever the
+//!   prefix asked for, or names every key of the bucket, as a store that ignores the prefix;
+//! - a GET of one head returns it with an access fact altered (token hash, agent number or the
+//!   encrypted flag) and its checksum recomputed.
+//!
 //! A put applied late is judged when it arrives: a create finds the key taken, a replacement
 //! finds the tag moved, exactly as a late request would. Requests still in flight arrive at the
 //! latest when the harness drains the network at the end of a ship (see docs/SIMULATION.md).
 
 use std::collections::BTreeMap;
 
-use cheesedb_core::replica::{Bucket, BucketError, ObjectTag};
+use cheesedb_core::replica::{Bucket, BucketError, ObjectTag, ReplicaHead};
 
 use crate::random::Random;
 
@@ -49,6 +56,38 @@ impl BucketFaults {
     }
 }
 
+/// How a seed's LIST answers lie.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ListLie {
+    /// They tell the truth.
+    #[default]
+    None,
+    /// They also name the planted foreign keys, whatever the prefix.
+    ForeignKeys,
+    /// They name every key of the bucket, whatever the prefix.
+    PrefixIgnored,
+}
+
+impl ListLie {
+    /// A seed's choice: half the seeds are told the truth.
+    pub fn draw(random: &mut Random) -> ListLie {
+        *random
+            .pick(&[ListLie::None, ListLie::None, ListLie::ForeignKeys, ListLie::PrefixIgnored])
+            .unwrap_or(&ListLie::None)
+    }
+}
+
+/// The access fact a lying head has altered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrantLie {
+    /// Its token hash is this one (another agent's).
+    TokenHash([u8; 32]),
+    /// Its agent number is this one (another agent's).
+    AgentNumber(u64),
+    /// Its encrypted flag is flipped.
+    EncryptedFlipped,
+}
+
 /// Faults injected, by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BucketFaultCounts {
@@ -62,12 +101,22 @@ pub struct BucketFaultCounts {
     pub puts_duplicated: u64,
     /// Gets, lists and deletes failed.
     pub reads_failed: u64,
+    /// LIST answers that named keys they should not have.
+    pub lists_lied: u64,
+    /// Heads returned with an access fact altered.
+    pub heads_lied: u64,
 }
 
 impl BucketFaultCounts {
     /// Every fault.
     pub fn total(&self) -> u64 {
-        self.puts_lost + self.replies_lost + self.puts_delayed + self.puts_duplicated + self.reads_failed
+        self.puts_lost
+            + self.replies_lost
+            + self.puts_delayed
+            + self.puts_duplicated
+            + self.reads_failed
+            + self.lists_lied
+            + self.heads_lied
     }
 }
 
@@ -96,6 +145,12 @@ pub struct SimBucket {
     /// Calls that still succeed before the caller is cut off (a shipper that stops mid-ship).
     calls_before_cut: Option<u64>,
     counts: BucketFaultCounts,
+    list_lie: ListLie,
+    /// Objects of no replica of the primary, written by [`SimBucket::plant_foreign`]: no shipper
+    /// may delete them.
+    foreign: Vec<String>,
+    /// The head key whose GET lies, and how.
+    head_lie: Option<(String, GrantLie)>,
 }
 
 impl SimBucket {
@@ -110,7 +165,37 @@ impl SimBucket {
             in_flight: Vec::new(),
             calls_before_cut: None,
             counts: BucketFaultCounts::default(),
+            list_lie: ListLie::None,
+            foreign: Vec::new(),
+            head_lie: None,
         }
+    }
+
+    /// How LIST answers lie.
+    pub fn list_lie(&self) -> ListLie {
+        self.list_lie
+    }
+
+    /// Makes LIST answers lie as `lie` says, from now on (faults on or off).
+    pub fn set_list_lie(&mut self, lie: ListLie) {
+        self.list_lie = lie;
+    }
+
+    /// Writes an object that belongs to no replica of the primary.
+    pub fn plant_foreign(&mut self, key: &str, bytes: &[u8]) {
+        self.overwrite(key, bytes.to_vec());
+        self.foreign.push(key.to_string());
+    }
+
+    /// The planted foreign objects that are gone or changed: none, unless someone deleted what
+    /// was not theirs.
+    pub fn foreign_objects_lost(&self, bytes: &[u8]) -> Vec<String> {
+        self.foreign.iter().filter(|key| self.object(key) != Some(bytes)).cloned().collect()
+    }
+
+    /// Makes every GET of `key` (a head) return it with `lie` told, until set to `None`.
+    pub fn set_head_lie(&mut self, lie: Option<(String, GrantLie)>) {
+        self.head_lie = lie;
     }
 
     /// Switches the faults on or off (readers that check the bucket see it without them).
@@ -270,7 +355,21 @@ impl Bucket for SimBucket {
         if self.read_fails() {
             return Err(SimBucket::unavailable("get"));
         }
-        Ok(self.objects.get(key).cloned())
+        let found = self.objects.get(key).cloned();
+        match (&self.head_lie, found) {
+            (Some((lying_key, lie)), Some((bytes, tag))) if lying_key == key => {
+                let Ok(mut head) = ReplicaHead::decode(&bytes) else { return Ok(Some((bytes, tag))) };
+                match *lie {
+                    GrantLie::TokenHash(token_hash) => head.token_hash = token_hash,
+                    GrantLie::AgentNumber(agent) => head.agent = agent,
+                    GrantLie::EncryptedFlipped => head.encrypted = !head.encrypted,
+                }
+                self.counts.heads_lied += 1;
+                // Encoded anew: the checksum is right for the altered bytes.
+                Ok(Some((head.encode(), tag)))
+            }
+            (_, found) => Ok(found),
+        }
     }
 
     fn delete(&mut self, key: &str) -> Result<(), BucketError> {
@@ -291,7 +390,17 @@ impl Bucket for SimBucket {
         if self.read_fails() {
             return Err(SimBucket::unavailable("list"));
         }
-        Ok(self.objects.keys().filter(|key| key.starts_with(prefix)).cloned().collect())
+        let mut keys: Vec<String> = self.objects.keys().filter(|key| key.starts_with(prefix)).cloned().collect();
+        let extra: Vec<String> = match self.list_lie {
+            ListLie::None => Vec::new(),
+            ListLie::ForeignKeys => self.foreign.iter().filter(|key| !key.starts_with(prefix)).cloned().collect(),
+            ListLie::PrefixIgnored => self.objects.keys().filter(|key| !key.starts_with(prefix)).cloned().collect(),
+        };
+        if !extra.is_empty() {
+            self.counts.lists_lied += 1;
+            keys.extend(extra);
+        }
+        Ok(keys)
     }
 }
 
@@ -368,6 +477,47 @@ mod tests {
         bucket.delete("a").unwrap();
         bucket.drain();
         assert_eq!(bucket.object("a"), Some(&b"one"[..]), "the copy arrived after the delete");
+    }
+
+    #[test]
+    fn a_lying_list_names_foreign_keys_or_ignores_the_prefix() {
+        let mut bucket = clean();
+        bucket.put_new("fleet/agents/a/head", b"head").unwrap();
+        bucket.plant_foreign("victim/keep-me", b"theirs");
+        bucket.put_new("other/x", b"x").unwrap();
+        assert_eq!(bucket.list("fleet/").unwrap(), vec!["fleet/agents/a/head".to_string()]);
+        bucket.set_list_lie(ListLie::ForeignKeys);
+        assert_eq!(
+            bucket.list("fleet/").unwrap(),
+            vec!["fleet/agents/a/head".to_string(), "victim/keep-me".to_string()]
+        );
+        bucket.set_list_lie(ListLie::PrefixIgnored);
+        assert_eq!(bucket.list("fleet/").unwrap().len(), 3);
+        assert!(bucket.foreign_objects_lost(b"theirs").is_empty());
+        bucket.delete("victim/keep-me").unwrap();
+        assert_eq!(bucket.foreign_objects_lost(b"theirs"), vec!["victim/keep-me".to_string()]);
+    }
+
+    #[test]
+    fn a_lying_head_has_its_grant_altered_and_a_valid_checksum() {
+        use cheesedb_core::Fingerprint;
+        let head = ReplicaHead {
+            version: 1,
+            agent: 1,
+            name: "a".to_string(),
+            token_hash: [1; 32],
+            encrypted: false,
+            fingerprint: Fingerprint { records: 0, chain: [0; 32] },
+            pieces: Vec::new(),
+        };
+        let mut bucket = clean();
+        bucket.put_new("h", &head.encode()).unwrap();
+        bucket.set_head_lie(Some(("h".to_string(), GrantLie::TokenHash([2; 32]))));
+        let (bytes, _) = bucket.get("h").unwrap().unwrap();
+        assert_eq!(ReplicaHead::decode(&bytes).map(|lied| lied.token_hash), Ok([2; 32]));
+        assert_eq!(bucket.object("h"), Some(head.encode().as_slice()), "the stored head is unchanged");
+        bucket.set_head_lie(None);
+        assert_eq!(bucket.get("h").unwrap().map(|(bytes, _)| bytes), Some(head.encode()));
     }
 
     #[test]

@@ -147,7 +147,7 @@ fn print_summary(summary: &CampaignSummary, seconds: f64) {
         stats.key_checks,
     );
     println!(
-        "cheesedb-sim: replication: runs {}, ships completed {} failed {}, shippers started {} fenced {}, second shipper writes {} fenced {}, heads checked {}, restores checked {}, follower steps {}, forged heads {} refused {}, object store faults {}",
+        "cheesedb-sim: replication: runs {}, ships completed {} failed {}, shippers started {} fenced {}, second shipper writes {} fenced {}, heads checked {}, restores checked {}, follower steps {}, forged heads {} refused {}, lying heads refused {}, encrypted {}, object store faults {}",
         stats.replication_runs,
         stats.ships_completed,
         stats.ships_failed,
@@ -160,6 +160,8 @@ fn print_summary(summary: &CampaignSummary, seconds: f64) {
         stats.follower_steps,
         stats.forged_heads,
         stats.forged_heads_refused,
+        stats.lying_heads_refused,
+        stats.encrypted_replicas,
         stats.bucket_faults,
     );
     println!("cheesedb-sim: faults injected {} ({})", summary.faults.total(), summary.faults);

@@ -55,3 +55,29 @@ fn a_stored_hash_one_bit_off_at_any_position_opens_nothing() {
     let store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
     assert_eq!(store.authenticate(&token), Ok(alice));
 }
+
+#[test]
+fn a_catalog_that_holds_one_token_hash_for_two_agents_is_refused_at_open() {
+    let storage = MemoryStorage::default();
+    let mut store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
+    let carol = store.create_agent("carol").unwrap();
+    store.create_agent("dave").unwrap();
+    drop(store);
+    let genuine = read_catalog(&storage);
+    let mut swapped = genuine.clone();
+    swapped.entries[1].token_hash = genuine.entries[0].token_hash;
+    write_catalog(&storage, &swapped);
+    // Carol's token would open whichever entry matched last: dave's data.
+    let refused = StoreEngine::open(storage.clone(), Options::default()).map(|_| ());
+    assert_eq!(
+        refused,
+        Err(Error::Corrupt {
+            file: CATALOG_FILE.into(),
+            offset: 0,
+            reason: cheesedb::CorruptReason::CatalogTokenHashHeldTwice
+        })
+    );
+    write_catalog(&storage, &genuine);
+    let store = StoreEngine::open(storage, Options::default()).unwrap();
+    assert_eq!(store.authenticate(&carol).map(|key| key.number()), Ok(genuine.entries[0].number));
+}

@@ -125,19 +125,24 @@ fn print_status(context: &Context, statuses: &[ReplicaStatus], report: Option<Sh
     )
 }
 
-/// `cheesedb restore --from s3://… --to FOLDER`.
+/// `cheesedb restore --from s3://… --to FOLDER`. Restoring nothing is an error, and a replica
+/// folder whose head is gone fails the command (after the others are restored), naming it.
 pub fn run_restore(arguments: RestoreArguments, context: &Context) -> Result<(), Failure> {
     let mut bucket = connect(&arguments.copy.from, &context.folder)?;
     let point = arguments.fingerprint.as_deref().map(str::parse).transpose()?;
-    let restored = restore_from(
+    let report = restore_from(
         &mut bucket,
         &arguments.copy.from.prefix,
         &arguments.copy.to,
         arguments.copy.agent.as_deref(),
         point,
     )?;
+    let restored = &report.restored;
     context.printer.result(
-        json!({ "restored": restored.iter().map(|(name, fingerprint)| json!({ "agent": name, "fingerprint": fingerprint.to_string() })).collect::<Vec<Value>>() }),
+        json!({
+            "restored": restored.iter().map(|(name, fingerprint)| json!({ "agent": name, "fingerprint": fingerprint.to_string() })).collect::<Vec<Value>>(),
+            "heads_missing": report.heads_missing,
+        }),
         || {
             restored
                 .iter()
@@ -145,7 +150,15 @@ pub fn run_restore(arguments: RestoreArguments, context: &Context) -> Result<(),
                 .collect::<Vec<String>>()
                 .join("\n")
         },
-    )
+    )?;
+    match report.heads_missing.as_slice() {
+        [] => Ok(()),
+        missing => Err(Failure::damaged(format!(
+            "the replica holds pieces of {} agent(s) whose head is missing, so they were not restored (a first ship cut short, or a head deleted): {}",
+            missing.len(),
+            missing.iter().map(|key| escaped(key)).collect::<Vec<String>>().join(", ")
+        ))),
+    }
 }
 
 /// `cheesedb follow --from s3://… --to FOLDER`: keeps the copy current until stopped (or once).

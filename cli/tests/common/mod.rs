@@ -166,6 +166,7 @@ pub fn files_below(folder: &Path) -> Vec<PathBuf> {
 
 pub mod embeddings_server;
 pub mod loopback_http;
+pub mod lying_proxy;
 pub mod mcp_process;
 pub mod seaweed;
 pub mod server_process;

@@ -188,14 +188,7 @@ impl Seaweed {
 
     /// Writes `object-store.toml` into a data folder so that commands there reach this server.
     pub fn configure(&self, folder: &Path) {
-        std::fs::create_dir_all(folder).unwrap();
-        let mut file = std::fs::File::create(folder.join("object-store.toml")).unwrap();
-        writeln!(
-            file,
-            "endpoint = \"{}\"\naccess_key_id = \"{ACCESS_KEY_ID}\"\nsecret_access_key = \"{SECRET_ACCESS_KEY}\"\nregion = \"us-east-1\"",
-            self.endpoint()
-        )
-        .unwrap();
+        configure_endpoint(folder, &self.endpoint());
     }
 
     /// The library's view of the bucket.
@@ -233,6 +226,18 @@ impl Seaweed {
             std::thread::sleep(Duration::from_millis(500));
         }
     }
+}
+
+/// Writes `object-store.toml` into a data folder so that commands there reach `endpoint` with
+/// the test credentials (a test server, or a proxy in front of one).
+pub fn configure_endpoint(folder: &Path, endpoint: &str) {
+    std::fs::create_dir_all(folder).unwrap();
+    let mut file = std::fs::File::create(folder.join("object-store.toml")).unwrap();
+    writeln!(
+        file,
+        "endpoint = \"{endpoint}\"\naccess_key_id = \"{ACCESS_KEY_ID}\"\nsecret_access_key = \"{SECRET_ACCESS_KEY}\"\nregion = \"us-east-1\""
+    )
+    .unwrap();
 }
 
 impl Drop for Seaweed {

@@ -11,7 +11,7 @@ use crate::digest::replica_piece_digest;
 use crate::engine::{io_error, verify_files_without_token};
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
-use crate::log::names::{agent_folder, parse_segment_name, segment_path};
+use crate::log::names::{agent_folder, parse_segment_name, segment_path, EPOCHS_NAME, KEY_TABLE_NAME};
 use crate::replica::head::{Piece, ReplicaHead};
 use crate::storage::{Storage, StorageFile};
 
@@ -48,6 +48,12 @@ pub fn parse_head(prefix: &ReplicaPrefix, key: &str, bytes: &[u8]) -> Result<Rep
         return Err(corrupt(key, 0, CorruptReason::ReplicaHeadOfAnotherAgent));
     }
     check_layout(&head, key)?;
+    // An encrypted agent always has both key files and a plaintext one neither: a flag that
+    // says otherwise would open the files with the wrong engine.
+    let lists = |file: &str| head.pieces.iter().any(|piece| piece.file == file);
+    if [lists(KEY_TABLE_NAME), lists(EPOCHS_NAME)] != [head.encrypted; 2] {
+        return Err(corrupt(key, 0, CorruptReason::ReplicaHeadFlagsDisagreeWithItsFiles));
+    }
     Ok(head)
 }
 

@@ -19,7 +19,7 @@ use crate::storage::Storage;
 
 use super::bucket::{Bucket, BucketError, ObjectTag};
 use super::commit_point::find_commit_point;
-use super::keys::{agent_prefix, head_key, piece_key, ReplicaPrefix};
+use super::keys::{agent_prefix, head_key, is_piece_key_of, piece_key, ReplicaPrefix};
 use super::local_files::{advance, committed_end_of_segment, cursor_at_end, file_length, read_range, Advance, Cursor};
 use super::pieces::{file_extent_shipped, plan_file_pieces, FilePlan};
 
@@ -69,6 +69,12 @@ impl ShipPlan {
     #[must_use]
     pub fn upload_bytes(&self) -> u64 {
         self.uploads.iter().map(|(piece, _)| piece.length()).sum()
+    }
+
+    /// What the agent's files held when the plan was made: the head it writes names this.
+    #[must_use]
+    pub fn local_fingerprint(&self) -> Fingerprint {
+        Fingerprint { records: self.cursor.sequence, chain: self.cursor.chain }
     }
 }
 
@@ -160,7 +166,11 @@ impl AgentShipper {
         }
         let head = super::restore::fetch_head(bucket, &self.prefix, &self.identity.name)?;
         if let Some((found, _)) = &head {
-            if found.agent != self.identity.agent || found.token_hash != self.identity.token_hash {
+            let identity = &self.identity;
+            if found.agent != identity.agent
+                || found.token_hash != identity.token_hash
+                || found.encrypted != identity.encrypted
+            {
                 return Err(self.fence("the object store holds another agent of that name"));
             }
         }
@@ -314,7 +324,10 @@ impl AgentShipper {
             .collect();
         let folder = agent_prefix(&self.prefix, &self.identity.name);
         for key in bucket.list(&folder).map_err(BucketError::into_error)? {
-            if !named.contains(&key) {
+            // The answer is the object store's word: a key it names outside this agent's
+            // folder, or of a shape no shipper writes, is someone else's and stays.
+            let own = is_piece_key_of(&self.prefix, &self.identity.name, &key) || mutant!(ShipperDeletesForeignKeys);
+            if own && !named.contains(&key) {
                 self.deletions_pending.insert(key);
             }
         }

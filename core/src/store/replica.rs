@@ -11,11 +11,12 @@ use alloc::string::String;
 
 use super::{remove_agent_files, write_catalog, FileRemoval, StoreEngine};
 use crate::codec::catalog_file::CatalogEntry;
+use crate::corrupt_reason::CorruptReason;
 use crate::engine::io_error;
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::limits::{self, AGENTS_PER_STORE_MAX};
-use crate::log::names::agent_folder;
+use crate::log::names::{agent_folder, CATALOG_FILE};
 use crate::replica::head::ReplicaHead;
 use crate::storage::Storage;
 
@@ -61,6 +62,8 @@ impl<S: Storage + Clone> StoreEngine<S> {
     /// # Errors
     ///
     /// - `Error::AgentExists` when the store has an agent of that name, or of that number.
+    /// - `Error::Corrupt` ([`CorruptReason::CatalogTokenHashHeldTwice`]) when an agent of the
+    ///   store has the head's token hash: the head grants another agent's token.
     /// - `Error::LimitExceeded` when the store holds the most agents.
     /// - Whatever `write` returns; `Error::Io` when the storage fails.
     pub fn adopt_agent(
@@ -72,6 +75,13 @@ impl<S: Storage + Clone> StoreEngine<S> {
         let taken = self.catalog.entries.iter().find(|entry| entry.name == head.name || entry.number == head.agent);
         if let Some(entry) = taken {
             return Err(Error::AgentExists { name: entry.name.clone() });
+        }
+        // Whatever the caller checked: a catalog never holds two agents under one token.
+        if self.catalog.entries.iter().any(|entry| entry.token_hash == head.token_hash)
+            && !mutant!(RestoreTrustsHeadGrant)
+        {
+            let reason = CorruptReason::CatalogTokenHashHeldTwice;
+            return Err(Error::Corrupt { file: String::from(CATALOG_FILE), offset: 0, reason });
         }
         let folder = agent_folder(head.agent);
         self.storage.create_folder(&folder).map_err(|error| io_error("creating", &folder, error))?;

@@ -174,7 +174,9 @@ fn plan_with_writes_held<S: SharedStorage>(
         state.generation += 1;
     }
     let plan = state.shipper.plan(catalog.storage(), state.generation)?;
-    state.primary = state.shipper.local_fingerprint().unwrap_or(state.primary);
+    // A plan carries what the files hold; the shipper learns it only once the plan is shipped.
+    let held = plan.as_ref().map(cheesedb_core::replica::ShipPlan::local_fingerprint);
+    state.primary = held.or(state.shipper.local_fingerprint()).unwrap_or(state.primary);
     drop(engine);
     Ok(plan)
 }

@@ -5,43 +5,73 @@ use std::path::Path;
 
 use cheesedb_core::replica::ReplicaHead;
 use cheesedb_core::replica::{
-    fetch_head, parse_head, restore_agent_files, Bucket, BucketError, Follower, ReplicaPrefix,
+    check_head_grants, fetch_head, head_key, list_replica, parse_head, restore_agent_files, Bucket, BucketError,
+    Follower, ReplicaPrefix,
 };
 use cheesedb_core::{Error, Fingerprint};
 
 use crate::store::Store;
 
-/// The heads of every agent replicated under `prefix`, or of the one named `agent`.
-fn heads<B: Bucket>(bucket: &mut B, prefix: &ReplicaPrefix, agent: Option<&str>) -> Result<Vec<ReplicaHead>, Error> {
-    if let Some(name) = agent {
-        return match fetch_head(bucket, prefix, name)? {
-            Some((head, _)) => Ok(vec![head]),
-            None => Err(Error::UnknownAgent { name: name.to_owned() }),
-        };
-    }
-    let folder = format!("{}agents/", prefix.as_str());
+/// What a restore brought back, and what it found in the replica but could not bring back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoreReport {
+    /// Each agent restored, with the fingerprint its files verify to.
+    pub restored: Vec<(String, Fingerprint)>,
+    /// The keys of heads missing from folders that hold pieces: an agent shipped (or whose
+    /// first ship was cut short before its head) whose head is gone. Nothing of it was
+    /// restored; a caller should say so loudly.
+    pub heads_missing: Vec<String>,
+}
+
+/// The heads of every agent replicated under `prefix` (or of the one named `agent`, with the
+/// others that can be read, to compare their grants), and the heads missing from folders that
+/// hold pieces.
+fn heads<B: Bucket>(
+    bucket: &mut B,
+    prefix: &ReplicaPrefix,
+    agent: Option<&str>,
+) -> Result<(Vec<ReplicaHead>, Vec<String>), Error> {
+    let listing = list_replica(bucket, prefix)?;
     let mut heads = Vec::new();
-    for key in bucket.list(&folder).map_err(BucketError::into_error)? {
-        if !key.ends_with("/head") {
+    if let Some(name) = agent {
+        match fetch_head(bucket, prefix, name)? {
+            Some((head, _)) => heads.push(head),
+            None => return Err(Error::UnknownAgent { name: name.to_owned() }),
+        }
+    }
+    let own_key = agent.map(|name| head_key(prefix, name));
+    for key in &listing.heads {
+        if own_key.as_ref() == Some(key) {
             continue;
         }
-        if let Some((bytes, _)) = bucket.get(&key).map_err(BucketError::into_error)? {
-            heads.push(parse_head(prefix, &key, &bytes)?);
+        let Some((bytes, _)) = bucket.get(key).map_err(BucketError::into_error)? else { continue };
+        match parse_head(prefix, key, &bytes) {
+            Ok(head) => heads.push(head),
+            Err(error) if agent.is_none() => return Err(error),
+            // Restoring one agent: another's damaged head grants nothing, so it does not stop it.
+            Err(_) => {}
         }
     }
     heads.sort_by_key(|head| head.agent);
-    Ok(heads)
+    let heads_missing = match agent {
+        Some(_) => Vec::new(),
+        None => listing.headless.iter().map(|folder| format!("{folder}head")).collect(),
+    };
+    Ok((heads, heads_missing))
 }
 
 /// Restores the agents replicated under `prefix` of `bucket` (or only `agent`) into the store
 /// at `folder` (made if missing; it must not hold agents of those names or numbers), to the
-/// latest head, or to `point` (a fingerprint kept earlier; needs `agent`). Each agent's files
-/// are checked against every digest and verified to the head's fingerprint (or `point`) before
-/// the catalog names it. Returns each agent's name and fingerprint.
+/// latest head, or to `point` (a fingerprint kept earlier; needs `agent`). Every head's access
+/// facts are checked first against the replica's other heads and the store's agents (no two
+/// share a token hash or a number), then each agent's files against every digest, verified to
+/// the head's fingerprint (or `point`) before the catalog names it.
 ///
 /// # Errors
 ///
-/// - `Error::Corrupt` naming the object at fault; `Error::HistoryMismatch` when `point` is not
+/// - `Error::ReplicaNotFound` when the prefix holds no head and no piece (nothing restored).
+/// - `Error::Corrupt` naming the object at fault (a head granting another agent's token among
+///   them, checked before anything is restored); `Error::HistoryMismatch` when `point` is not
 ///   in the replica's history; `Error::UnknownAgent` when `agent` has no replica.
 /// - `Error::AgentExists` when the store already holds such an agent.
 /// - `Error::ObjectStore` when the bucket fails; `Error::Io` and the like when the store does.
@@ -51,21 +81,26 @@ pub fn restore_from<B: Bucket>(
     folder: &Path,
     agent: Option<&str>,
     point: Option<Fingerprint>,
-) -> Result<Vec<(String, Fingerprint)>, Error> {
+) -> Result<RestoreReport, Error> {
     if point.is_some() && agent.is_none() {
         return Err(Error::InvalidName { reason: "a fingerprint belongs to one agent: name it too" });
     }
     let prefix = ReplicaPrefix::new(prefix);
-    let heads = heads(bucket, &prefix, agent)?;
+    let (heads, heads_missing) = heads(bucket, &prefix, agent)?;
+    if heads.is_empty() && heads_missing.is_empty() {
+        // An empty or mistyped prefix: restoring nothing is never what was asked.
+        return Err(Error::ReplicaNotFound { prefix: prefix.as_str().to_owned() });
+    }
     let store = Store::open(folder)?;
     let mut catalog = store.shared.catalog()?;
+    check_head_grants(&prefix, &heads, &catalog.agent_entries())?;
     let mut restored = Vec::new();
-    for head in heads {
+    for head in heads.iter().filter(|head| agent.is_none_or(|name| head.name == name)) {
         let fingerprint =
-            catalog.adopt_agent(&head, |storage| restore_agent_files(storage, bucket, &prefix, &head, point))?;
+            catalog.adopt_agent(head, |storage| restore_agent_files(storage, bucket, &prefix, head, point))?;
         restored.push((head.name.clone(), fingerprint));
     }
-    Ok(restored)
+    Ok(RestoreReport { restored, heads_missing })
 }
 
 /// A copy of a store's replicas kept current in a folder: each [`Follow::step`] opens the store
@@ -110,8 +145,11 @@ impl<B: Bucket> Follow<B> {
         let store = Store::open(&self.folder)?;
         let mut catalog = store.shared.catalog()?;
         let mut changed = Vec::new();
-        for head in heads(&mut self.bucket, &self.prefix, self.agent.as_deref())? {
-            if self.followers.iter().any(|follower| follower.name() == head.name) {
+        let (heads, _) = heads(&mut self.bucket, &self.prefix, self.agent.as_deref())?;
+        check_head_grants(&self.prefix, &heads, &catalog.agent_entries())?;
+        for head in heads {
+            let followed = self.followers.iter().any(|follower| follower.name() == head.name);
+            if followed || self.agent.as_ref().is_some_and(|name| *name != head.name) {
                 continue;
             }
             let held = catalog.agent_entries().into_iter().any(|entry| entry.name == head.name);

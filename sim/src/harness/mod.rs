@@ -120,8 +120,12 @@ pub struct RunStats {
     pub forged_heads: u64,
     /// Forged heads the follower refused as corrupt.
     pub forged_heads_refused: u64,
-    /// Faults the simulated object store injected.
+    /// Faults the simulated object store injected (lying LIST answers and heads included).
     pub bucket_faults: u64,
+    /// Replication parts whose agent was encrypted.
+    pub encrypted_replicas: u64,
+    /// Heads lying about their grant that a restore and the follower refused.
+    pub lying_heads_refused: u64,
 }
 
 impl RunStats {
@@ -163,6 +167,8 @@ impl RunStats {
         self.forged_heads += other.forged_heads;
         self.forged_heads_refused += other.forged_heads_refused;
         self.bucket_faults += other.bucket_faults;
+        self.encrypted_replicas += other.encrypted_replicas;
+        self.lying_heads_refused += other.lying_heads_refused;
     }
 }
 

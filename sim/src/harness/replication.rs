@@ -1,32 +1,42 @@
-//! The replication part of a run: one agent written, recalled with Erase, compacted and crashed,
-//! shipped by the core's [`AgentShipper`] to a [`SimBucket`] that loses, delays, duplicates and
-//! reorders requests, with a second shipper racing it, a follower applying what it ships, and
+//! The replication part of a run: one agent (plaintext or encrypted) written, recalled with
+//! Erase, compacted and crashed, shipped by the core's [`AgentShipper`] to a [`SimBucket`] that
+//! loses, delays, duplicates and reorders requests and may lie in its LIST answers, with a second
+//! shipper racing it, a follower applying what it ships, heads that lie about their grant, and
 //! at the end a forged head (the shipped history of a copy of the store that went its own way).
+//! A neighbour agent of the same store is shipped once at the start, and foreign objects (of no
+//! replica of the primary) are planted in the bucket.
 //!
 //! After every ship, and at the end:
 //!
 //! - (a) the bucket's head names a commit point of the primary's log, and every object it
-//!   names is there with its digest;
-//! - (b) a restore of the bucket into a fresh store succeeds and verifies to the head;
+//!   names is there with its digest; every foreign object is still there;
+//! - (b) a restore of the bucket's prefix into a fresh store succeeds, verifies to the head, and
+//!   its files hold the bytes the head names;
 //! - (c) the follower's files verify and hold a commit point of the primary's log, after every
-//!   step, the forged head's included (which the real follower refuses as `Corrupt`);
+//!   step, the forged head's included (which the real follower refuses as `Corrupt`), and hold
+//!   the bytes of the head they were brought to;
 //! - (d) once a ship that began after an Erase ends with no deletion pending, no object in the
-//!   bucket holds the erased text;
+//!   bucket holds the erased text, nor any file of a restore or of a follower brought to that
+//!   head or a later one;
 //! - (e) the second shipper is fenced or ships the primary's own history: (a) holds whatever it
-//!   did.
+//!   did;
+//! - (f) a head that lies about its token hash (the neighbour's), its agent number or its
+//!   encrypted flag is refused as `Corrupt` by a restore (which then adopts nothing) and by the
+//!   follower (whose files stay as they were).
 //!
 //! The part has its own disk, bucket and stream of chance, so it changes nothing of the rest of
 //! the seed's run.
 
 use cheesedb_core::digest::replica_piece_digest;
-use cheesedb_core::replica::ReplicaHead;
+use cheesedb_core::log::names::agent_folder;
 use cheesedb_core::replica::{
-    fetch_head, find_commit_point, piece_key, restore_agent_files, AgentShipper, Follower, ReplicaPrefix,
+    agent_prefix, check_head_grants, fetch_head, find_commit_point, head_key, list_replica, parse_head, piece_key,
+    restore_agent_files, AgentShipper, Bucket, BucketError, Follower, ReplicaHead, ReplicaPrefix,
 };
-use cheesedb_core::{AgentEngine, Error, Fingerprint, Id, Leg, Mode, Options, Removal, StoreEngine};
+use cheesedb_core::{AgentEngine, Error, Fingerprint, Id, Leg, Mode, Options, Removal, StoreEngine, Token};
 
 use super::RunStats;
-use crate::bucket::{BucketFaults, SimBucket};
+use crate::bucket::{BucketFaults, GrantLie, ListLie, SimBucket};
 use crate::random::Random;
 use crate::storage::SimStorage;
 
@@ -36,6 +46,11 @@ const ONE_SEED_IN: u64 = 6;
 const STEPS: u64 = 50;
 /// The name of the agent shipped.
 const AGENT_NAME: &str = "shipped";
+/// The name of the agent of the same store shipped once at the start: its token hash and number
+/// are what a lying head claims.
+const NEIGHBOUR_NAME: &str = "neighbour";
+/// What every planted foreign object holds.
+const FOREIGN_BYTES: &[u8] = b"an object of no replica of this store";
 
 /// Whether the run of `seed` has a replication part: by a hash of the seed, not a draw, so that
 /// the rest of the run draws what it drew before.
@@ -52,6 +67,14 @@ struct FollowerCopy {
     disk: SimStorage,
     store: StoreEngine<SimStorage>,
     follower: Follower,
+    /// The version of the head its files were last brought to.
+    applied_version: u64,
+}
+
+/// The neighbour agent's grant, as the catalog keeps it.
+struct Neighbour {
+    number: u64,
+    token_hash: [u8; 32],
 }
 
 /// The primary's disk as it was at one point, for the forged head.
@@ -69,13 +92,19 @@ struct Replication {
     engine: Option<AgentEngine<SimStorage>>,
     number: u64,
     token_hash: [u8; 32],
+    encrypted: bool,
+    /// The shipped agent's token: an encrypted agent opens only with it.
+    token: Token,
+    neighbour: Neighbour,
     /// Live nodes and the marker their content carries.
     alive: Vec<(Id, Vec<u8>)>,
     next_serial: u64,
     /// Markers of erased nodes no completed ship has removed yet.
     erased_pending: Vec<Vec<u8>>,
-    /// Markers of erased nodes that must never be in the bucket again.
-    erased_settled: Vec<Vec<u8>>,
+    /// Markers of erased nodes that must never be in the bucket again, each with the version of
+    /// the head the ship that settled it wrote: no copy brought to that head or a later one may
+    /// hold it either.
+    erased_settled: Vec<(Vec<u8>, u64)>,
     bucket: SimBucket,
     prefix: ReplicaPrefix,
     shipper: Option<AgentShipper>,
@@ -93,15 +122,24 @@ pub(crate) fn run(seed: u64, stats: &mut RunStats) -> Checked {
     let segment_size_max_bytes = *random.pick(&[4096, 16 * 1024]).unwrap_or(&4096);
     let options = Options::default().segment_size_max_bytes(segment_size_max_bytes).preallocate_bytes(0);
     let mut store = StoreEngine::open(disk.clone(), options.clone()).map_err(|error| format!("open: {error}"))?;
-    let token = store.create_agent(AGENT_NAME).map_err(|error| format!("create: {error}"))?;
+    let encrypted = random.chance(0.5);
+    let created = if encrypted { store.create_encrypted_agent(AGENT_NAME) } else { store.create_agent(AGENT_NAME) };
+    let token = created.map_err(|error| format!("create: {error}"))?;
     let key = store.authenticate(&token).map_err(|error| format!("authenticate: {error}"))?;
     let engine = store.open_agent(key).map_err(|error| format!("open agent: {error}"))?;
-    let entry = store
-        .agent_entries()
-        .into_iter()
-        .find(|entry| entry.name == AGENT_NAME)
-        .ok_or("the catalog lacks the agent just created")?;
+    let entry = |name: &str| {
+        store
+            .agent_entries()
+            .into_iter()
+            .find(|entry| entry.name == name)
+            .ok_or("the catalog lacks an agent just created")
+    };
+    let shipped = entry(AGENT_NAME)?;
     let prefix = ReplicaPrefix::new(if random.chance(0.5) { "fleet/one" } else { "" });
+    let mut bucket = bucket;
+    let neighbour = start_neighbour(&mut store, &mut bucket, &prefix, &mut random)?;
+    plant_foreign_objects(&mut bucket, &prefix);
+    bucket.set_list_lie(ListLie::draw(&mut random));
     let mut part = Replication {
         seed,
         random,
@@ -109,8 +147,11 @@ pub(crate) fn run(seed: u64, stats: &mut RunStats) -> Checked {
         disk,
         store: Some(store),
         engine: Some(engine),
-        number: entry.number,
-        token_hash: entry.token_hash,
+        number: shipped.number,
+        token_hash: shipped.token_hash,
+        encrypted,
+        token,
+        neighbour,
         alive: Vec::new(),
         next_serial: 1 << 24,
         erased_pending: Vec::new(),
@@ -124,14 +165,110 @@ pub(crate) fn run(seed: u64, stats: &mut RunStats) -> Checked {
     };
     let result = part.run_steps();
     part.stats.bucket_faults = part.bucket.fault_counts().total();
+    part.stats.encrypted_replicas += u64::from(part.encrypted);
     stats.merge(&part.stats);
     result
+}
+
+/// Creates the neighbour agent in the primary's store, writes one lot and ships it once,
+/// without faults: its head stays in the bucket, beside the shipped agent's.
+fn start_neighbour(
+    store: &mut StoreEngine<SimStorage>,
+    bucket: &mut SimBucket,
+    prefix: &ReplicaPrefix,
+    random: &mut Random,
+) -> Checked<Neighbour> {
+    let token = store.create_agent(NEIGHBOUR_NAME).map_err(|error| format!("create the neighbour: {error}"))?;
+    let key = store.authenticate(&token).map_err(|error| format!("authenticate the neighbour: {error}"))?;
+    let mut engine = store.open_agent(key).map_err(|error| format!("open the neighbour: {error}"))?;
+    engine.add_lot("source", b"the neighbour's text").map_err(|error| format!("write the neighbour: {error}"))?;
+    let entry = store
+        .agent_entries()
+        .into_iter()
+        .find(|entry| entry.name == NEIGHBOUR_NAME)
+        .ok_or("the catalog lacks the neighbour")?;
+    let mut shipper =
+        AgentShipper::new(prefix.clone(), NEIGHBOUR_NAME, entry.number, entry.token_hash, false, random.next_u64());
+    bucket.set_faults(false);
+    let shipped = shipper
+        .load_head(bucket)
+        .and_then(|()| shipper.plan(store.storage(), engine.rewrite_count()))
+        .and_then(|plan| match plan {
+            Some(plan) => shipper.execute(bucket, plan).map(|_| ()),
+            None => Ok(()),
+        });
+    bucket.set_faults(true);
+    shipped.map_err(|error| format!("shipping the neighbour: {error}"))?;
+    Ok(Neighbour { number: entry.number, token_hash: entry.token_hash })
+}
+
+/// Objects of no replica of the primary: another tenant's, one in the shipped agent's own
+/// folder of no shape a shipper writes, another prefix's head, and a piece of another agent of
+/// the same prefix that has no head.
+fn plant_foreign_objects(bucket: &mut SimBucket, prefix: &ReplicaPrefix) {
+    let someone_else = agent_prefix(prefix, "someone-else");
+    for key in [
+        String::from("victim/keep-me"),
+        format!("{}keep-me", agent_prefix(prefix, AGENT_NAME)),
+        head_key(&ReplicaPrefix::new("other-store"), AGENT_NAME),
+        format!("{someone_else}keys/0000000000000000-0000000000000040-0000000000000001"),
+    ] {
+        bucket.plant_foreign(&key, FOREIGN_BYTES);
+    }
+}
+
+/// Restores every agent under `prefix` into `store`, as `cheesedb restore` does: the heads a
+/// LIST names (by their shape), their grants checked against each other and the store's, then
+/// each agent adopted. Returns each agent's name and fingerprint.
+fn restore_prefix(
+    store: &mut StoreEngine<SimStorage>,
+    bucket: &mut SimBucket,
+    prefix: &ReplicaPrefix,
+) -> Result<Vec<(String, Fingerprint)>, Error> {
+    let listing = list_replica(bucket, prefix)?;
+    let mut heads = Vec::new();
+    for key in &listing.heads {
+        if let Some((bytes, _)) = bucket.get(key).map_err(BucketError::into_error)? {
+            heads.push(parse_head(prefix, key, &bytes)?);
+        }
+    }
+    heads.sort_by_key(|head| head.agent);
+    check_head_grants(prefix, &heads, &store.agent_entries())?;
+    let mut restored = Vec::new();
+    for head in &heads {
+        let fingerprint =
+            store.adopt_agent(head, |storage| restore_agent_files(storage, bucket, prefix, head, None))?;
+        restored.push((head.name.clone(), fingerprint));
+    }
+    Ok(restored)
+}
+
+/// Checks that the files in `disk` hold, at every piece the head names, the piece's bytes.
+fn check_files_hold_head(disk: &SimStorage, head: &ReplicaHead, whose: &str) -> Checked {
+    let folder = agent_folder(head.agent);
+    for piece in &head.pieces {
+        let path = format!("{folder}/{}", piece.file);
+        let bytes = disk
+            .file_bytes(&path)
+            .ok_or_else(|| format!("{whose} lacks the file {path} head version {} names", head.version))?;
+        let held = usize::try_from(piece.start)
+            .ok()
+            .zip(usize::try_from(piece.end).ok())
+            .and_then(|(start, end)| bytes.get(start..end));
+        if held.map(replica_piece_digest) != Some(piece.digest) {
+            return Err(format!(
+                "{whose}'s {path} differs at [{}, {}) from the bytes head version {} names",
+                piece.start, piece.end, head.version
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Replication {
     fn run_steps(&mut self) -> Checked {
         for _ in 0..STEPS {
-            let choice = self.random.weighted(&[30, 6, 3, 20, 5, 4, 4, 6, 3, 2]);
+            let choice = self.random.weighted(&[30, 6, 3, 20, 5, 4, 4, 6, 3, 2, 3]);
             match choice {
                 0 => self.write()?,
                 1 => self.erase()?,
@@ -146,7 +283,8 @@ impl Replication {
                 8 => {
                     self.check_restore()?;
                 }
-                _ => self.take_fork()?,
+                9 => self.take_fork()?,
+                _ => self.check_lying_head()?,
             }
         }
         // The end: ship until one completes, then every check, then the forged head.
@@ -159,7 +297,17 @@ impl Replication {
         self.check_erased_text()?;
         self.check_restore()?;
         self.step_follower()?;
+        self.check_lying_head()?;
         self.forge_head()
+    }
+
+    /// The shipped agent's engine over `store`: by its token when it is encrypted.
+    fn open_engine(&self, store: &StoreEngine<SimStorage>) -> Result<AgentEngine<SimStorage>, Error> {
+        if self.encrypted {
+            store.authenticate(&self.token).and_then(|key| store.open_agent(key))
+        } else {
+            store.open_agent_by_number(self.number)
+        }
     }
 
     fn engine(&mut self) -> Checked<&mut AgentEngine<SimStorage>> {
@@ -255,7 +403,7 @@ impl Replication {
         self.stats.crashes += 1;
         let store =
             StoreEngine::open(self.disk.clone(), self.options.clone()).map_err(|error| format!("reopen: {error}"))?;
-        let engine = store.open_agent_by_number(self.number).map_err(|error| format!("reopen agent: {error}"))?;
+        let engine = self.open_engine(&store).map_err(|error| format!("reopen agent: {error}"))?;
         // Nodes whose write was cut may be there or not: keep those the engine has.
         let ids: Vec<Id> = self.alive.iter().map(|(id, _)| *id).collect();
         for id in ids {
@@ -270,7 +418,8 @@ impl Replication {
     }
 
     fn new_shipper(&mut self) -> AgentShipper {
-        AgentShipper::new(self.prefix.clone(), AGENT_NAME, self.number, self.token_hash, false, self.random.next_u64())
+        let run = self.random.next_u64();
+        AgentShipper::new(self.prefix.clone(), AGENT_NAME, self.number, self.token_hash, self.encrypted, run)
     }
 
     /// One ship of the primary's shipper; `true` when it completed with nothing left to delete.
@@ -313,8 +462,9 @@ impl Replication {
             self.shipper = Some(shipper);
         }
         if completed {
+            let version = self.bucket_head()?.map_or(0, |head| head.version);
             let settled: Vec<Vec<u8>> = self.erased_pending.drain(..erased_before).collect();
-            self.erased_settled.extend(settled);
+            self.erased_settled.extend(settled.into_iter().map(|marker| (marker, version)));
         }
         self.check_head()?;
         if completed && !self.erased_settled.is_empty() {
@@ -395,6 +545,12 @@ impl Replication {
                 None => return Err(format!("the object {key} the head names is missing")),
             }
         }
+        if let Some(key) = self.bucket.foreign_objects_lost(FOREIGN_BYTES).first() {
+            return Err(format!(
+                "the object {key}, of no replica of this store, was deleted (the LIST answers lie: {:?})",
+                self.bucket.list_lie()
+            ));
+        }
         self.stats.replica_heads_checked += 1;
         Ok(())
     }
@@ -402,7 +558,7 @@ impl Replication {
     /// (d): no object holds the text of an Erase a completed ship followed.
     fn check_erased_text(&self) -> Checked {
         for (key, bytes) in self.bucket.objects() {
-            for marker in &self.erased_settled {
+            for (marker, _) in &self.erased_settled {
                 if bytes.windows(marker.len()).any(|window| window == marker.as_slice()) {
                     return Err(format!(
                         "the object {key} holds erased text {} after a ship that deleted everything",
@@ -414,17 +570,41 @@ impl Replication {
         Ok(())
     }
 
-    /// (b): the bucket restores into a fresh store, verified to its head. Returns the copy.
+    /// (d), in files: no file of `disk`, brought to head version `version`, holds a text whose
+    /// erasure a head of that version or an earlier one settled.
+    fn check_no_erased_text_in(&self, disk: &SimStorage, version: u64, whose: &str) -> Checked {
+        let mut found = None;
+        disk.visit_images(|path, bytes| {
+            for (marker, settled) in &self.erased_settled {
+                let holds = bytes.windows(marker.len()).any(|window| window == marker.as_slice());
+                if *settled <= version && holds && found.is_none() {
+                    found = Some(format!(
+                        "{whose}'s file {path} (at head version {version}) holds erased text {}",
+                        String::from_utf8_lossy(marker)
+                    ));
+                }
+            }
+        });
+        found.map_or(Ok(()), Err)
+    }
+
+    /// (b): the bucket's prefix restores into a fresh store, verified to its head, its files the
+    /// bytes the head names. Returns the copy.
     fn check_restore(&mut self) -> Checked<Option<(FollowerCopy, ReplicaHead)>> {
         let Some(head) = self.bucket_head()? else { return Ok(None) };
         let disk = SimStorage::without_faults(self.random.next_u64());
         let mut store =
             StoreEngine::open(disk.clone(), self.options.clone()).map_err(|error| format!("a fresh store: {error}"))?;
         self.bucket.set_faults(false);
-        let (bucket, prefix) = (&mut self.bucket, &self.prefix);
-        let restored = store.adopt_agent(&head, |storage| restore_agent_files(storage, bucket, prefix, &head, None));
+        let restored = restore_prefix(&mut store, &mut self.bucket, &self.prefix);
         self.bucket.set_faults(true);
         let restored = restored.map_err(|error| format!("restoring head version {}: {error}", head.version))?;
+        let Some((_, restored)) = restored.into_iter().find(|(name, _)| name == AGENT_NAME) else {
+            return Err(format!("a restore of the prefix left out the agent of head version {}", head.version));
+        };
+        if store.agent_number(NEIGHBOUR_NAME).is_err() {
+            return Err("a restore of the prefix left out the neighbour".to_string());
+        }
         if restored != head.fingerprint {
             return Err(format!("a restore verified to {restored:?}, its head names {:?}", head.fingerprint));
         }
@@ -433,10 +613,12 @@ impl Replication {
         if verified != head.fingerprint {
             return Err(format!("a restored agent verifies to {verified:?}, its head names {:?}", head.fingerprint));
         }
+        check_files_hold_head(&disk, &head, "a restore")?;
+        self.check_no_erased_text_in(&disk, head.version, "a restore")?;
         self.stats.restores_checked += 1;
         let follower = Follower::start(&disk, self.prefix.clone(), &head)
             .map_err(|error| format!("starting a follower on a restore: {error}"))?;
-        Ok(Some((FollowerCopy { disk, store, follower }, head)))
+        Ok(Some((FollowerCopy { disk, store, follower, applied_version: head.version }, head)))
     }
 
     /// (c): the follower (started from a restore if there is none) steps to the bucket's head.
@@ -450,8 +632,66 @@ impl Replication {
         self.bucket.set_faults(true);
         stepped.map_err(|error| format!("a follower step refused the primary's own head: {error}"))?;
         self.check_follower(&copy)?;
+        if let Some(head) = self.bucket_head()? {
+            // The step read this very head (nothing was shipped since): the files hold it now.
+            copy.applied_version = head.version;
+            if copy.follower.held() != head.fingerprint {
+                return Err(format!(
+                    "the follower holds {:?} after a step to head version {}",
+                    copy.follower.held(),
+                    head.version
+                ));
+            }
+            check_files_hold_head(&copy.disk, &head, "the follower")?;
+        }
+        self.check_no_erased_text_in(&copy.disk, copy.applied_version, "the follower")?;
         self.stats.follower_steps += 1;
         self.follower = Some(copy);
+        Ok(())
+    }
+
+    /// (f): the bucket's head read with one access fact altered (its checksum recomputed):
+    /// a restore of the prefix refuses it and adopts nothing; the follower refuses it and keeps
+    /// its files.
+    fn check_lying_head(&mut self) -> Checked {
+        if self.bucket_head()?.is_none() {
+            return Ok(());
+        }
+        let lie = match self.random.below(3) {
+            0 => GrantLie::TokenHash(self.neighbour.token_hash),
+            1 => GrantLie::AgentNumber(self.neighbour.number),
+            _ => GrantLie::EncryptedFlipped,
+        };
+        let disk = SimStorage::without_faults(self.random.next_u64());
+        let mut store =
+            StoreEngine::open(disk.clone(), self.options.clone()).map_err(|error| format!("a fresh store: {error}"))?;
+        self.bucket.set_faults(false);
+        self.bucket.set_head_lie(Some((head_key(&self.prefix, AGENT_NAME), lie)));
+        let restored = restore_prefix(&mut store, &mut self.bucket, &self.prefix);
+        let stepped = self.follower.as_mut().map(|copy| copy.follower.step(&copy.disk, &mut self.bucket));
+        self.bucket.set_head_lie(None);
+        self.bucket.set_faults(true);
+        match restored {
+            Err(Error::Corrupt { .. }) => {}
+            Err(error) => {
+                return Err(format!("a restore met a head lying {lie:?} and failed, not as corrupt: {error}"))
+            }
+            Ok(_) => return Err(format!("a restore adopted a head lying {lie:?}: it believed the head's grant")),
+        }
+        if !store.agent_entries().is_empty() {
+            return Err(format!("a restore refused a head lying {lie:?} but adopted {:?}", store.agent_names()));
+        }
+        match stepped {
+            None | Some(Err(Error::Corrupt { .. })) => {}
+            Some(Err(error)) => {
+                return Err(format!("a follower met a head lying {lie:?} and failed, not as corrupt: {error}"))
+            }
+            Some(Ok(_)) => return Err(format!("a follower applied a head lying {lie:?}")),
+        }
+        if let Some(copy) = self.follower.as_ref() {
+            self.check_follower(copy)?;
+        }
+        self.stats.lying_heads_refused += 1;
         Ok(())
     }
 
@@ -496,8 +736,7 @@ impl Replication {
         }
         let store =
             StoreEngine::open(fork.disk.clone(), self.options.clone()).map_err(|error| format!("the fork: {error}"))?;
-        let mut engine =
-            store.open_agent_by_number(self.number).map_err(|error| format!("the fork's agent: {error}"))?;
+        let mut engine = self.open_engine(&store).map_err(|error| format!("the fork's agent: {error}"))?;
         let mut serial = 1 << 40;
         while engine.head().records <= held.records + 1 {
             serial += 1;

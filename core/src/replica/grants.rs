@@ -1,0 +1,99 @@
+//! The facts of a head that grant access: the token hash a restored catalog keeps (so that
+//! token opens the agent), the agent's number (whose folder and records it gets) and its name.
+//! The object store is not trusted with them: a head whose crc was recomputed after its token
+//! hash was swapped for another agent's would let that agent's token open this one's data. The
+//! chain does not cover these facts (see docs/THREAT_MODEL.md, "The replica head"), so they are
+//! checked here against everything else that is known: the other heads of the replica and the
+//! agents the target store already holds. Two agents never share a token hash or a number.
+
+use alloc::vec::Vec;
+
+use crate::corrupt_reason::CorruptReason;
+use crate::error::Error;
+use crate::replica::head::ReplicaHead;
+use crate::store::AgentEntry;
+
+use super::keys::{head_key, ReplicaPrefix};
+use super::local_files::corrupt;
+
+/// Checks that no two of `heads`, and no head and an agent of `held` (the target store's
+/// catalog, agents of the same name excepted: those are the ones being followed), share a token
+/// hash or an agent number.
+///
+/// # Errors
+///
+/// `Error::Corrupt` naming the key of the later head of a pair: its token hash is another
+/// agent's ([`CorruptReason::ReplicaHeadGrantsAnotherAgentsToken`]) or its number is
+/// ([`CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber`]).
+pub fn check_head_grants(prefix: &ReplicaPrefix, heads: &[ReplicaHead], held: &[AgentEntry]) -> Result<(), Error> {
+    let mut seen: Vec<(u64, [u8; 32])> =
+        held.iter().filter(|entry| heads.iter().all(|head| head.name != entry.name)).map(grant_of_entry).collect();
+    for head in heads {
+        let refused = |reason| corrupt(&head_key(prefix, &head.name), 0, reason);
+        if seen.iter().any(|(_, token_hash)| *token_hash == head.token_hash) && !mutant!(RestoreTrustsHeadGrant) {
+            return Err(refused(CorruptReason::ReplicaHeadGrantsAnotherAgentsToken));
+        }
+        if seen.iter().any(|(number, _)| *number == head.agent) && !mutant!(RestoreTrustsHeadGrant) {
+            return Err(refused(CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber));
+        }
+        seen.push((head.agent, head.token_hash));
+    }
+    Ok(())
+}
+
+fn grant_of_entry(entry: &AgentEntry) -> (u64, [u8; 32]) {
+    (entry.number, entry.token_hash)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::Fingerprint;
+    use alloc::string::String;
+    use alloc::vec;
+
+    fn head(name: &str, agent: u64, token_byte: u8) -> ReplicaHead {
+        ReplicaHead {
+            version: 1,
+            agent,
+            name: String::from(name),
+            token_hash: [token_byte; 32],
+            encrypted: false,
+            fingerprint: Fingerprint { records: 0, chain: [0; 32] },
+            pieces: vec![],
+        }
+    }
+
+    fn reason(result: Result<(), Error>) -> Option<CorruptReason> {
+        match result {
+            Err(Error::Corrupt { reason, .. }) => Some(reason),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_head_with_another_heads_token_hash_or_number_is_refused() {
+        let prefix = ReplicaPrefix::new("p");
+        let (carol, dave) = (head("carol", 1, 3), head("dave", 2, 4));
+        assert_eq!(check_head_grants(&prefix, &[carol.clone(), dave.clone()], &[]), Ok(()));
+        let swapped = ReplicaHead { token_hash: dave.token_hash, ..carol.clone() };
+        let refused = check_head_grants(&prefix, &[swapped, dave.clone()], &[]);
+        assert_eq!(reason(refused.clone()), Some(CorruptReason::ReplicaHeadGrantsAnotherAgentsToken));
+        assert!(matches!(refused, Err(Error::Corrupt { file, .. }) if file == head_key(&prefix, "dave")));
+        let renumbered = ReplicaHead { agent: carol.agent, ..dave };
+        let refused = check_head_grants(&prefix, &[carol, renumbered], &[]);
+        assert_eq!(reason(refused), Some(CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber));
+    }
+
+    #[test]
+    fn a_head_with_the_token_hash_of_an_agent_the_store_holds_is_refused() {
+        let prefix = ReplicaPrefix::new("");
+        let erin = AgentEntry { number: 7, name: String::from("erin"), token_hash: [9; 32], encrypted: false };
+        let refused = check_head_grants(&prefix, &[head("carol", 1, 9)], core::slice::from_ref(&erin));
+        assert_eq!(reason(refused), Some(CorruptReason::ReplicaHeadGrantsAnotherAgentsToken));
+        let refused = check_head_grants(&prefix, &[head("carol", 7, 1)], core::slice::from_ref(&erin));
+        assert_eq!(reason(refused), Some(CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber));
+        // The agent being followed is the one of the same name: its own entry is no conflict.
+        assert_eq!(check_head_grants(&prefix, &[head("erin", 7, 9)], &[erin]), Ok(()));
+    }
+}
