@@ -101,7 +101,13 @@ impl Session {
         let served = self.serve(request);
         // A write the client waits to see in the object store: ship it before answering.
         let served = match (served, &self.state.wait_for_ship) {
-            (Ok(reply), Some(replicator)) if writes => crate::replication::ship_for_write(replicator).map(|()| reply),
+            (Ok(reply), Some(replicator)) if writes => {
+                let id = match &reply {
+                    Reply::One(Response::Id(id)) => Some(Id::from(*id)),
+                    _ => None,
+                };
+                crate::replication::ship_for_write(replicator, id).map(|()| reply)
+            }
             (served, _) => served,
         };
         let reply = served.unwrap_or_else(|error| Reply::One(Response::failed(&error)));
