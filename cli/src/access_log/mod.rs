@@ -43,7 +43,8 @@ pub use {
     entry::AccessEntry,
     folder::ACCESS_FOLDER,
     logs::AccessLogs,
-    reader::{TornEntry, VerifiedEntry, VerifiedLog},
+    reader::{LogBreak, TornEntry, VerifiedEntry, VerifiedLog},
+    record::DamageNote,
 };
 
 /// An agent's newest log file is rotated before an entry would take it past this size.
