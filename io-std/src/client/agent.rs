@@ -18,6 +18,11 @@ use crate::protocol::{wire_leg, Request, Response};
 /// the connection; for requests in parallel, open the agent once per thread. Once its
 /// connection broke (the server stopped, say), every call fails with `Error::ConnectionLost`:
 /// open the agent again.
+///
+/// A server that answers writes only once they are shipped to an object store
+/// (`--wait-for-ship`) answers a write it stored but could not ship with
+/// `Error::StoredNotShipped`, carrying the id the write was given: it is kept, and must not be
+/// made again.
 #[derive(Clone)]
 pub struct ClientAgent {
     connection: Arc<Mutex<Connection>>,
