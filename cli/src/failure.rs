@@ -22,6 +22,9 @@ pub const EXIT_NO_SPACE: u8 = 5;
 /// Exit status when the system refused access to the data folder: permission denied, or a
 /// file system mounted read-only.
 pub const EXIT_ACCESS_DENIED: u8 = 6;
+/// Exit status when a memory server that waits for shipping (`--wait-for-ship`) stored the write
+/// but could not ship it to the object store: the write is kept, and must not be made again.
+pub const EXIT_NOT_SHIPPED: u8 = 7;
 
 /// A command that could not finish: a one-line message and the exit status to leave with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +103,20 @@ impl From<cheesedb::Error> for Failure {
             );
             return Failure { message: one_line(&message), exit_status: EXIT_OUTCOME_UNKNOWN, storage_kind };
         }
+        // Whatever else leaves a write's outcome unknown (a connection to the server lost after
+        // the write was sent) is the same for a script: it may be stored.
+        if let cheesedb::Error::ConnectionLost { reason, write_in_flight: true } = &error {
+            let message = format!(
+                "the connection to the memory server broke during the write ({reason}); the write may have been stored: check with get before retrying"
+            );
+            return Failure { message: one_line(&message), exit_status: EXIT_OUTCOME_UNKNOWN, storage_kind };
+        }
+        if error.is_outcome_unknown() {
+            return Failure { message: one_line(&error.to_string()), exit_status: EXIT_OUTCOME_UNKNOWN, storage_kind };
+        }
+        if let cheesedb::Error::StoredNotShipped { .. } = &error {
+            return Failure { message: one_line(&error.to_string()), exit_status: EXIT_NOT_SHIPPED, storage_kind };
+        }
         if let cheesedb::Error::BackendUnavailable { .. } = &error {
             let message = format!("{error}; run with --io std (or CHEESEDB_IO=std) instead");
             return Failure { message: one_line(&message), exit_status: EXIT_ERROR, storage_kind };
@@ -159,6 +176,29 @@ mod tests {
         let failure = Failure::from(error);
         assert_eq!(failure.exit_status(), EXIT_OUTCOME_UNKNOWN);
         assert!(failure.message().contains("may have been stored: check with get before retrying"), "{failure}");
+    }
+
+    #[test]
+    fn a_connection_lost_during_a_write_is_an_unknown_outcome_and_before_one_a_refusal() {
+        let lost = |write_in_flight| cheesedb::Error::ConnectionLost {
+            reason: String::from("the server closed the connection"),
+            write_in_flight,
+        };
+        let during = Failure::from(lost(true));
+        assert_eq!(during.exit_status(), EXIT_OUTCOME_UNKNOWN);
+        assert!(during.message().contains("may have been stored: check with get before retrying"), "{during}");
+        assert_eq!(Failure::from(lost(false)).exit_status(), EXIT_ERROR);
+    }
+
+    #[test]
+    fn a_write_stored_but_not_shipped_has_its_own_exit_status() {
+        let error = cheesedb::Error::StoredNotShipped {
+            id: Some(cheesedb::Id::from(3)),
+            reason: String::from("the object store failed: connection refused"),
+        };
+        let failure = Failure::from(error);
+        assert_eq!(failure.exit_status(), EXIT_NOT_SHIPPED);
+        assert!(failure.message().contains("stored here as id 3 but not yet in the object store"), "{failure}");
     }
 
     fn refused(kind: std::io::ErrorKind) -> cheesedb::Error {

@@ -68,15 +68,17 @@ pub fn start(store: &Store, folder: &Path, replication: &Replication) -> Result<
     Ok(Arc::new(Mutex::new(replicator)))
 }
 
-/// Ships what `replicator` lacks, for a write that waits for it.
+/// Ships what `replicator` lacks, for a write that waits for it and was given `id` (if it
+/// makes a lot or memory).
 ///
 /// # Errors
-/// `Error::ObjectStore` saying the write is stored here but not yet in the object store.
-pub fn ship_for_write(replicator: &SharedReplicator) -> Result<(), Error> {
-    let mut replicator = replicator.lock().map_err(|_| Error::Internal { what: "the replicator" })?;
-    replicator.ship().map(|_| ()).map_err(|error| Error::ObjectStore {
-        detail: format!("the write is stored here but not yet in the object store ({error}); a later pass ships it"),
-    })
+/// `Error::StoredNotShipped` with the replication's own error: the write is stored here, so
+/// whatever the object store did, the client must hear that it is kept, not that it failed.
+pub fn ship_for_write(replicator: &SharedReplicator, id: Option<cheesedb::Id>) -> Result<(), Error> {
+    let not_shipped = |reason: String| Error::StoredNotShipped { id, reason };
+    let mut replicator =
+        replicator.lock().map_err(|_| not_shipped(String::from("the replication thread stopped with a panic")))?;
+    replicator.ship().map(|_| ()).map_err(|error| not_shipped(error.to_string()))
 }
 
 /// Ships until `stopping` is set, then once more. A fenced agent stops it with one line on

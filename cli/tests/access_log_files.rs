@@ -322,9 +322,123 @@ fn a_file_of_another_agent_in_its_place_is_refused() {
     let damage = damage_of(folder.path(), "alice", &Limits::default());
     assert_eq!(damage.kind, DamageKind::Misplaced);
     assert!(damage.to_string().contains("belongs to agent \"bob\""), "{damage}");
+    // The writer does not go silent: it goes on in a new file that records the break.
     let logs = AccessLogs::open(folder.path()).unwrap();
-    let refused = logs.append("alice", &entry(3)).unwrap_err();
-    assert_eq!(refused.exit_status(), failure::EXIT_DAMAGED);
+    logs.append("alice", &entry(3)).unwrap();
+    drop(logs);
+    let log = read(folder.path(), "alice", &Limits::default()).unwrap();
+    assert_eq!(log.entries.len(), 1, "only the entry written after the break verifies as alice's");
+    assert_eq!(log.breaks.len(), 1, "{log:?}");
+    assert_eq!(log.breaks[0].file, "access/alice.2.log");
+    assert_eq!(log.breaks[0].found.as_ref().map(|damage| damage.kind), Some(DamageKind::Misplaced));
+}
+
+#[test]
+fn a_garbage_line_does_not_silence_the_log_and_the_break_is_reported() {
+    let cli = Cli::new();
+    write_entries(cli.folder(), "alice", 5, Limits::default());
+    let path = log_file(cli.folder(), "alice.1.log");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("not an entry at all\n");
+    std::fs::write(&path, text).unwrap();
+    // The server starts again on the damaged log and serves two more requests.
+    let logs = AccessLogs::open(cli.folder()).unwrap();
+    logs.append("alice", &entry(6)).unwrap();
+    logs.append("alice", &entry(7)).unwrap();
+    drop(logs);
+
+    let log = read(cli.folder(), "alice", &Limits::default()).unwrap();
+    let numbers: Vec<u64> = log.entries.iter().map(|verified| verified.number).collect();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6, 7], "the chain goes on from the last entry that verified");
+    assert_eq!(log.files, ["access/alice.1.log", "access/alice.2.log"]);
+    assert_eq!(log.breaks.len(), 1);
+    let found = &log.breaks[0];
+    assert_eq!((found.noted.file_number, found.noted.line, found.noted.kind.as_str()), (1, Some(7), "unreadable"));
+    assert_eq!(found.found.as_ref().map(|damage| (damage.kind, damage.line)), Some((DamageKind::Unreadable, Some(7))));
+
+    let run = cli.run(&["log", "alice"]);
+    assert_eq!(run.status, Some(3), "a log with a break does not verify: {}", run.stderr);
+    assert_eq!(run.stdout.lines().count(), 7, "yet every entry that verifies is shown: {}", run.stdout);
+    assert!(
+        run.stderr.contains("the server found its file 1 line 7 unreadable and went on in access/alice.2.log"),
+        "{}",
+        run.stderr
+    );
+    common::assert_one_clean_line(&run.stderr);
+}
+
+#[test]
+fn a_log_changed_under_a_running_writer_goes_on_in_a_new_file() {
+    let folder = tempfile::tempdir().unwrap();
+    let logs = AccessLogs::open(folder.path()).unwrap();
+    for number in 1..=3 {
+        logs.append("alice", &entry(number)).unwrap();
+    }
+    let path = log_file(folder.path(), "alice.1.log");
+    let mut lines = lines_of(&path);
+    // The last entry cut off at its line's end: the file alone still verifies.
+    lines.pop();
+    write_lines(&path, &lines);
+    logs.append("alice", &entry(4)).unwrap();
+    let mut file = std::fs::OpenOptions::new().append(true).open(log_file(folder.path(), "alice.2.log")).unwrap();
+    std::io::Write::write_all(&mut file, b"{\"number\":99}\n").unwrap();
+    logs.append("alice", &entry(5)).unwrap();
+    drop(logs);
+
+    let log = read(folder.path(), "alice", &Limits::default()).unwrap();
+    let numbers: Vec<u64> = log.entries.iter().map(|verified| verified.number).collect();
+    assert_eq!(numbers, [1, 2, 3, 4], "{log:?}");
+    assert_eq!(log.entries[2].entry, entry(4), "the entry after the cut follows the last one left");
+    assert_eq!(log.entries[3].entry, entry(5));
+    let noted: Vec<(u64, Option<u64>, &str)> =
+        log.breaks.iter().map(|found| (found.noted.file_number, found.noted.line, found.noted.kind.as_str())).collect();
+    assert_eq!(noted, [(1, None, "edited"), (2, Some(3), "unreadable")], "{log:?}");
+}
+
+#[test]
+fn an_edited_last_entry_of_an_older_file_with_its_hash_recomputed_is_found() {
+    let folder = tempfile::tempdir().unwrap();
+    write_entries(folder.path(), "alice", 300, SMALL);
+    let log = read(folder.path(), "alice", &SMALL).unwrap();
+    assert!(log.files.len() >= 3, "{:?}", log.files);
+    // The last entry of the second file (not the newest), rewritten by a forger who recomputes
+    // its hash: it verifies on its own, and only the join to the next file can tell.
+    let older = &log.files[1];
+    let last = log.entries.iter().rfind(|verified| &verified.file == older).unwrap().clone();
+    let path = folder.path().join(older);
+    let mut lines = lines_of(&path);
+    let mut record: serde_json::Value = serde_json::from_str(&lines[last.line - 1]).unwrap();
+    let mut edited = last.entry.clone();
+    edited.uid = 0;
+    record["uid"] = serde_json::json!(0);
+    record["hash"] = serde_json::json!(replayed_hash(last.number, &edited, SMALL));
+    lines[last.line - 1] = record.to_string();
+    write_lines(&path, &lines);
+
+    let damage = damage_of(folder.path(), "alice", &SMALL);
+    assert_eq!(
+        (damage.kind, damage.file.as_str(), damage.line),
+        (DamageKind::Edited, log.files[2].as_str(), Some(1)),
+        "{damage}"
+    );
+    assert!(damage.to_string().contains("that file was changed at its end"), "{damage}");
+}
+
+/// The hash entry `number` gets when it holds `edited` after the entries of [`write_entries`]
+/// before it, within `limits`: the log replayed in a folder of its own, as a forger who knows
+/// the format would compute it.
+fn replayed_hash(number: u64, edited: &AccessEntry, limits: Limits) -> String {
+    let folder = tempfile::tempdir().unwrap();
+    let logs = AccessLogs::open_with_limits(folder.path(), limits).unwrap();
+    for before in 1..number {
+        logs.append("alice", &entry(before)).unwrap();
+    }
+    logs.append("alice", edited).unwrap();
+    drop(logs);
+    let log = read(folder.path(), "alice", &limits).unwrap();
+    let last = log.entries.last().unwrap();
+    assert_eq!(last.number, number);
+    last.hash.clone()
 }
 
 #[test]

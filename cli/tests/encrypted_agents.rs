@@ -139,29 +139,32 @@ fn mcp_serves_an_encrypted_agent() {
 }
 
 #[test]
-fn a_client_of_protocol_1_hears_version_2_at_the_hello_and_nothing_more() {
+fn a_client_of_an_older_protocol_hears_the_servers_version_at_the_hello_and_nothing_more() {
     use std::io::Read;
     use std::os::unix::net::UnixStream;
 
-    use cheesedb::protocol::{read_frame_body, read_frame_length, write_frame, Request, Response};
+    use cheesedb::protocol::{read_frame_body, read_frame_length, write_frame, Request, Response, PROTOCOL_VERSION};
 
-    // Version 2 carries the encrypted flag of a new agent, which a version 1 peer would misread:
-    // the hello tells them apart before any other request.
+    // Version 2 carries the encrypted flag of a new agent, which a version 1 peer would misread,
+    // and version 3 errors a version 2 peer would not decode: the hello tells them apart before
+    // any other request.
     let cli = Cli::new();
     let server = ServerProcess::start(cli.folder(), &[]);
-    let mut stream = UnixStream::connect(&server.socket).unwrap();
-    let hello = Request::Hello { version: 1, client: String::from("an old client") }.encode().unwrap();
-    write_frame(&mut stream, &hello).unwrap();
-    let length = read_frame_length(&mut stream).unwrap().expect("an answer");
-    let mut body = Vec::new();
-    read_frame_body(&mut stream, length, &mut body).unwrap();
-    assert_eq!(Response::hello_version(&body), Some(2));
-    assert!(matches!(Response::decode(&body), Ok(Response::Hello { version: 2, .. })));
-    let create = Request::CreateAgent { name: String::from("alice"), encrypted: false }.encode().unwrap();
-    let _ = write_frame(&mut stream, &create);
-    let mut rest = Vec::new();
-    let _ = stream.read_to_end(&mut rest);
-    assert!(rest.is_empty(), "the server closed the connection after its hello");
+    for older in 1..PROTOCOL_VERSION {
+        let mut stream = UnixStream::connect(&server.socket).unwrap();
+        let hello = Request::Hello { version: older, client: String::from("an old client") }.encode().unwrap();
+        write_frame(&mut stream, &hello).unwrap();
+        let length = read_frame_length(&mut stream).unwrap().expect("an answer");
+        let mut body = Vec::new();
+        read_frame_body(&mut stream, length, &mut body).unwrap();
+        assert_eq!(Response::hello_version(&body), Some(PROTOCOL_VERSION));
+        assert!(matches!(Response::decode(&body), Ok(Response::Hello { version: PROTOCOL_VERSION, .. })));
+        let create = Request::CreateAgent { name: String::from("alice"), encrypted: false }.encode().unwrap();
+        let _ = write_frame(&mut stream, &create);
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "the server closed the connection after its hello to version {older}");
+    }
     assert_eq!(cli.json(&["agent", "list"]), json!({ "agents": [] }), "nothing was created");
     server.stop();
 }

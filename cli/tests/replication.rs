@@ -247,6 +247,45 @@ fn a_killed_primary_and_a_restarted_object_store_lose_nothing_shipped() {
 }
 
 #[test]
+fn with_wait_for_ship_a_write_the_object_store_misses_is_reported_stored_here_not_shipped() {
+    let Some(mut server) = Seaweed::start() else { return };
+    let url = location(&server, "stopped");
+    let primary = configured(&server);
+    primary.create_agent("alice");
+    let serving = ServerProcess::start(primary.folder(), &["--replicate-to", &url, "--wait-for-ship"]);
+    primary.lot("alice", "web", "shipped at once");
+
+    server.stop();
+    let run = primary.run(&["lot", "alice", "web", "kept here while the object store is down"]);
+    let stderr = run.fails_with(7);
+    assert!(stderr.contains("stored here as id 2 but not yet in the object store"), "{stderr}");
+    assert!(stderr.contains("do not write it again"), "{stderr}");
+    assert!(!stderr.contains("internal error"), "{stderr}");
+    let library = serving.client().open_agent(&saved_token(&primary, "alice")).unwrap().add_lot("web", b"again");
+    assert!(
+        matches!(library, Err(cheesedb::Error::StoredNotShipped { id: Some(id), .. }) if id == cheesedb::Id::from(3)),
+        "{library:?}"
+    );
+    let kept = primary.json(&["get", "alice", "2"]);
+    assert_eq!(kept["content"], "kept here while the object store is down", "stored here: {kept}");
+
+    // Back, the object store gets it from the next pass: the next write is answered once shipped
+    // and the replica holds all of them.
+    server.restart();
+    primary.lot("alice", "web", "after the object store came back");
+    let copy = restored(&server, &primary, "stopped", &[]);
+    assert_eq!(fingerprint(&copy, "alice"), fingerprint(&primary, "alice"));
+    assert_eq!(copy.json(&["get", "alice", "2"])["content"], "kept here while the object store is down");
+    serving.stop();
+}
+
+/// The token `cli`'s tokens file holds for `agent`.
+fn saved_token(cli: &Cli, agent: &str) -> cheesedb::Token {
+    let tokens: Value = serde_json::from_str(&std::fs::read_to_string(cli.folder().join("tokens")).unwrap()).unwrap();
+    tokens[agent].as_str().unwrap().parse().unwrap()
+}
+
+#[test]
 fn with_wait_for_ship_a_write_is_in_the_bucket_when_it_is_answered() {
     let Some(server) = Seaweed::start() else { return };
     let url = location(&server, "waiting");

@@ -126,3 +126,55 @@ fn every_acknowledged_write_survives_sigkill() {
     let store = Store::open(folder.path()).unwrap();
     assert_eq!(store.agent_names().unwrap().len(), AGENTS);
 }
+
+/// The process ids that `cheesedb log AGENT` shows in `cli`'s folder.
+fn logged_pids(cli: &common::Cli, agent: &str) -> Vec<u64> {
+    let entries = cli.json(&["log", agent]);
+    entries.as_array().unwrap().iter().filter_map(|entry| entry["pid"].as_u64()).collect()
+}
+
+#[test]
+fn a_write_whose_connection_is_lost_exits_as_outcome_unknown() {
+    let cli = common::Cli::new();
+    // A batch left open holds every other writer of the agent at its gate: a long client
+    // timeout keeps the server from dropping it while the commands wait.
+    let server = ServerProcess::start(cli.folder(), &["--client-timeout-ms", "600000"]);
+    let token: Token = cli.create_agent("alice")["token"].as_str().unwrap().parse().unwrap();
+    let lot = cli.lot("alice", "web", "the first lot");
+    let holder = server.client().open_agent(&token).unwrap();
+    holder.stage(|batch| batch.add_lot("web", b"staged, never committed")).unwrap();
+
+    let lot_text = lot.to_string();
+    let writes: [&[&str]; 3] = [
+        &["lot", "alice", "web", "sent, then the server died"],
+        &["remember", "alice", "learned, then the server died", "--leg", &lot_text],
+        &["recall", "alice", &lot_text],
+    ];
+    let children: Vec<std::process::Child> = writes
+        .iter()
+        .map(|arguments| {
+            cli.command(arguments)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Each command opened the agent (its access log says so) and then sent its write, which
+    // waits at the gate: the server dies with every write in flight.
+    let pids: Vec<u64> = children.iter().map(|child| u64::from(child.id())).collect();
+    let started = std::time::Instant::now();
+    while !pids.iter().all(|pid| logged_pids(&cli, "alice").contains(pid)) {
+        assert!(started.elapsed() < common::server_process::PATIENCE, "the commands never opened the agent");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.kill();
+    for (child, arguments) in children.into_iter().zip(writes) {
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(4), "{arguments:?} may have been stored, yet: {stderr}");
+        assert!(stderr.contains("the write may have been stored: check with get before retrying"), "{stderr}");
+        common::assert_one_clean_line(&stderr);
+    }
+}

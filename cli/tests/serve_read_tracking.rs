@@ -108,3 +108,70 @@ fn a_broken_trust_toml_stops_the_server_from_starting() {
     assert!(refused.contains("trust.toml"), "{refused}");
     common::assert_one_clean_line(&refused);
 }
+
+/// Stages a memory on `source` and lots whose sizes, as each step counts them, fill the
+/// batch's limit to just under it: every step passes, and the commit, whose records are larger
+/// by their headers, passes the limit and fails with nothing written.
+fn stage_a_batch_too_large_to_commit(agent: &cheesedb::ClientAgent, source: Id) {
+    use cheesedb::limits::{BATCH_MAX_BYTES, CONTENT_MAX_BYTES};
+    agent.stage(|batch| batch.remember(b"m", &[Leg::from([source])])).unwrap();
+    let whole = vec![b'x'; CONTENT_MAX_BYTES - 1];
+    for _ in 0..3 {
+        agent.stage(|batch| batch.add_lot("w", &whole)).unwrap();
+    }
+    // What the memory's step counted (content, one leg of one parent, at most one tracked
+    // read) and a margin smaller than the headers of five records.
+    let counted_before = 3 * CONTENT_MAX_BYTES + 1 + 10 + 8 + 2;
+    let last = vec![b'y'; BATCH_MAX_BYTES - counted_before - 1 - 32];
+    agent.stage(|batch| batch.add_lot("w", &last)).unwrap();
+    let failed = agent.commit_staged();
+    assert!(
+        matches!(failed, Err(Error::LimitExceeded { what: "batch size in bytes", .. })),
+        "the commit passes the batch limit: {failed:?}"
+    );
+}
+
+#[test]
+fn a_failed_staged_commit_keeps_the_reads_for_the_next_memory() {
+    let folder = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(folder.path(), &[]);
+    let client = server.client();
+    let token = client.create_agent("alice").unwrap();
+    let model = client.open_agent(&token).unwrap();
+    let declared = model.add_lot("user_message", b"declared").unwrap();
+    let read = model.add_lot("web_page", b"read before the batch").unwrap();
+    model.track_reads(true).unwrap();
+    model.get(read).unwrap();
+
+    stage_a_batch_too_large_to_commit(&model, declared);
+    assert_eq!(model.lots().unwrap(), [declared, read], "nothing of the batch was written");
+    // Nothing was written, so nothing used the read: the next memory still depends on it.
+    let memory = model.remember(b"after the failed batch", &[Leg::from([declared])]).unwrap();
+    assert_eq!(model.get(memory).unwrap().tracked_parents(), &[read]);
+    // Written, the reads are forgotten.
+    let next = model.remember(b"next", &[Leg::from([declared])]).unwrap();
+    assert_eq!(model.get(next).unwrap().tracked_parents(), &[memory], "only the get of the memory above");
+    server.stop();
+}
+
+#[test]
+fn a_failed_staged_commit_without_tracking_adds_no_parent() {
+    let folder = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(folder.path(), &[]);
+    let client = server.client();
+    let token = client.create_agent("alice").unwrap();
+    let model = client.open_agent(&token).unwrap();
+    let declared = model.add_lot("user_message", b"declared").unwrap();
+    let read = model.add_lot("web_page", b"read, untracked").unwrap();
+    model.get(read).unwrap();
+
+    stage_a_batch_too_large_to_commit(&model, declared);
+    assert_eq!(model.lots().unwrap(), [declared, read], "nothing of the batch was written");
+    let memory = model.remember(b"after the failed batch", &[Leg::from([declared])]).unwrap();
+    assert!(model.get(memory).unwrap().tracked_parents().is_empty(), "untracked reads are never parents");
+    // Tracking turned on after the failure starts from nothing, not from the reads before.
+    model.track_reads(true).unwrap();
+    let next = model.remember(b"next", &[Leg::from([declared])]).unwrap();
+    assert!(model.get(next).unwrap().tracked_parents().is_empty());
+    server.stop();
+}

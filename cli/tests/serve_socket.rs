@@ -1,5 +1,6 @@
 //! The server's socket: private to its user, refused on a path another user owns, a stale one
-//! replaced, a live one (another server) refused; peers of other users refused.
+//! replaced, a live one (another server) refused; peers of other users refused; a link planted
+//! at a folder's socket never followed by a client.
 
 use crate::common;
 
@@ -7,8 +8,9 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use cheesedb::Error;
+use cheesedb::{Error, SocketProblem};
 use common::server_process::ServerProcess;
+use common::Cli;
 
 /// Whether the tests run as root, which may hand files to other users.
 fn is_root() -> bool {
@@ -110,4 +112,55 @@ fn a_peer_of_another_user_is_refused() {
         other => panic!("another user was answered {other:?}"),
     }
     server.stop();
+}
+
+#[test]
+fn a_link_planted_at_the_socket_is_refused_and_nothing_reaches_the_server_it_names() {
+    let first = Cli::new();
+    let server = ServerProcess::start(first.folder(), &[]);
+    let token: cheesedb::Token = first.create_agent("alice")["token"].as_str().unwrap().parse().unwrap();
+    let lot = first.lot("alice", "web", "kept in the first store");
+    let second = Cli::new();
+    let planted = second.folder().join("cheesedb.sock");
+    std::os::unix::fs::symlink(&server.socket, &planted).unwrap();
+
+    let commands: [&[&str]; 6] = [
+        &["agent", "list"],
+        &["agent", "create", "mallory"],
+        &["agent", "delete", "alice"],
+        &["lot", "alice", "web", "planted"],
+        &["get", "alice", "1"],
+        &["search", "alice", "kept"],
+    ];
+    for arguments in commands {
+        let run = second.run(arguments);
+        let stderr = run.fails_with(2);
+        assert!(
+            stderr.contains("refusing the server's socket") && stderr.contains("symbolic link"),
+            "{arguments:?}: {stderr}"
+        );
+    }
+    let refused = cheesedb::Client::connect(second.folder()).unwrap_err();
+    assert_eq!(
+        refused,
+        Error::SocketRefused { path: planted.display().to_string(), problem: SocketProblem::SymbolicLink }
+    );
+
+    // The first store is as it was: the same agents and lots, and no request of the second
+    // folder in alice's access log (every command above would have opened her there).
+    let client = server.client();
+    assert_eq!(client.agent_names().unwrap(), ["alice"]);
+    let alice = client.open_agent(&token).unwrap();
+    assert_eq!(alice.lots().unwrap(), [cheesedb::Id::from(lot)]);
+    assert!(!second.folder().join("tokens").exists(), "no token saved in the second folder");
+    assert_eq!(std::fs::read_dir(second.folder()).unwrap().count(), 1, "the second folder holds only the link");
+    server.stop();
+    let operations: Vec<String> = first
+        .json(&["log", "alice"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["operation"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!operations.iter().any(|operation| operation == "delete_agent" || operation == "search"), "{operations:?}");
 }

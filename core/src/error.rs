@@ -244,6 +244,53 @@ pub enum Error {
         /// The prefix that was looked in, as keys start with it (empty for the bucket's root).
         prefix: String,
     },
+    /// A server that answers a write only once it is shipped (`--wait-for-ship`) stored the write
+    /// in its store, but could not ship it to the object store: the write is kept and must not be
+    /// made again; replication ships it once the object store answers (or, for a fenced agent,
+    /// once the prefix is sorted out).
+    StoredNotShipped {
+        /// The id the write was given, for a write that makes a lot or memory.
+        id: Option<Id>,
+        /// Why it was not shipped, in the replication's words.
+        reason: String,
+    },
+    /// The path of a server's socket is not one a client may trust: connecting there could reach
+    /// the server of another folder or another user. Nothing was sent.
+    SocketRefused {
+        /// The socket's path.
+        path: String,
+        /// What is wrong with it.
+        problem: SocketProblem,
+    },
+}
+
+/// Why a client refused a server's socket.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SocketProblem {
+    /// A symbolic link stands at the socket's name: it may lead to another folder's server.
+    SymbolicLink,
+    /// The socket belongs to another user than the client's.
+    OwnedByAnotherUser {
+        /// The user id that owns it.
+        owner: u32,
+        /// The user id of the client.
+        user: u32,
+    },
+}
+
+impl fmt::Display for SocketProblem {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SocketProblem::SymbolicLink => write!(
+                formatter,
+                "it is a symbolic link, and a client never follows one to a server (it may lead to another folder's store)"
+            ),
+            SocketProblem::OwnedByAnotherUser { owner, user } => {
+                write!(formatter, "it is owned by user {owner}, not by this user ({user})")
+            }
+        }
+    }
 }
 
 /// Why a vector was refused.
@@ -497,6 +544,17 @@ impl fmt::Display for Error {
                 "the object store holds no replica under {:?}: nothing to restore (is the prefix mistyped?)",
                 prefix
             ),
+            Error::StoredNotShipped { id: Some(id), reason } => write!(
+                formatter,
+                "the write is stored here as id {id} but not yet in the object store ({reason}); do not write it again: replication ships it when it can"
+            ),
+            Error::StoredNotShipped { id: None, reason } => write!(
+                formatter,
+                "the write is stored here but not yet in the object store ({reason}); do not write it again: replication ships it when it can"
+            ),
+            Error::SocketRefused { path, problem } => {
+                write!(formatter, "refusing the server's socket {path}: {problem}; nothing was sent")
+            }
         }
     }
 }

@@ -14,6 +14,9 @@ pub const HASH_BYTES: usize = 32;
 /// Tells a header's hash from an entry's, so one can never pass for the other.
 const HEADER_DOMAIN: &[u8] = b"cheesedb access log header v1\0";
 const ENTRY_DOMAIN: &[u8] = b"cheesedb access log entry v1\0";
+/// Marks the part of a header that records a break, so a header with one never hashes like a
+/// header without.
+const BREAK_DOMAIN: &[u8] = b"after damage\0";
 
 /// One link of the chain: a SHA-256 hash, written as 64 lowercase hex digits.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -57,6 +60,20 @@ pub struct HeaderFields<'fields> {
     pub first_number: u64,
     /// The last hash of the file before it (or [`ChainHash::START`]).
     pub starts_after: ChainHash,
+    /// The damage the writer found in the file before it, when it started this one because
+    /// of it.
+    pub after_damage: Option<BreakFields<'fields>>,
+}
+
+/// Where the damage a file starts after was found, as hashed.
+#[derive(Clone, Copy)]
+pub struct BreakFields<'fields> {
+    /// The damaged file's number.
+    pub file_number: u64,
+    /// The first line that did not verify, when one did not.
+    pub line: Option<u64>,
+    /// The kind of damage, in a few words.
+    pub kind: &'fields str,
 }
 
 /// What an entry says, as hashed.
@@ -89,6 +106,14 @@ pub fn header_hash(header: &HeaderFields<'_>) -> ChainHash {
     hasher.update(header.file_number.to_le_bytes());
     hasher.update(header.first_number.to_le_bytes());
     hasher.update(header.starts_after.0);
+    // Absent, nothing is added: the headers written before breaks existed keep their hashes.
+    if let Some(damage) = header.after_damage {
+        hasher.update(BREAK_DOMAIN);
+        hasher.update(damage.file_number.to_le_bytes());
+        hasher.update([u8::from(damage.line.is_some())]);
+        hasher.update(damage.line.unwrap_or(0).to_le_bytes());
+        hash_text(&mut hasher, damage.kind);
+    }
     ChainHash(hasher.finalize().into())
 }
 
@@ -158,8 +183,19 @@ mod tests {
 
     #[test]
     fn a_header_never_hashes_like_another_header() {
-        let header = HeaderFields { agent: "a", file_number: 1, first_number: 1, starts_after: ChainHash::START };
+        let header = HeaderFields {
+            agent: "a",
+            file_number: 1,
+            first_number: 1,
+            starts_after: ChainHash::START,
+            after_damage: None,
+        };
         let other = HeaderFields { agent: "b", ..header };
         assert_ne!(header_hash(&header), header_hash(&other));
+        let damage = BreakFields { file_number: 1, line: Some(2), kind: "unreadable" };
+        let broken = HeaderFields { after_damage: Some(damage), ..header };
+        assert_ne!(header_hash(&header), header_hash(&broken));
+        let elsewhere = HeaderFields { after_damage: Some(BreakFields { line: None, ..damage }), ..header };
+        assert_ne!(header_hash(&broken), header_hash(&elsewhere));
     }
 }

@@ -12,6 +12,9 @@
 //! keeps [`OLD_FILES_KEPT`] older files, so an agent's log never takes much more than
 //! `(OLD_FILES_KEPT + 1) * ROTATE_AT_BYTES` on disk.
 //!
+//! A newest file that does not verify is never appended to: the writer goes on in a new file
+//! whose header records the break, and [`read`] reports it (see [`writer`]).
+//!
 //! What the chain cannot show: the newest entries cut off at a line's end, or the newest files
 //! removed, look like a log that simply ends there; and anyone able to rewrite the files can
 //! recompute every hash. Keep a copy of a recent entry's hash elsewhere to pin the log down.
@@ -43,7 +46,8 @@ pub use {
     entry::AccessEntry,
     folder::ACCESS_FOLDER,
     logs::AccessLogs,
-    reader::{TornEntry, VerifiedEntry, VerifiedLog},
+    reader::{LogBreak, TornEntry, VerifiedEntry, VerifiedLog},
+    record::DamageNote,
 };
 
 /// An agent's newest log file is rotated before an entry would take it past this size.

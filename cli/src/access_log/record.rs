@@ -5,13 +5,36 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::chain::{entry_hash, header_hash, ChainHash, EntryFields, HeaderFields};
+use super::chain::{entry_hash, header_hash, BreakFields, ChainHash, EntryFields, HeaderFields};
 use super::entry::AccessEntry;
 
 /// What the first line of every file says it is.
 pub const FORMAT_NAME: &str = "cheesedb access log";
 /// The version of the file format.
 pub const FORMAT_VERSION: u32 = 1;
+/// The version of a file whose header records a break ([`HeaderRecord::after_damage`]): a
+/// reader of version 1 alone would take the field for damage.
+pub const BREAK_FORMAT_VERSION: u32 = 2;
+
+/// The damage a file starts after: the writer found the file before it damaged, and started
+/// this one rather than stop logging.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DamageNote {
+    /// The damaged file's number.
+    pub file_number: u64,
+    /// The first line of it that did not verify, when one did not (a file whose size changed
+    /// under the writer may verify and still have lost entries).
+    pub line: Option<u64>,
+    /// The kind of damage, as [`super::DamageKind::as_str`] says it.
+    pub kind: String,
+}
+
+impl DamageNote {
+    fn fields(&self) -> BreakFields<'_> {
+        BreakFields { file_number: self.file_number, line: self.line, kind: &self.kind }
+    }
+}
 
 /// The first line of a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,7 +42,7 @@ pub const FORMAT_VERSION: u32 = 1;
 pub struct HeaderRecord {
     /// Always [`FORMAT_NAME`].
     pub format: String,
-    /// Always [`FORMAT_VERSION`].
+    /// [`FORMAT_VERSION`], or [`BREAK_FORMAT_VERSION`] for a header with `after_damage`.
     pub version: u32,
     /// The agent whose log this is, in full.
     pub agent: String,
@@ -27,24 +50,42 @@ pub struct HeaderRecord {
     pub file_number: u64,
     /// The number of the file's first entry: one more than the last entry before it.
     pub first_number: u64,
-    /// The hash the file's chain starts after: the last one of the file before it.
+    /// The hash the file's chain starts after: the last one of the file before it (after a
+    /// break, the last one that verified there).
     pub starts_after: String,
+    /// The damage the file before it holds, when the writer started this file because of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_damage: Option<DamageNote>,
     /// This header's own hash, which the first entry names as its previous one.
     pub hash: String,
 }
 
 impl HeaderRecord {
     /// The header of file `file_number` of `agent`'s log, whose first entry will be number
-    /// `first_number`, starting after `starts_after`.
-    pub fn new(agent: &str, file_number: u64, first_number: u64, starts_after: ChainHash) -> HeaderRecord {
-        let hash = header_hash(&HeaderFields { agent, file_number, first_number, starts_after });
+    /// `first_number`, starting after `starts_after`; `after_damage` when the writer started the
+    /// file because the one before it does not verify.
+    pub fn after(
+        agent: &str,
+        file_number: u64,
+        first_number: u64,
+        starts_after: ChainHash,
+        after_damage: Option<DamageNote>,
+    ) -> HeaderRecord {
+        let hash = header_hash(&HeaderFields {
+            agent,
+            file_number,
+            first_number,
+            starts_after,
+            after_damage: after_damage.as_ref().map(DamageNote::fields),
+        });
         HeaderRecord {
             format: FORMAT_NAME.to_owned(),
-            version: FORMAT_VERSION,
+            version: if after_damage.is_some() { BREAK_FORMAT_VERSION } else { FORMAT_VERSION },
             agent: agent.to_owned(),
             file_number,
             first_number,
             starts_after: starts_after.to_hex(),
+            after_damage,
             hash: hash.to_hex(),
         }
     }
@@ -57,6 +98,7 @@ impl HeaderRecord {
             file_number: self.file_number,
             first_number: self.first_number,
             starts_after,
+            after_damage: self.after_damage.as_ref().map(DamageNote::fields),
         }))
     }
 }
@@ -168,7 +210,13 @@ mod tests {
         let line = to_line(&EntryRecord::new(&entry, u64::MAX, ChainHash::START));
         assert!(u64::try_from(line.len()).unwrap() <= ENTRY_MAX_BYTES, "{} bytes", line.len());
         let name = "\u{1}".repeat(cheesedb::limits::AGENT_NAME_MAX_BYTES);
-        let header = to_line(&HeaderRecord::new(&name, u64::MAX, u64::MAX, ChainHash::START));
+        let header = to_line(&HeaderRecord::after(
+            &name,
+            u64::MAX,
+            u64::MAX,
+            ChainHash::START,
+            Some(DamageNote { file_number: u64::MAX, line: Some(u64::MAX), kind: "\u{1}".repeat(NAME_MAX_BYTES) }),
+        ));
         assert!(u64::try_from(header.len()).unwrap() <= HEADER_MAX_BYTES, "{} bytes", header.len());
     }
 

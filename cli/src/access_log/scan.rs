@@ -3,7 +3,7 @@
 
 use super::chain::ChainHash;
 use super::damage::{DamageKind, LogDamage};
-use super::record::{EntryRecord, HeaderRecord, FORMAT_NAME, FORMAT_VERSION};
+use super::record::{EntryRecord, HeaderRecord, BREAK_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION};
 
 /// One entry that verified, and where it stands.
 #[derive(Debug, Clone)]
@@ -44,18 +44,25 @@ pub enum Scan {
 }
 
 /// Checks the bytes of the file shown as `shown`, which should be file `file_number` of
-/// `agent`'s log.
+/// `agent`'s log. Damage after a header that verified still gives what verified before it: the
+/// file as far as its last entry that verified, and the damage (the first line that does not
+/// verify).
 ///
 /// # Errors
-/// [`LogDamage`] naming the first line that does not verify.
-pub fn scan(shown: &str, bytes: &[u8], agent: &str, file_number: u64) -> Result<Scan, LogDamage> {
+/// [`LogDamage`] when the header itself does not verify.
+pub fn scan_prefix(
+    shown: &str,
+    bytes: &[u8],
+    agent: &str,
+    file_number: u64,
+) -> Result<(Scan, Option<LogDamage>), LogDamage> {
     // A line is complete once its line feed is written: the writer appends each line, line feed
     // included, in one write, so only the last line can be cut short.
     let complete_bytes = bytes.iter().rposition(|&byte| byte == b'\n').map_or(0, |end| end + 1);
     let complete = bytes.get(..complete_bytes).unwrap_or_default();
     let mut lines = complete.split(|&byte| byte == b'\n');
     let Some(header_line) = lines.next().filter(|_| complete_bytes > 0) else {
-        return Ok(Scan::TornHeader);
+        return Ok((Scan::TornHeader, None));
     };
     let header = check_header(shown, header_line, agent, file_number)?;
     let starts_after = ChainHash::from_hex(&header.starts_after).unwrap_or(ChainHash::START);
@@ -65,15 +72,26 @@ pub fn scan(shown: &str, bytes: &[u8], agent: &str, file_number: u64) -> Result<
     // `split` yields an empty piece after the last line feed; it is not a line.
     let entry_lines = entry_lines.get(..entry_lines.len().saturating_sub(1)).unwrap_or_default();
     let mut entries = Vec::with_capacity(entry_lines.len());
+    let mut verified_bytes = header_line.len() + 1;
+    let mut damage = None;
     for (index, text) in entry_lines.iter().enumerate() {
         let line = index + 2;
-        let record = check_entry(shown, line, text, end_hash, next_number, entry_lines.get(index + 1..))?;
+        let record = match check_entry(shown, line, text, end_hash, next_number, entry_lines.get(index + 1..)) {
+            Ok(record) => record,
+            Err(found) => {
+                damage = Some(found);
+                break;
+            }
+        };
         end_hash = ChainHash::from_hex(&record.hash).unwrap_or(ChainHash::START);
         next_number = record.number.saturating_add(1);
+        verified_bytes += text.len() + 1;
         entries.push(ScannedEntry { line, record });
     }
-    let torn_line = (complete_bytes < bytes.len()).then_some(entry_lines.len() + 2);
-    Ok(Scan::File(Box::new(ScannedFile {
+    // After damage, what follows it is not this file's: it has no torn end of its own.
+    let torn_line = (damage.is_none() && complete_bytes < bytes.len()).then_some(entry_lines.len() + 2);
+    let complete_bytes = if damage.is_some() { verified_bytes } else { complete_bytes };
+    let scanned = ScannedFile {
         header,
         starts_after,
         entries,
@@ -81,14 +99,19 @@ pub fn scan(shown: &str, bytes: &[u8], agent: &str, file_number: u64) -> Result<
         next_number,
         complete_bytes: u64::try_from(complete_bytes).unwrap_or(u64::MAX),
         torn_line,
-    })))
+    };
+    Ok((Scan::File(Box::new(scanned)), damage))
 }
 
 fn check_header(shown: &str, text: &[u8], agent: &str, file_number: u64) -> Result<HeaderRecord, LogDamage> {
     let damage = |kind, detail: String| LogDamage::line(shown, 1, None, kind, detail);
     let header: HeaderRecord = serde_json::from_slice(text)
         .map_err(|_| damage(DamageKind::Unreadable, String::from("it is not the header of an access log")))?;
-    if header.format != FORMAT_NAME || header.version != FORMAT_VERSION {
+    let known_version = match header.after_damage {
+        None => header.version == FORMAT_VERSION,
+        Some(_) => header.version == BREAK_FORMAT_VERSION,
+    };
+    if header.format != FORMAT_NAME || !known_version {
         let detail = format!("format {:?} version {} is not one this cheesedb reads", header.format, header.version);
         return Err(damage(DamageKind::Unreadable, detail));
     }

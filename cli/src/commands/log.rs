@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::access_log::{read, Limits, ReadError, VerifiedEntry, VerifiedLog};
+use crate::access_log::{read, Limits, LogBreak, ReadError, VerifiedEntry, VerifiedLog};
 use crate::arguments::AgentName;
 use crate::commands::Context;
 use crate::failure::Failure;
@@ -13,7 +13,8 @@ use crate::output::escaped;
 use crate::utc_time::utc_text;
 
 /// Prints the verified entries (JSON: an array of objects), or fails naming the file and entry
-/// where the chain breaks.
+/// where the chain breaks. Where the server went on in a new file after damage, the entries
+/// that verify are printed and the command then fails naming the break.
 pub fn run(arguments: AgentName, context: &Context) -> Result<(), Failure> {
     let agent = &arguments.agent;
     if agent.trim().starts_with("cheesedb-") {
@@ -28,7 +29,29 @@ pub fn run(arguments: AgentName, context: &Context) -> Result<(), Failure> {
         );
     }
     let entries: Vec<Value> = log.entries.iter().map(entry_json).collect();
-    context.printer.result(Value::Array(entries), || describe(agent, &log))
+    context.printer.result(Value::Array(entries), || describe(agent, &log))?;
+    match log.breaks.first() {
+        None => Ok(()),
+        Some(first) => Err(Failure::damaged(format!(
+            "the access log of agent {agent:?} does not verify: {}{}; the entries shown are those that verify",
+            describe_break(first),
+            match log.breaks.len() {
+                1 => String::new(),
+                more => format!(" ({more} breaks in all)"),
+            }
+        ))),
+    }
+}
+
+/// A break in a few words: what the server noted, what is found there now.
+fn describe_break(found: &LogBreak) -> String {
+    let noted = &found.noted;
+    let place = match noted.line {
+        Some(line) => format!("file {} line {line}", noted.file_number),
+        None => format!("file {}", noted.file_number),
+    };
+    let now = found.found.as_ref().map_or_else(String::new, |damage| format!(" ({damage})"));
+    format!("the server found its {place} {} and went on in {}{now}", escaped(&noted.kind), escaped(&found.file))
 }
 
 fn failure(agent: &str, error: ReadError) -> Failure {

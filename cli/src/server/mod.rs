@@ -4,8 +4,10 @@
 //! root) and the number of connections, then gives the connection a thread of its own
 //! ([`connection`]), which holds the connection's [`session`]. Sessions of one agent share its
 //! engine (the store opens each agent once), so their writes join in group commit. Every
-//! request served is written to the agent's access log with the peer's pid and uid, by a thread
-//! of its own once the answer is sent, so no client waits for the log ([`access_writer`]).
+//! request served on a session that opened an agent by its token (and, without a token, an
+//! agent created or deleted) is written to the agent's access log with the peer's pid and uid,
+//! by a thread of its own once the answer is sent, so no client waits for the log
+//! ([`access_writer`]); what a peer without a token asks writes nothing there.
 //!
 //! A slow client only holds its own thread: a frame must be whole, and an answer read, within
 //! the client timeout. SIGTERM or SIGINT stops the server: no new connection is accepted, each

@@ -21,6 +21,18 @@ struct OpenAgent {
     gate: Arc<Gate>,
 }
 
+/// Which agent's access log a request goes to.
+enum Logged {
+    /// This agent's, whatever the outcome.
+    Always(String),
+    /// This agent's, once the request did what it asked (it changed the store).
+    IfDone(String),
+    /// The agent the session has open once the request is served, if any.
+    SessionAgent,
+    /// None.
+    Not,
+}
+
 /// A batch being staged.
 struct OpenBatch {
     staged: StagedBatch,
@@ -85,27 +97,49 @@ impl Session {
     }
 
     /// Serves `request`, and keeps its access log entry for [`Session::log_served`].
+    ///
+    /// Only what an agent was asked by whoever holds its token is logged (its session's
+    /// requests, an encryption by its token), and what changed the store without one: an agent
+    /// created or deleted, one entry each. A peer without a token can neither fill an agent's
+    /// log with requests naming it nor make a log for a name no agent has.
     pub fn handle(&mut self, request: Request) -> Reply {
         let operation = request.operation();
         let asked = request.ids();
-        let logged_agent = match &request {
-            Request::CreateAgent { name, .. } | Request::DeleteAgent { name } | Request::AgentIsEncrypted { name } => {
-                Some(name.clone())
-            }
+        let logged = match &request {
+            Request::CreateAgent { name, .. } | Request::DeleteAgent { name } => Logged::IfDone(name.clone()),
             // Logged under the agent's name, which the token gives without opening it.
-            Request::EncryptAgent { token } => self.state.store.agent_name_of(&Token::from_bytes(*token)).ok(),
-            Request::AgentNames | Request::LeftBehind | Request::Hello { .. } | Request::AgentNameOf { .. } => None,
-            _ => self.agent.as_ref().map(|open| open.name.clone()),
+            Request::EncryptAgent { token } => {
+                self.state.store.agent_name_of(&Token::from_bytes(*token)).map_or(Logged::Not, Logged::Always)
+            }
+            Request::AgentIsEncrypted { .. }
+            | Request::AgentNames
+            | Request::LeftBehind
+            | Request::Hello { .. }
+            | Request::AgentNameOf { .. } => Logged::Not,
+            // The session's agent, or the one this request opens.
+            _ => Logged::SessionAgent,
         };
         let writes = request.is_write();
         let served = self.serve(request);
+        let done = served.is_ok();
         // A write the client waits to see in the object store: ship it before answering.
         let served = match (served, &self.state.wait_for_ship) {
-            (Ok(reply), Some(replicator)) if writes => crate::replication::ship_for_write(replicator).map(|()| reply),
+            (Ok(reply), Some(replicator)) if writes => {
+                let id = match &reply {
+                    Reply::One(Response::Id(id)) => Some(Id::from(*id)),
+                    _ => None,
+                };
+                crate::replication::ship_for_write(replicator, id).map(|()| reply)
+            }
             (served, _) => served,
         };
         let reply = served.unwrap_or_else(|error| Reply::One(Response::failed(&error)));
-        let logged_agent = logged_agent.or_else(|| self.agent.as_ref().map(|open| open.name.clone()));
+        let logged_agent = match logged {
+            Logged::Always(name) => Some(name),
+            Logged::IfDone(name) => done.then_some(name),
+            Logged::SessionAgent => self.agent.as_ref().map(|open| open.name.clone()),
+            Logged::Not => None,
+        };
         self.log_served();
         self.served = logged_agent.map(|name| (name, access::entry(self.peer, operation, asked, &reply)));
         reply

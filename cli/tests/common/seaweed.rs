@@ -203,7 +203,17 @@ impl Seaweed {
         cheesedb::replication::S3Bucket::connect(&location, &config).unwrap()
     }
 
-    /// Stops the server with SIGKILL and starts it again on the same data.
+    /// Stops the server with SIGKILL, keeping its data: the object store stops answering
+    /// (connections are refused) until [`Seaweed::restart`].
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Stops the server with SIGKILL (unless stopped already) and starts it again on the same
+    /// data.
     pub fn restart(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();

@@ -20,6 +20,11 @@ use crate::protocol::{wire_leg, Request, Response};
 /// connection broke (the server stopped, say), every call fails with `Error::ConnectionLost`:
 /// open the agent again. In a process forked from the one that opened it, every call fails with
 /// `Error::ForkedProcess` and nothing is sent: the parent's answers never reach the child.
+///
+/// A server that answers writes only once they are shipped to an object store
+/// (`--wait-for-ship`) answers a write it stored but could not ship with
+/// `Error::StoredNotShipped`, carrying the id the write was given: it is kept, and must not be
+/// made again.
 #[derive(Clone)]
 pub struct ClientAgent {
     connection: Arc<Mutex<Connection>>,

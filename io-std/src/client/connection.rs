@@ -30,13 +30,10 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    /// Connects to the server at `socket`, checks that it runs as this user (or root), and
-    /// says hello.
+    /// Connects to the server at `socket` (refusing a link there, or a socket of another user),
+    /// checks that it runs as this user (or root), and says hello.
     pub(crate) fn open(socket: &Path) -> Result<Connection, Error> {
-        let stream = UnixStream::connect(socket).map_err(|error| Error::ServerUnavailable {
-            path: socket.display().to_string(),
-            reason: error.to_string(),
-        })?;
+        let stream = super::socket::connect(socket)?;
         check_server_user(&stream)?;
         let writer = stream.try_clone().map_err(|error| Error::ServerUnavailable {
             path: socket.display().to_string(),

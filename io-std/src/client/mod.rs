@@ -6,6 +6,7 @@ mod batch;
 mod connection;
 mod peer;
 mod readable;
+mod socket;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -69,7 +70,9 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// `Error::ServerUnavailable` when no server answers there; `Error::VersionMismatch` for
+    /// `Error::ServerUnavailable` when no server answers there; `Error::SocketRefused` when a
+    /// symbolic link or a socket of another user stands at the socket's name (a client never
+    /// follows a link to a server, which could be another folder's); `Error::VersionMismatch` for
     /// a server of another protocol version; `Error::PeerRefused` for a server of another user
     /// (other than root); `Error::ServerBusy` when it serves all the connections it allows.
     pub fn connect(path: impl AsRef<Path>) -> Result<Client, Error> {

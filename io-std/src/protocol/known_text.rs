@@ -263,6 +263,14 @@ pub(crate) const MALFORMED_REASONS: &[&str] = &[
     "a batch is open: write through the batch",
 ];
 
+/// Why an agent stopped being replicated (`Error::ReplicaFenced`).
+const FENCE_REASONS: &[&str] = &[
+    "the object store holds another agent of that name",
+    "a piece this store was writing was written by someone else",
+    "the head was replaced by another store",
+    "the object store holds a history this store's log does not contain",
+];
+
 /// The text of `text` from `table`, or `fallback`.
 fn find(table: &[&'static str], text: &str, fallback: &'static str) -> &'static str {
     table.iter().copied().find(|known| *known == text).unwrap_or(fallback)
@@ -296,6 +304,11 @@ pub(crate) fn backend(text: &str) -> &'static str {
 /// Why bytes were not a message.
 pub(crate) fn malformed_reason(text: &str) -> &'static str {
     find(MALFORMED_REASONS, text, "the peer refused the message")
+}
+
+/// Why an agent stopped being replicated.
+pub(crate) fn fence_reason(text: &str) -> &'static str {
+    find(FENCE_REASONS, text, "the server's replica of it was fenced")
 }
 
 /// A reason of damage from its description.
@@ -372,6 +385,7 @@ mod tests {
         assert_all_known("io_error(", &[OPERATIONS]);
         assert_all_known("from_storage(", &[OPERATIONS]);
         assert_all_known("backend: ", &[BACKENDS]);
+        assert_all_known("fence(", &[FENCE_REASONS]);
     }
 
     #[test]

@@ -37,8 +37,10 @@ pub use wire_error::{WireError, WireStorageKind, WireVectorProblem};
 
 /// The version of the protocol this crate speaks; a client and a server of different versions
 /// refuse each other at the hello. Version 2 added encrypted agents: `CreateAgent` carries an
-/// `encrypted` flag, which a version 1 peer would not decode.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// `encrypted` flag, which a version 1 peer would not decode. Version 3 carries the errors of
+/// replication and of the socket (a write stored but not shipped among them), which a version 2
+/// client would take for bytes that are not a message, though the write was stored.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The name of the server's socket inside the data folder.
 pub const SOCKET_FILE: &str = "cheesedb.sock";

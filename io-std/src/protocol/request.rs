@@ -388,12 +388,12 @@ mod tests {
     }
 
     #[test]
-    fn this_version_s_hello_starts_with_version_2() {
-        // Version 2 changed `CreateAgent` (its `encrypted` flag): a version 1 peer is told at
-        // the hello, never left to misread a request.
-        assert_eq!(PROTOCOL_VERSION, 2);
+    fn this_version_s_hello_starts_with_version_3() {
+        // Version 2 changed `CreateAgent` (its `encrypted` flag), version 3 the errors a server
+        // may answer: an older peer is told at the hello, never left to misread a message.
+        assert_eq!(PROTOCOL_VERSION, 3);
         let bytes = Request::Hello { version: PROTOCOL_VERSION, client: String::from("x") }.encode().unwrap();
-        assert_eq!(bytes.get(..2), Some(&[0u8, 2][..]));
+        assert_eq!(bytes.get(..2), Some(&[0u8, 3][..]));
         let first = Request::Hello { version: 1, client: String::from("x") }.encode().unwrap();
         assert_eq!(Request::hello_version(&first), Some(1));
     }

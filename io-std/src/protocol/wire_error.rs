@@ -1,6 +1,6 @@
 //! [`WireError`]: every [`Error`] as the protocol carries it, and back.
 
-use cheesedb_core::{Error, ErrorSource, Id, StorageError, StorageErrorKind, VectorProblem};
+use cheesedb_core::{Error, ErrorSource, Id, SocketProblem, StorageError, StorageErrorKind, VectorProblem};
 use serde::{Deserialize, Serialize};
 
 use super::known_text;
@@ -120,6 +120,51 @@ pub enum WireError {
     Other {
         message: String,
     },
+    // Variants after `Other` were added later: each keeps its place, so the ones before keep
+    // their encoding.
+    ReplicaFenced {
+        name: String,
+        reason: String,
+    },
+    ObjectStore {
+        detail: String,
+    },
+    StoredNotShipped {
+        id: Option<u64>,
+        reason: String,
+    },
+    SocketRefused {
+        path: String,
+        problem: WireSocketProblem,
+    },
+}
+
+/// A [`SocketProblem`] as the protocol carries it.
+#[allow(missing_docs)] // Each variant and field is the `SocketProblem` of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireSocketProblem {
+    SymbolicLink,
+    OwnedByAnotherUser { owner: u32, user: u32 },
+}
+
+impl From<SocketProblem> for WireSocketProblem {
+    fn from(problem: SocketProblem) -> WireSocketProblem {
+        match problem {
+            SocketProblem::OwnedByAnotherUser { owner, user } => WireSocketProblem::OwnedByAnotherUser { owner, user },
+            // A problem this version does not know cannot come from its own engine; a link is
+            // the refusal that says least.
+            _ => WireSocketProblem::SymbolicLink,
+        }
+    }
+}
+
+impl From<WireSocketProblem> for SocketProblem {
+    fn from(problem: WireSocketProblem) -> SocketProblem {
+        match problem {
+            WireSocketProblem::SymbolicLink => SocketProblem::SymbolicLink,
+            WireSocketProblem::OwnedByAnotherUser { owner, user } => SocketProblem::OwnedByAnotherUser { owner, user },
+        }
+    }
 }
 
 /// A [`StorageErrorKind`] as the protocol carries it.
@@ -294,6 +339,12 @@ impl From<&Error> for WireError {
             Error::PeerRefused { uid } => WireError::PeerRefused { uid },
             Error::AgentInUse { name } => WireError::AgentInUse { name },
             Error::AlreadyEncrypted { name } => WireError::AlreadyEncrypted { name },
+            Error::ReplicaFenced { name, reason } => WireError::ReplicaFenced { name, reason: String::from(reason) },
+            Error::ObjectStore { detail } => WireError::ObjectStore { detail },
+            Error::StoredNotShipped { id, reason } => WireError::StoredNotShipped { id: id.map(Id::get), reason },
+            Error::SocketRefused { path, problem } => WireError::SocketRefused { path, problem: problem.into() },
+            // A variant added to `Error` without a mapping here fails the test
+            // `every_variant_of_the_engine_has_a_wire_mapping` below.
             other => WireError::Other { message: other.to_string() },
         }
     }
@@ -363,6 +414,12 @@ impl WireError {
             WireError::AgentInUse { name } => Error::AgentInUse { name },
             WireError::AlreadyEncrypted { name } => Error::AlreadyEncrypted { name },
             WireError::Other { .. } => Error::Internal { what: "the server failed in a way this client does not know" },
+            WireError::ReplicaFenced { name, reason } => {
+                Error::ReplicaFenced { name, reason: known_text::fence_reason(&reason) }
+            }
+            WireError::ObjectStore { detail } => Error::ObjectStore { detail },
+            WireError::StoredNotShipped { id, reason } => Error::StoredNotShipped { id: id.map(Id::from), reason },
+            WireError::SocketRefused { path, problem } => Error::SocketRefused { path, problem: problem.into() },
         }
     }
 }
@@ -427,7 +484,61 @@ mod tests {
             Error::PeerRefused { uid: 1000 },
             Error::AgentInUse { name: String::from("carol") },
             Error::AlreadyEncrypted { name: String::from("dave") },
+            Error::ReplicaFenced { name: String::from("erin"), reason: "the head was replaced by another store" },
+            Error::ObjectStore { detail: String::from("connection refused") },
+            Error::StoredNotShipped { id: Some(Id::from(8)), reason: String::from("the object store failed") },
+            Error::StoredNotShipped { id: None, reason: String::from("the object store failed") },
+            Error::SocketRefused { path: String::from("/f/cheesedb.sock"), problem: SocketProblem::SymbolicLink },
+            Error::SocketRefused {
+                path: String::from("/g/cheesedb.sock"),
+                problem: SocketProblem::OwnedByAnotherUser { owner: 1, user: 2 },
+            },
         ]
+    }
+
+    /// The name of `error`'s variant, as `Debug` writes it.
+    fn variant_name(error: &impl std::fmt::Debug) -> String {
+        let debug = format!("{error:?}");
+        debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned()
+    }
+
+    /// The variants of the enum `name` declared in `source`: each line indented by one level
+    /// that starts with a capital letter inside `pub enum NAME { … }`.
+    fn declared_variants(source: &str, name: &str) -> Vec<String> {
+        let start = source.find(&format!("pub enum {name} {{")).unwrap();
+        let body = &source[start..];
+        let end = body.find("\n}").unwrap();
+        body[..end]
+            .lines()
+            .skip(1)
+            .filter(|line| line.starts_with("    ") && !line.starts_with("     "))
+            .map(str::trim)
+            .filter(|line| line.starts_with(|character: char| character.is_ascii_uppercase()))
+            .map(|line| line.split([' ', '{', ',', '(']).next().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Every variant the engine declares has a wire variant of its own, and is among
+    /// [`every_error`], so the round trip below covers it: a variant added to `Error` without
+    /// a mapping fails here rather than reaching a client as "an error this client does not
+    /// know".
+    #[test]
+    fn every_variant_of_the_engine_has_a_wire_mapping() {
+        let engine = declared_variants(include_str!("../../../core/src/error.rs"), "Error");
+        assert!(engine.len() > 30, "the parse found the variants: {engine:?}");
+        let covered: Vec<String> = every_error().iter().map(variant_name).collect();
+        for variant in &engine {
+            assert!(covered.contains(variant), "Error::{variant} is missing from every_error()");
+        }
+        for error in every_error() {
+            let wire = WireError::from(&error);
+            assert!(!matches!(wire, WireError::Other { .. }), "{error:?} has no wire variant of its own");
+            assert_eq!(variant_name(&wire), variant_name(&error), "{error:?} crosses the wire as {wire:?}");
+        }
+        let problems = declared_variants(include_str!("../../../core/src/error.rs"), "SocketProblem");
+        assert_eq!(problems, ["SymbolicLink", "OwnedByAnotherUser"], "a new socket problem needs a wire variant");
+        let vector_problems = declared_variants(include_str!("../../../core/src/error.rs"), "VectorProblem");
+        assert_eq!(vector_problems.len(), 4, "a new vector problem needs a wire variant: {vector_problems:?}");
     }
 
     #[test]
