@@ -4,7 +4,7 @@ use alloc::vec::Vec;
 
 use super::envelope::{open_payload, parse_node, parse_vector};
 use super::{content_associated_data, slot_associated_data, unwrap_key, SecretKey};
-use crate::codec::key_table_file::{decode_key_slot, key_slot_offset, KEY_SLOT_BYTES};
+use crate::codec::key_table_file::{decode_key_slot, key_slot_offset};
 use crate::codec::record::{Body, Record};
 use crate::corrupt_reason::CorruptReason;
 
@@ -97,12 +97,16 @@ impl ContentOpener {
     ///
     /// # Errors
     ///
-    /// As [`secret_in_slot`].
+    /// As [`secret_in_slot`]; `KeyFileCutShort` when the table ends inside the slot (a torn
+    /// write, whose rest may still hold the key), as the engine's own read of a slot says.
     pub fn secret(&self, id: u64) -> Result<Option<SecretKey>, CorruptReason> {
-        let start = key_slot_offset(id).and_then(|offset| usize::try_from(offset).ok());
-        let Some(slot) = start.and_then(|start| self.key_table.get(start..start.checked_add(KEY_SLOT_BYTES)?)) else {
+        let Some(start) = key_slot_offset(id).and_then(|offset| usize::try_from(offset).ok()) else {
             return Ok(None);
         };
+        let Some(slot) = self.key_table.get(start..) else { return Ok(None) };
+        if slot.is_empty() {
+            return Ok(None);
+        }
         secret_in_slot(self.agent, &self.slot_key, id, slot)
     }
 
