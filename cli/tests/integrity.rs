@@ -68,6 +68,9 @@ fn report_has_every_field_and_compact_succeeds() {
         "unfinished_rolls_undone_on_open",
         "erase_journals_replayed_on_open",
         "erase_journals_discarded_on_open",
+        "key_slots_restored_on_open",
+        "epoch_slots_cut_on_open",
+        "epoch_slots_destroyed_on_open",
         "repaired_anything",
     ] {
         assert!(report.get(field).is_some(), "report has {field}: {report}");

@@ -229,6 +229,8 @@ pub enum CorruptReason {
     KeyFileHeaderChecksumMismatch,
     /// Key file cut short.
     KeyFileCutShort,
+    /// Key file missing (the key table or the epoch file of an encrypted agent).
+    KeyFileMissing,
     /// Key slot checksum mismatch.
     KeySlotChecksumMismatch,
     /// Epoch slot checksum mismatch.
@@ -428,6 +430,7 @@ impl CorruptReason {
             CorruptReason::KeyFileHeaderMismatch => "key file header names another kind, slot size or agent",
             CorruptReason::KeyFileHeaderChecksumMismatch => "key file header checksum mismatch",
             CorruptReason::KeyFileCutShort => "key file cut short",
+            CorruptReason::KeyFileMissing => "key file missing",
             CorruptReason::KeySlotChecksumMismatch => "key slot checksum mismatch",
             CorruptReason::EpochSlotChecksumMismatch => "epoch slot checksum mismatch",
             CorruptReason::EpochKeyDoesNotOpen => "epoch key does not open with this token",

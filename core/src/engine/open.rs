@@ -60,7 +60,10 @@ impl<S: Storage> AgentEngine<S> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let count = engine.list_segments()?;
         if let Some(secrets) = secrets {
-            engine.sealing = Some(Sealing::open(&engine.storage, &engine.folder, agent, secrets)?);
+            let sealing = Sealing::open(&engine.storage, &engine.folder, agent, secrets)?;
+            engine.report.epoch_slots_cut_on_open = u64::from(sealing.rotation_cut_short());
+            engine.report.epoch_slots_destroyed_on_open = sealing.epoch_slots_destroyed_on_open();
+            engine.sealing = Some(sealing);
         }
         engine.replay_erase_journal(count)?;
         let loaded = engine.load_snapshot(count)?;
@@ -201,7 +204,7 @@ impl<S: Storage> AgentEngine<S> {
         })?;
         self.last_erase_sequence_replayed = last_erase;
         if let Some(sealing) = self.sealing.as_mut() {
-            restore.write(sealing, &self.graph)?;
+            self.report.key_slots_restored_on_open += restore.write(sealing, &self.graph)?;
         }
         let mut active = active;
         let mut replayed = Replayed::Continue;

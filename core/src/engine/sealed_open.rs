@@ -42,7 +42,10 @@ impl SlotsToRestore {
     /// snapshot, would not write it again. After a clean close nothing differs, so nothing is
     /// written (a read-only open stays so). A node an Erase covers gets no key back: its slot is
     /// to be zeroed, not restored.
-    pub(super) fn write<F: StorageFile>(self, sealing: &mut Sealing<F>, graph: &Graph) -> Result<(), Error> {
+    ///
+    /// Returns how many slots it wrote.
+    pub(super) fn write<F: StorageFile>(self, sealing: &mut Sealing<F>, graph: &Graph) -> Result<u64, Error> {
+        let mut written = 0;
         for (first, bytes) in self.runs {
             let held = sealing.slots_held(first, bytes.len())?;
             let mut held_slots = held.chunks_exact(KEY_SLOT_BYTES);
@@ -55,9 +58,10 @@ impl SlotsToRestore {
             }
             for (first, bytes) in differing.runs {
                 sealing.write_slots(first, &bytes)?;
+                written += (bytes.len() / KEY_SLOT_BYTES) as u64;
             }
         }
-        Ok(())
+        Ok(written)
     }
 }
 

@@ -119,6 +119,7 @@ const CORRUPT_REASONS: &[CorruptReason] = &[
     CorruptReason::KeyFileHeaderMismatch,
     CorruptReason::KeyFileHeaderChecksumMismatch,
     CorruptReason::KeyFileCutShort,
+    CorruptReason::KeyFileMissing,
     CorruptReason::KeySlotChecksumMismatch,
     CorruptReason::EpochSlotChecksumMismatch,
     CorruptReason::EpochKeyDoesNotOpen,
