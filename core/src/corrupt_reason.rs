@@ -185,6 +185,8 @@ pub enum CorruptReason {
     SnapshotPointInsideHeader,
     /// Snapshot commit marker unreadable.
     SnapshotCommitMarkerUnreadable,
+    /// Snapshot name holds no plain file (a folder, a link, or another kind of entry).
+    SnapshotNotAPlainFile,
     /// No commit marker at the snapshot point.
     NoCommitMarkerAtSnapshotPoint,
     /// Snapshot does not match the hash chain at its point.
@@ -408,6 +410,9 @@ impl CorruptReason {
             CorruptReason::SnapshotDoesNotMatchSegmentItStarts => "snapshot does not match the segment it starts",
             CorruptReason::SnapshotPointInsideHeader => "snapshot point inside the header",
             CorruptReason::SnapshotCommitMarkerUnreadable => "snapshot commit marker unreadable",
+            CorruptReason::SnapshotNotAPlainFile => {
+                "snapshot is not a plain file (a folder, a link or another entry), so left alone"
+            }
             CorruptReason::NoCommitMarkerAtSnapshotPoint => "no commit marker at the snapshot point",
             CorruptReason::SnapshotDiffersFromHashChain => "snapshot does not match the hash chain at its point",
             CorruptReason::UncommittedBytesAfterLastCommit => "uncommitted bytes after the last commit marker",

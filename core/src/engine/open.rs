@@ -22,7 +22,7 @@ use crate::log::scan::{
     check_header, count_whole_records, find_valid_commit, scan_records_after, Damage, Expected, ScanEnd,
 };
 use crate::seal::AgentSecrets;
-use crate::storage::{Storage, StorageFile};
+use crate::storage::{NameKind, Storage, StorageFile};
 
 impl<S: Storage> AgentEngine<S> {
     /// Opens an existing agent.
@@ -101,6 +101,11 @@ impl<S: Storage> AgentEngine<S> {
         for name in names {
             if name.ends_with(TEMPORARY_SUFFIX) {
                 let path = alloc::format!("{}/{name}", self.folder);
+                // Only a plain file there is a rewrite cheesedb left: a folder or a link of that
+                // name is not its own, and is left where it is, as any other name it did not make.
+                if !self.storage.holds(&path, NameKind::File).map_err(|error| io_error("checking", &path, error))? {
+                    continue;
+                }
                 self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
                 self.report.temporary_files_removed += 1;
             } else if let Some(number) = parse_segment_name(&name) {

@@ -97,6 +97,7 @@ const CORRUPT_REASONS: &[CorruptReason] = &[
     CorruptReason::SnapshotDoesNotMatchSegmentItStarts,
     CorruptReason::SnapshotPointInsideHeader,
     CorruptReason::SnapshotCommitMarkerUnreadable,
+    CorruptReason::SnapshotNotAPlainFile,
     CorruptReason::NoCommitMarkerAtSnapshotPoint,
     CorruptReason::SnapshotDiffersFromHashChain,
     CorruptReason::UncommittedBytesAfterLastCommit,
