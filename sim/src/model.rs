@@ -486,7 +486,7 @@ impl AgentModel {
 
     /// What a recall removes and whose text it erases. A recall of a dead id applies its own
     /// mode and removal to what is there now, and is refused only when it removes nothing and
-    /// does not erase.
+    /// erases nothing an Erase did not take already.
     fn plan(&self, id: u64, mode: Mode, removal: Removal) -> Result<(Vec<u64>, Vec<u64>), Error> {
         let Some(node) = self.node(id) else { return Err(Error::UnknownId { id: Id::from(id) }) };
         let repeated = !node.alive;
@@ -512,21 +512,23 @@ impl AgentModel {
                 dead.into_iter().collect()
             }
         };
-        if repeated && removed.is_empty() && removal == Removal::Untrusted {
-            return Err(Error::AlreadyRecalled { id: Id::from(id) });
-        }
         let erased: Vec<u64> = match (removal, repeated) {
             (Removal::Untrusted, _) => Vec::new(),
             (Removal::Erase, false) => removed.iter().copied().chain([id]).collect(),
-            // Again: the id, every dead node with it in its history, and what dies now.
+            // Again: the id, every dead node with it in its history, and what dies now, but
+            // none an Erase took already: nothing of it is left to take.
             (Removal::Erase, true) => self
                 .ids()
                 .filter(|other| {
                     *other == id
                         || (self.has_in_history(*other, id) && (!self.is_alive(*other) || removed.contains(other)))
                 })
+                .filter(|other| self.node(*other).is_some_and(|node| !node.erased))
                 .collect(),
         };
+        if repeated && removed.is_empty() && erased.is_empty() {
+            return Err(Error::AlreadyRecalled { id: Id::from(id) });
+        }
         Ok((removed, erased))
     }
 
