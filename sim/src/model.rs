@@ -313,6 +313,22 @@ impl AgentModel {
         Ok(self.nodes.len() as u64)
     }
 
+    /// Why one step of a staged batch, adding `write` after the steps that staged `staged`,
+    /// is refused against the agent as it is now: the checks of that write alone, the writes
+    /// staged before counting as alive (the dimension of vectors is checked at the commit).
+    pub fn staged_step_refusal(&self, staged: &[ModelWrite], write: &ModelWrite) -> Option<Error> {
+        let nodes_staged = staged.iter().filter(|write| !matches!(write, ModelWrite::Vector { .. })).count() as u64;
+        let pending: BTreeSet<u64> = (self.next_id()..self.next_id() + nodes_staged).collect();
+        match write {
+            ModelWrite::Lot { .. } => None,
+            ModelWrite::Memory { legs, reads, .. } => match with_reads(legs, reads) {
+                Ok((legs, _)) => self.refusal(&legs, &pending),
+                Err(refusal) => Some(refusal),
+            },
+            ModelWrite::Vector { id, vector } => self.vector_refusal(*id, vector, &pending),
+        }
+    }
+
     /// Applies a whole batch, or refuses it whole; returns the ids of its lots and memories.
     /// Each write is checked in turn; the dimension of its vectors last, against the alive
     /// vectors before the batch.
