@@ -298,7 +298,7 @@ impl World {
         let mut ids = Vec::new();
         let (engine, _) = self.engine(agent)?;
         for (index, write) in before.iter().enumerate() {
-            let expected = model.staged_step_refusal(&before[..index], write);
+            let expected = model.staged_step_refusal(before.get(..index).unwrap_or_default(), write);
             match (expected, engine.stage(&mut staged, |batch| collect_writes(batch, core::slice::from_ref(write)))) {
                 (None, Ok(new)) => ids.extend(new),
                 (Some(expected), Err(error)) if error == expected => {
@@ -345,7 +345,7 @@ impl World {
             Err(Error::BatchConflict)
         } else {
             let refused = after_split.iter().enumerate().find_map(|(index, write)| {
-                let staged_before = &writes[..before.len() + index];
+                let staged_before = writes.get(..before.len() + index).unwrap_or_default();
                 model.staged_step_refusal(staged_before, write)
             });
             match refused {
