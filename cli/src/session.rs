@@ -208,7 +208,7 @@ pub fn note_repairs(agent: &str, report: &Report) {
     let agent = escaped(&describe_agent(agent));
     if let Some(reason) = report.snapshot_ignored {
         eprintln!(
-            "cheesedb: note: opening {agent} did not use its snapshot ({}): the whole log was replayed, and a new snapshot will replace it",
+            "cheesedb: note: opening {agent} did not use its snapshot ({}): the whole log was replayed instead",
             escaped(reason)
         );
     }
