@@ -123,3 +123,33 @@ impl ContentOpener {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec;
+
+    use super::*;
+    use crate::codec::key_file_header::KEY_FILE_HEADER_BYTES;
+    use crate::codec::key_table_file::{encode_key_slot, KeySlot, KEY_SLOT_BYTES};
+    use crate::seal::wrap_key;
+
+    const AGENT: u64 = 4;
+    const SLOT_KEY: SecretKey = [7; 32];
+
+    fn slot(id: u64, secret: &SecretKey) -> [u8; KEY_SLOT_BYTES] {
+        let nonce = [u8::try_from(id).unwrap(); 24];
+        let wrapped = wrap_key(&SLOT_KEY, &nonce, &slot_associated_data(AGENT, id), secret);
+        encode_key_slot(AGENT, id, &KeySlot { nonce, wrapped })
+    }
+
+    #[test]
+    fn a_slot_the_table_ends_inside_is_cut_short_and_one_past_its_end_holds_no_key() {
+        let mut table = vec![0u8; KEY_FILE_HEADER_BYTES];
+        table.extend_from_slice(&slot(1, &[1; 32]));
+        table.extend_from_slice(&slot(2, &[2; 32])[..30]);
+        let opener = ContentOpener::new(AGENT, SLOT_KEY, table);
+        assert_eq!(opener.secret(1), Ok(Some([1; 32])));
+        assert_eq!(opener.secret(2), Err(CorruptReason::KeyFileCutShort));
+        assert_eq!(opener.secret(3), Ok(None));
+    }
+}
