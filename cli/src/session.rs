@@ -232,6 +232,7 @@ fn repairs(report: &Report) -> String {
         (report.key_slots_restored_on_open, "key slots written again from the log"),
         (report.epoch_slots_cut_on_open, "torn epoch slots cut"),
         (report.epoch_slots_destroyed_on_open, "damaged epoch slots of destroyed epochs written again as destroyed"),
+        (report.epoch_rotations_finished_on_open, "epoch rotations of an interrupted Erase finished"),
     ];
     let done: Vec<String> =
         counts.iter().filter(|(count, _)| *count > 0).map(|(count, what)| format!("{count} {what}")).collect();

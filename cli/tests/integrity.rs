@@ -71,6 +71,7 @@ fn report_has_every_field_and_compact_succeeds() {
         "key_slots_restored_on_open",
         "epoch_slots_cut_on_open",
         "epoch_slots_destroyed_on_open",
+        "epoch_rotations_finished_on_open",
         "repaired_anything",
     ] {
         assert!(report.get(field).is_some(), "report has {field}: {report}");

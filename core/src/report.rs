@@ -44,6 +44,9 @@ pub struct Report {
     /// Older epoch slots of an encrypted agent that failed their check (torn while an Erase
     /// destroyed them, or changed since) and were written again as destroyed.
     pub epoch_slots_destroyed_on_open: u64,
+    /// Rotations of an encrypted agent's epochs that an Erase began and a crash cut short,
+    /// finished at open: a new epoch started, the older ones destroyed, or both.
+    pub epoch_rotations_finished_on_open: u64,
 }
 
 impl Report {
@@ -61,5 +64,6 @@ impl Report {
             || self.key_slots_restored_on_open > 0
             || self.epoch_slots_cut_on_open > 0
             || self.epoch_slots_destroyed_on_open > 0
+            || self.epoch_rotations_finished_on_open > 0
     }
 }

@@ -29,6 +29,7 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
         "key_slots_restored_on_open": report.key_slots_restored_on_open,
         "epoch_slots_cut_on_open": report.epoch_slots_cut_on_open,
         "epoch_slots_destroyed_on_open": report.epoch_slots_destroyed_on_open,
+        "epoch_rotations_finished_on_open": report.epoch_rotations_finished_on_open,
         "repaired_anything": report.repaired_anything(),
     });
     context.printer.result(value, || {
@@ -47,6 +48,7 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
             format!("key slots restored:         {}", report.key_slots_restored_on_open),
             format!("torn epoch slots cut:       {}", report.epoch_slots_cut_on_open),
             format!("epoch slots destroyed:      {}", report.epoch_slots_destroyed_on_open),
+            format!("epoch rotations finished:   {}", report.epoch_rotations_finished_on_open),
         ];
         if let Some(reason) = report.snapshot_ignored {
             lines.push(format!("snapshot not used:          {reason} (the whole log was replayed)"));

@@ -133,7 +133,9 @@ impl<S: Storage> AgentEngine<S> {
             || self.graph.vectors_to_remove(false).next().is_some()
             || !covered.is_empty();
         let destroyed = if left { self.erase_by_destroying_keys(&covered)? } else { 0 };
-        self.settle_epochs()?;
+        if self.settle_epochs()? {
+            self.report.epoch_rotations_finished_on_open += 1;
+        }
         Ok(destroyed)
     }
 
@@ -148,19 +150,22 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Starts a new epoch when an Erase replayed from the log was written under the epoch in
     /// force (a crash came before its rotation) or when no live epoch is in force, and destroys
-    /// every epoch older than the one in force.
-    fn settle_epochs(&mut self) -> Result<(), Error> {
+    /// every epoch older than the one in force. Returns whether it did either.
+    fn settle_epochs(&mut self) -> Result<bool, Error> {
         let next_sequence = self.log.sequence() + 1;
         let erase_under_current = self.erase_cut_short() && !mutant!(SkipEpochRotation);
-        let Some(sealing) = self.sealing.as_mut() else { return Ok(()) };
+        let Some(sealing) = self.sealing.as_mut() else { return Ok(false) };
+        let mut settled = false;
         if erase_under_current || sealing.current_epoch().is_none() {
             sealing.sync_key_table()?;
             sealing.start_epoch(&self.storage, next_sequence)?;
+            settled = true;
         }
         if sealing.has_older_live_epochs() {
             sealing.sync_key_table()?;
             sealing.destroy_older_epochs()?;
+            settled = true;
         }
-        Ok(())
+        Ok(settled)
     }
 }

@@ -177,6 +177,8 @@ pub struct WireReport {
     pub epoch_slots_cut_on_open: u64,
     #[serde(default)]
     pub epoch_slots_destroyed_on_open: u64,
+    #[serde(default)]
+    pub epoch_rotations_finished_on_open: u64,
 }
 
 impl From<&Report> for WireReport {
@@ -197,6 +199,7 @@ impl From<&Report> for WireReport {
             key_slots_restored_on_open: report.key_slots_restored_on_open,
             epoch_slots_cut_on_open: report.epoch_slots_cut_on_open,
             epoch_slots_destroyed_on_open: report.epoch_slots_destroyed_on_open,
+            epoch_rotations_finished_on_open: report.epoch_rotations_finished_on_open,
         }
     }
 }
@@ -221,6 +224,7 @@ impl WireReport {
         report.key_slots_restored_on_open = self.key_slots_restored_on_open;
         report.epoch_slots_cut_on_open = self.epoch_slots_cut_on_open;
         report.epoch_slots_destroyed_on_open = self.epoch_slots_destroyed_on_open;
+        report.epoch_rotations_finished_on_open = self.epoch_rotations_finished_on_open;
         report
     }
 }

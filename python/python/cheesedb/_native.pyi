@@ -32,6 +32,7 @@ class Report(TypedDict):
     key_slots_restored_on_open: int
     epoch_slots_cut_on_open: int
     epoch_slots_destroyed_on_open: int
+    epoch_rotations_finished_on_open: int
     repaired_anything: bool
 
 @final
