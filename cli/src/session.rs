@@ -201,21 +201,40 @@ pub fn open_agent(folder: &Path, agent: &str) -> Result<AgentHandle, Failure> {
     Ok(handle)
 }
 
-/// Tells the user, on standard error, when opening the agent repaired what a crash left: the
-/// next open will find nothing to report, so this is the one chance to hear of it.
+/// Tells the user, on standard error, when opening the agent repaired what a crash left or did
+/// not use a file it found (a damaged snapshot): the next open will find nothing to report, so
+/// this is the one chance to hear of it.
 pub fn note_repairs(agent: &str, report: &Report) {
+    let agent = escaped(&describe_agent(agent));
+    if let Some(reason) = report.snapshot_ignored {
+        eprintln!(
+            "cheesedb: note: opening {agent} did not use its snapshot ({}): the whole log was replayed instead",
+            escaped(reason)
+        );
+    }
     if !report.repaired_anything() {
         return;
     }
-    let agent = escaped(&describe_agent(agent));
-    eprintln!(
-        "cheesedb: note: opening {agent} repaired an interrupted write: {} bytes ({} records) of an unfinished write cut, {} erasures finished, {} temporary files removed, {} unfinished rolls undone, {} erase journals replayed and {} discarded",
-        report.dropped_bytes,
-        report.dropped_records,
-        report.erasures_completed_on_open,
-        report.temporary_files_removed,
-        report.unfinished_rolls_undone_on_open,
-        report.erase_journals_replayed_on_open,
-        report.erase_journals_discarded_on_open
-    );
+    eprintln!("cheesedb: note: opening {agent} repaired what an interrupted write or damage left: {}", repairs(report));
+}
+
+/// Every repair of `report` that happened, with its count, in a sentence.
+fn repairs(report: &Report) -> String {
+    let counts = [
+        (report.dropped_bytes, "bytes of an unfinished write cut"),
+        (report.dropped_records, "records of an unfinished write cut"),
+        (report.erasures_completed_on_open, "erasures finished"),
+        (report.temporary_files_removed, "temporary files removed"),
+        (report.segments_started_on_open, "segments started"),
+        (report.unfinished_rolls_undone_on_open, "unfinished rolls undone"),
+        (report.erase_journals_replayed_on_open, "erase journals replayed"),
+        (report.erase_journals_discarded_on_open, "erase journals discarded"),
+        (report.key_slots_restored_on_open, "key slots written again from the log"),
+        (report.epoch_slots_cut_on_open, "torn epoch slots cut"),
+        (report.epoch_slots_destroyed_on_open, "damaged epoch slots of destroyed epochs written again as destroyed"),
+        (report.epoch_rotations_finished_on_open, "epoch rotations of an interrupted Erase finished"),
+    ];
+    let done: Vec<String> =
+        counts.iter().filter(|(count, _)| *count > 0).map(|(count, what)| format!("{count} {what}")).collect();
+    done.join(", ")
 }

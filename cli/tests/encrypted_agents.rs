@@ -168,3 +168,87 @@ fn a_client_of_an_older_protocol_hears_the_servers_version_at_the_hello_and_noth
     assert_eq!(cli.json(&["agent", "list"]), json!({ "agents": [] }), "nothing was created");
     server.stop();
 }
+
+/// The key table of the first agent of the data folder.
+fn key_table(cli: &Cli) -> std::path::PathBuf {
+    cli.folder().join("agent-0000000000000001/keys")
+}
+
+/// An encrypted agent "alice" whose lots 1 and 2 hold "rain" under an epoch an Erase (of lot
+/// 3) destroyed: a slot of theirs lost now can never be written again from their records.
+fn alice_with_two_rainy_lots_under_a_destroyed_epoch(cli: &Cli) {
+    cli.json(&["agent", "create", "alice", "--encrypted"]);
+    assert_eq!(cli.lot("alice", "web", "rain in Pune"), 1);
+    assert_eq!(cli.lot("alice", "tool", "rain tomorrow"), 2);
+    assert_eq!(cli.lot("alice", "note", "unrelated"), 3);
+    cli.json(&["recall", "alice", "3", "--erase"]);
+    assert_eq!(cli.json(&["search", "alice", "rain"])["hits"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_search_or_a_list_that_meets_a_missing_key_fails_as_get_does() {
+    let cli = Cli::new();
+    alice_with_two_rainy_lots_under_a_destroyed_epoch(&cli);
+    let mut table = std::fs::read(key_table(&cli)).unwrap();
+    // The slot of lot 1, zeroed as an Erase would, although lot 1 is alive.
+    table[64..64 + 80].fill(0);
+    std::fs::write(key_table(&cli), &table).unwrap();
+    let got = cli.run(&["get", "alice", "1"]).fails_with(3).to_owned();
+    assert!(got.contains("key missing") && got.contains("keys"), "{got}");
+    for arguments in [&["search", "alice", "rain"][..], &["list", "alice"], &["--json", "search", "alice", "rain"]] {
+        let refused = cli.run(arguments).fails_with(3).to_owned();
+        assert!(refused.contains("key missing") && refused.contains("keys"), "{arguments:?}: {refused}");
+    }
+    // Cut to its header, the table holds no key at all: every alive lot is missing its key.
+    std::fs::write(key_table(&cli), &table[..64]).unwrap();
+    let refused = cli.run(&["search", "alice", "rain"]).fails_with(3).to_owned();
+    assert!(refused.contains("key missing") && !refused.contains("no lot or memory matches"), "{refused}");
+}
+
+#[test]
+fn a_key_file_cut_inside_its_header_or_removed_is_damage_naming_the_file() {
+    for (file, damage) in [("keys", "cut"), ("keys", "removed"), ("epochs", "cut"), ("epochs", "removed")] {
+        let cli = Cli::new();
+        alice_with_two_rainy_lots_under_a_destroyed_epoch(&cli);
+        let path = cli.folder().join("agent-0000000000000001").join(file);
+        match damage {
+            "cut" => std::fs::write(&path, &std::fs::read(&path).unwrap()[..30]).unwrap(),
+            _ => std::fs::remove_file(&path).unwrap(),
+        }
+        for arguments in [&["get", "alice", "1"][..], &["search", "alice", "rain"], &["verify", "alice"]] {
+            let refused = cli.run(arguments).fails_with(3).to_owned();
+            let reason = if damage == "cut" { "key file cut short" } else { "key file missing" };
+            assert!(
+                refused.contains(reason) && refused.contains(&format!("agent-0000000000000001/{file}")),
+                "{file} {damage}, {arguments:?}: {refused}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_changed_byte_in_a_destroyed_epoch_slot_is_repaired_and_the_repair_reported() {
+    let cli = Cli::new();
+    alice_with_two_rainy_lots_under_a_destroyed_epoch(&cli);
+    let path = cli.folder().join("agent-0000000000000001/epochs");
+    let mut epochs = std::fs::read(&path).unwrap();
+    assert_eq!(epochs.len(), 64 + 2 * 88, "the first epoch destroyed, the second in force");
+    // A byte of the destroyed key part of the first epoch's slot.
+    epochs[64 + 20] ^= 0x04;
+    std::fs::write(&path, &epochs).unwrap();
+    let run = cli.run(&["--json", "get", "alice", "2"]);
+    assert_eq!(run.json()["content"], "rain tomorrow");
+    assert!(run.stderr.contains("1 damaged epoch slots of destroyed epochs written again"), "{}", run.stderr);
+    let report = cli.json(&["report", "alice"]);
+    assert_eq!(
+        (report["epoch_slots_destroyed_on_open"].clone(), report["repaired_anything"].clone()),
+        (json!(0), json!(false))
+    );
+    // Damaged again, the report command's own open repairs it, and says so.
+    std::fs::write(&path, &epochs).unwrap();
+    let report = cli.json(&["report", "alice"]);
+    assert_eq!(
+        (report["epoch_slots_destroyed_on_open"].clone(), report["repaired_anything"].clone()),
+        (json!(1), json!(true))
+    );
+}

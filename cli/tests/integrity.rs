@@ -68,6 +68,10 @@ fn report_has_every_field_and_compact_succeeds() {
         "unfinished_rolls_undone_on_open",
         "erase_journals_replayed_on_open",
         "erase_journals_discarded_on_open",
+        "key_slots_restored_on_open",
+        "epoch_slots_cut_on_open",
+        "epoch_slots_destroyed_on_open",
+        "epoch_rotations_finished_on_open",
         "repaired_anything",
     ] {
         assert!(report.get(field).is_some(), "report has {field}: {report}");
@@ -88,4 +92,57 @@ fn a_torn_tail_is_cut_and_reported() {
     drop(file);
     let report = cli.json(&["report", "alice"]);
     assert_eq!(report["records"], 6, "{report}");
+}
+
+/// The folder of the first agent of the data folder.
+fn agent_folder(cli: &Cli) -> std::path::PathBuf {
+    cli.folder().join("agent-0000000000000001")
+}
+
+#[test]
+fn a_damaged_snapshot_is_noted_by_the_command_that_did_not_use_it() {
+    let cli = Cli::new();
+    let [a, ..] = cli.seed_story("alice");
+    // An Erase leaves a snapshot behind at close.
+    cli.json(&["recall", "alice", &a.to_string(), "--erase"]);
+    let snapshot = agent_folder(&cli).join("snapshot");
+    let mut bytes = std::fs::read(&snapshot).expect("a snapshot after the Erase");
+    // A byte of the agent number in its header.
+    bytes[20] ^= 0x01;
+    std::fs::write(&snapshot, &bytes).unwrap();
+    let run = cli.run(&["--json", "get", "alice", "2"]);
+    run.json();
+    assert!(run.stderr.contains("did not use its snapshot (snapshot header checksum mismatch)"), "{}", run.stderr);
+    // The snapshot stays as it is until the next one replaces it: each open says so again.
+    let report = cli.run(&["--json", "report", "alice"]);
+    assert_eq!(report.json()["snapshot_ignored"], json!("snapshot header checksum mismatch"));
+    assert!(report.stderr.contains("did not use its snapshot"), "{}", report.stderr);
+}
+
+#[test]
+fn a_folder_or_link_where_the_snapshot_or_a_temporary_file_goes_is_left_and_never_blocks() {
+    let cli = Cli::new();
+    let [a, b, ..] = cli.seed_story("alice");
+    let folder = agent_folder(&cli);
+    std::fs::create_dir(folder.join("snapshot")).unwrap();
+    std::fs::write(folder.join("snapshot").join("mine"), b"keep").unwrap();
+    std::fs::create_dir(folder.join("snapshot.tmp")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent", folder.join("segment-0000000000000001.log.tmp")).unwrap();
+    let run = cli.run(&["--json", "get", "alice", &b.to_string()]);
+    assert_eq!(run.json()["content"], "profile: lives in Pune");
+    assert!(run.stderr.contains("snapshot is not a plain file"), "{}", run.stderr);
+    let report = cli.json(&["report", "alice"]);
+    assert_eq!(
+        report["snapshot_ignored"],
+        json!("snapshot is not a plain file (a folder, a link or another entry), so left alone")
+    );
+    assert_eq!(report["temporary_files_removed"], 0);
+    // Writes, an Erase (which drops the snapshot first) and a compaction all work around it.
+    cli.lot("alice", "note", "later");
+    cli.json(&["recall", "alice", &a.to_string(), "--erase"]);
+    assert_eq!(cli.json(&["compact", "alice"]), json!({ "compacted": true }));
+    cli.json(&["verify", "alice"]);
+    assert_eq!(std::fs::read(folder.join("snapshot").join("mine")).unwrap(), b"keep");
+    assert!(folder.join("snapshot.tmp").is_dir());
+    assert!(folder.join("segment-0000000000000001.log.tmp").symlink_metadata().unwrap().file_type().is_symlink());
 }

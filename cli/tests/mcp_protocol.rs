@@ -357,9 +357,29 @@ fn a_second_forget_applies_its_own_mode_and_its_dry_run_agrees() {
     assert_eq!(server.call_ok("forget_source", json!({ "id": a, "strict": true }))["removed"], json!([both]));
     let refused = server.call_refused("forget_source", json!({ "id": a, "erase": false, "dry_run": true }));
     assert!(refused.contains("already forgotten"), "{refused}");
-    // With erase (the default) a second forget still has text to take: the dry run says so too.
-    assert_eq!(server.call_ok("forget_source", json!({ "id": a, "dry_run": true }))["removed"], json!([]));
-    assert_eq!(server.call_ok("forget_source", json!({ "id": a }))["erased"], true);
+    // Both forgets erased (the default): a and what died with it hold no text any more, so a
+    // third one, dry run or not, would change nothing and is refused the same way.
+    for arguments in [json!({ "id": a, "dry_run": true }), json!({ "id": a })] {
+        let refused = server.call_refused("forget_source", arguments);
+        assert!(refused.contains("already forgotten"), "{refused}");
+    }
+}
+
+#[test]
+fn a_dry_run_says_whether_the_forget_would_erase() {
+    let (_cli, mut server) = served("alice");
+    server.initialize();
+    let a = server.call_ok("add_source", json!({ "label": "a", "text": "first source" }))["id"].clone();
+    for (erase, erased) in [(None, true), (Some(true), true), (Some(false), false)] {
+        let mut arguments = json!({ "id": a, "dry_run": true });
+        if let Some(erase) = erase {
+            arguments["erase"] = json!(erase);
+        }
+        let answer = server.call_ok("forget_source", arguments);
+        assert_eq!(answer, json!({ "removed": [], "recalled": a, "erased": erased, "dry_run": true }), "{erase:?}");
+    }
+    let forgotten = server.call_ok("forget_source", json!({ "id": a }));
+    assert_eq!(forgotten, json!({ "removed": [], "recalled": a, "erased": true, "dry_run": false }));
 }
 
 #[test]

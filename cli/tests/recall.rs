@@ -98,7 +98,26 @@ fn strict_erase_after_a_fair_recall_applies_strict_and_erase_and_its_dry_run_agr
         assert_eq!(cli.run(&["find", text]).status, Some(1), "{text} is erased");
     }
     assert_eq!(cli.run(&["find", "Pune is rainy"]).status, Some(0), "an alive memory keeps its text");
-    assert_eq!(cli.json(&["recall", "alice", "1", "--erase", "--dry-run"])["removed"], json!([]));
+    // Everything that Erase covers is erased already: again, it would change nothing.
+    let head = cli.json(&["verify", "alice"])["fingerprint"].clone();
+    for arguments in [&["recall", "alice", "1", "--erase", "--dry-run"][..], &["recall", "alice", "1", "--erase"]] {
+        let refused = cli.run(arguments).fails_with(2).to_owned();
+        assert!(refused.contains("already recalled and erased"), "{arguments:?}: {refused}");
+    }
+    assert_eq!(cli.json(&["verify", "alice"])["fingerprint"], head, "a refused Erase wrote a record");
+}
+
+#[test]
+fn a_repeated_erase_is_refused_and_writes_nothing() {
+    let cli = Cli::new();
+    cli.seed_story("alice");
+    cli.json(&["recall", "alice", "3", "--erase"]);
+    let head = cli.json(&["verify", "alice"])["fingerprint"].clone();
+    for _ in 0..2 {
+        let refused = cli.run(&["recall", "alice", "3", "--erase"]).fails_with(2).to_owned();
+        assert!(refused.contains("already recalled and erased"), "{refused}");
+    }
+    assert_eq!(cli.json(&["verify", "alice"])["fingerprint"], head, "a refused Erase wrote a record");
 }
 
 #[test]

@@ -185,6 +185,8 @@ pub enum CorruptReason {
     SnapshotPointInsideHeader,
     /// Snapshot commit marker unreadable.
     SnapshotCommitMarkerUnreadable,
+    /// Snapshot name holds no plain file (a folder, a link, or another kind of entry).
+    SnapshotNotAPlainFile,
     /// No commit marker at the snapshot point.
     NoCommitMarkerAtSnapshotPoint,
     /// Snapshot does not match the hash chain at its point.
@@ -229,6 +231,8 @@ pub enum CorruptReason {
     KeyFileHeaderChecksumMismatch,
     /// Key file cut short.
     KeyFileCutShort,
+    /// Key file missing (the key table or the epoch file of an encrypted agent).
+    KeyFileMissing,
     /// Key slot checksum mismatch.
     KeySlotChecksumMismatch,
     /// Epoch slot checksum mismatch.
@@ -422,6 +426,9 @@ impl CorruptReason {
             CorruptReason::SnapshotDoesNotMatchSegmentItStarts => "snapshot does not match the segment it starts",
             CorruptReason::SnapshotPointInsideHeader => "snapshot point inside the header",
             CorruptReason::SnapshotCommitMarkerUnreadable => "snapshot commit marker unreadable",
+            CorruptReason::SnapshotNotAPlainFile => {
+                "snapshot is not a plain file (a folder, a link or another entry), so left alone"
+            }
             CorruptReason::NoCommitMarkerAtSnapshotPoint => "no commit marker at the snapshot point",
             CorruptReason::SnapshotDiffersFromHashChain => "snapshot does not match the hash chain at its point",
             CorruptReason::UncommittedBytesAfterLastCommit => "uncommitted bytes after the last commit marker",
@@ -444,6 +451,7 @@ impl CorruptReason {
             CorruptReason::KeyFileHeaderMismatch => "key file header names another kind, slot size or agent",
             CorruptReason::KeyFileHeaderChecksumMismatch => "key file header checksum mismatch",
             CorruptReason::KeyFileCutShort => "key file cut short",
+            CorruptReason::KeyFileMissing => "key file missing",
             CorruptReason::KeySlotChecksumMismatch => "key slot checksum mismatch",
             CorruptReason::EpochSlotChecksumMismatch => "epoch slot checksum mismatch",
             CorruptReason::EpochKeyDoesNotOpen => "epoch key does not open with this token",

@@ -35,10 +35,23 @@ pub struct Report {
     /// Erase journals found at open that were not whole (a crash while writing one, before any
     /// overwrite), removed; the erasure itself was then done again from its recall record.
     pub erase_journals_discarded_on_open: u64,
+    /// Slots of an encrypted agent's key table that open wrote again from the records that
+    /// carry their keys: slots a crash lost before the key table was synced, or damaged ones.
+    pub key_slots_restored_on_open: u64,
+    /// Epoch slots cut from the end of an encrypted agent's epoch file: a torn slot that a
+    /// crash left while a new epoch was being added, before anything was sealed under it.
+    pub epoch_slots_cut_on_open: u64,
+    /// Older epoch slots of an encrypted agent that failed their check (torn while an Erase
+    /// destroyed them, or changed since) and were written again as destroyed.
+    pub epoch_slots_destroyed_on_open: u64,
+    /// Rotations of an encrypted agent's epochs that an Erase began and a crash cut short,
+    /// finished at open: a new epoch started, the older ones destroyed, or both.
+    pub epoch_rotations_finished_on_open: u64,
 }
 
 impl Report {
-    /// Whether open repaired anything (cut a torn write, finished an erasure, cleaned up).
+    /// Whether open repaired anything (cut a torn write, finished an erasure, cleaned up,
+    /// wrote key slots again).
     #[must_use]
     pub fn repaired_anything(&self) -> bool {
         self.dropped_bytes > 0
@@ -48,5 +61,9 @@ impl Report {
             || self.unfinished_rolls_undone_on_open > 0
             || self.erase_journals_replayed_on_open > 0
             || self.erase_journals_discarded_on_open > 0
+            || self.key_slots_restored_on_open > 0
+            || self.epoch_slots_cut_on_open > 0
+            || self.epoch_slots_destroyed_on_open > 0
+            || self.epoch_rotations_finished_on_open > 0
     }
 }

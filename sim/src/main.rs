@@ -126,7 +126,7 @@ fn activate_mutant(_name: &str) -> Result<(), String> {
 fn print_summary(summary: &CampaignSummary, seconds: f64) {
     let stats = &summary.stats;
     println!(
-        "cheesedb-sim: seeds {}, operations {}, acknowledged writes {}, crashes {} (during recovery {}, during erase {}, during compaction {}), reopens {}, unacknowledged writes kept {} lost {}, refusals checked {}, vectors set {}, searches checked {}, tracked writes {}, trust levels checked {}, encrypted agents {}, erases on encrypted agents {}, key checks {}",
+        "cheesedb-sim: seeds {}, operations {}, acknowledged writes {}, crashes {} (during recovery {}, during erase {}, during compaction {}), reopens {}, unacknowledged writes kept {} lost {}, refusals checked {}, vectors set {}, searches checked {}, tracked writes {}, staged batches interleaved {}, trust levels checked {}, encrypted agents {}, erases on encrypted agents {}, key checks {}",
         summary.seeds,
         stats.operations,
         stats.acknowledged_writes,
@@ -141,6 +141,7 @@ fn print_summary(summary: &CampaignSummary, seconds: f64) {
         stats.vectors_set,
         stats.searches_checked,
         stats.tracked_writes,
+        stats.staged_batches_interleaved,
         stats.trust_levels_checked,
         stats.encrypted_agents,
         stats.encrypted_erases,

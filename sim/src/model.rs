@@ -313,6 +313,22 @@ impl AgentModel {
         Ok(self.nodes.len() as u64)
     }
 
+    /// Why one step of a staged batch, adding `write` after the steps that staged `staged`,
+    /// is refused against the agent as it is now: the checks of that write alone, the writes
+    /// staged before counting as alive (the dimension of vectors is checked at the commit).
+    pub fn staged_step_refusal(&self, staged: &[ModelWrite], write: &ModelWrite) -> Option<Error> {
+        let nodes_staged = staged.iter().filter(|write| !matches!(write, ModelWrite::Vector { .. })).count() as u64;
+        let pending: BTreeSet<u64> = (self.next_id()..self.next_id() + nodes_staged).collect();
+        match write {
+            ModelWrite::Lot { .. } => None,
+            ModelWrite::Memory { legs, reads, .. } => match with_reads(legs, reads) {
+                Ok((legs, _)) => self.refusal(&legs, &pending),
+                Err(refusal) => Some(refusal),
+            },
+            ModelWrite::Vector { id, vector } => self.vector_refusal(*id, vector, &pending),
+        }
+    }
+
     /// Applies a whole batch, or refuses it whole; returns the ids of its lots and memories.
     /// Each write is checked in turn; the dimension of its vectors last, against the alive
     /// vectors before the batch.
@@ -486,7 +502,7 @@ impl AgentModel {
 
     /// What a recall removes and whose text it erases. A recall of a dead id applies its own
     /// mode and removal to what is there now, and is refused only when it removes nothing and
-    /// does not erase.
+    /// erases nothing an Erase did not take already.
     fn plan(&self, id: u64, mode: Mode, removal: Removal) -> Result<(Vec<u64>, Vec<u64>), Error> {
         let Some(node) = self.node(id) else { return Err(Error::UnknownId { id: Id::from(id) }) };
         let repeated = !node.alive;
@@ -512,21 +528,23 @@ impl AgentModel {
                 dead.into_iter().collect()
             }
         };
-        if repeated && removed.is_empty() && removal == Removal::Untrusted {
-            return Err(Error::AlreadyRecalled { id: Id::from(id) });
-        }
         let erased: Vec<u64> = match (removal, repeated) {
             (Removal::Untrusted, _) => Vec::new(),
             (Removal::Erase, false) => removed.iter().copied().chain([id]).collect(),
-            // Again: the id, every dead node with it in its history, and what dies now.
+            // Again: the id, every dead node with it in its history, and what dies now, but
+            // none an Erase took already: nothing of it is left to take.
             (Removal::Erase, true) => self
                 .ids()
                 .filter(|other| {
                     *other == id
                         || (self.has_in_history(*other, id) && (!self.is_alive(*other) || removed.contains(other)))
                 })
+                .filter(|other| self.node(*other).is_some_and(|node| !node.erased))
                 .collect(),
         };
+        if repeated && removed.is_empty() && erased.is_empty() {
+            return Err(Error::AlreadyRecalled { id: Id::from(id) });
+        }
         Ok((removed, erased))
     }
 

@@ -523,8 +523,9 @@ fn a_damaged_slot_of_the_epoch_in_force_is_corrupt_and_left_as_it_is<B: Backend>
 }
 
 /// The slot of a destroyed epoch damaged: it held no key, so nothing is lost; the agent opens
-/// and reads as before.
-fn a_damaged_slot_of_a_destroyed_epoch_loses_nothing<B: Backend>() {
+/// and reads as before. Open writes the slot again as destroyed, and says so in its report; the
+/// next open finds nothing to repair.
+fn a_damaged_slot_of_a_destroyed_epoch_loses_nothing_and_its_repair_is_reported<B: Backend>() {
     let place = B::new();
     let fixture = fixture(&place, false);
     let path = epochs_path(&agent_folder(ALICE));
@@ -537,7 +538,18 @@ fn a_damaged_slot_of_a_destroyed_epoch_loses_nothing<B: Backend>() {
         for (id, content) in [(fixture.lot_a, CONTENT_A), (fixture.late, LATE)] {
             assert_eq!(read_through(&copy, &fixture.alice, id), Ok(Some(content.to_vec())), "byte {offset}");
         }
+        let store = copy.open(options(false)).unwrap();
+        let report = store.open_agent(&fixture.alice).unwrap().report();
+        assert!(!report.repaired_anything(), "byte {offset}: a second open repairs nothing: {report:?}");
     }
+    let copy = place.duplicate();
+    let mut bytes = original.clone();
+    bytes[KEY_FILE_HEADER_BYTES + 3] ^= 0x10;
+    copy.replace_file(&path, &bytes);
+    let store = copy.open(options(false)).unwrap();
+    let report = store.open_agent(&fixture.alice).unwrap().report();
+    assert_eq!(report.epoch_slots_destroyed_on_open, 1, "{report:?}");
+    assert!(report.repaired_anything(), "{report:?}");
 }
 
 /// An epoch file that lost slots at its end (cut to its header, or to the destroyed epoch
@@ -580,15 +592,40 @@ fn a_key_table_cut_short_is_corrupt_for_the_nodes_it_lost<B: Backend>() {
         copy.replace_file(&path, &table[..cut]);
         let store = copy.open(options(false)).unwrap();
         let alice = store.open_agent(&fixture.alice).unwrap();
+        // The slot of the lot written under the epoch in force came back from its record.
+        assert_eq!(alice.report().key_slots_restored_on_open, 1, "{:?}", alice.report());
+        assert!(alice.report().repaired_anything());
         assert_eq!(alice.get(fixture.lot_a).unwrap().content(), Some(CONTENT_A));
         assert_eq!(alice.get(fixture.late).unwrap().content(), Some(LATE));
         assert_corrupt(alice.get(fixture.lot_b), reason, "get");
+        assert_corrupt(alice.search("Goa", 10), reason, "search");
         assert_corrupt(alice.verify(), reason, "verify");
     }
 }
 
-/// A key file removed: the open fails with an `Io` error naming it, and no panic.
-fn a_missing_key_file_is_an_io_error_naming_it<B: Backend>() {
+/// A key file cut inside its header: the open fails, `Corrupt` naming the file, where it ends.
+fn a_key_file_cut_inside_its_header_is_corrupt_naming_it<B: Backend>() {
+    let place = B::new();
+    let fixture = fixture(&place, false);
+    let folder = agent_folder(ALICE);
+    for path in [key_table_path(&folder), epochs_path(&folder)] {
+        for length in [0, 30, KEY_FILE_HEADER_BYTES - 1] {
+            let copy = place.duplicate();
+            copy.replace_file(&path, &place.read_file(&path)[..length]);
+            let store = copy.open(options(false)).unwrap();
+            match store.open_agent(&fixture.alice) {
+                Err(Error::Corrupt { file, offset, reason: CorruptReason::KeyFileCutShort }) => {
+                    assert_eq!((file, offset), (path.clone(), length as u64));
+                }
+                other => panic!("{path} cut to {length}: expected Corrupt, got {:?}", other.map(|_| ())),
+            }
+        }
+    }
+}
+
+/// A key file removed: damage to the agent, not a failure of the storage. The open fails with
+/// `Corrupt` (`KeyFileMissing`) naming it, and the other agents work on.
+fn a_missing_key_file_is_corrupt_naming_it<B: Backend>() {
     let place = B::new();
     let fixture = fixture(&place, false);
     let folder = agent_folder(ALICE);
@@ -597,9 +634,13 @@ fn a_missing_key_file_is_an_io_error_naming_it<B: Backend>() {
         copy.remove_file(&path);
         let store = copy.open(options(false)).unwrap();
         match store.open_agent(&fixture.alice) {
-            Err(Error::Io { path: named, .. }) => assert_eq!(named, path),
-            other => panic!("{path} missing: expected Io, got {:?}", other.map(|_| ())),
+            Err(Error::Corrupt { file, offset: 0, reason: CorruptReason::KeyFileMissing }) => assert_eq!(file, path),
+            other => panic!("{path} missing: expected Corrupt, got {:?}", other.map(|_| ())),
         }
+        assert!(matches!(
+            store.verify_agent_without_token("alice"),
+            Err(Error::Corrupt { file, reason: CorruptReason::KeyFileMissing, .. }) if file == path
+        ));
         assert_eq!(store.open_agent(&fixture.bob).unwrap().get(fixture.bob_lot).unwrap().content(), Some(CONTENT_B));
     }
 }
@@ -615,8 +656,9 @@ cheesedb_tests::conformance!(
     a_key_slot_moved_between_ids_or_agents_is_corrupt,
     a_damaged_key_file_header_is_corrupt_naming_the_file,
     a_damaged_slot_of_the_epoch_in_force_is_corrupt_and_left_as_it_is,
-    a_damaged_slot_of_a_destroyed_epoch_loses_nothing,
+    a_damaged_slot_of_a_destroyed_epoch_loses_nothing_and_its_repair_is_reported,
     an_epoch_file_cut_short_is_corrupt,
     a_key_table_cut_short_is_corrupt_for_the_nodes_it_lost,
-    a_missing_key_file_is_an_io_error_naming_it,
+    a_key_file_cut_inside_its_header_is_corrupt_naming_it,
+    a_missing_key_file_is_corrupt_naming_it,
 );

@@ -299,7 +299,16 @@ mod power_cuts {
     /// Opens a crash state and checks it.
     fn check(scenario: &Scenario, disk: &SimStorage, acknowledged: bool) -> Result<Found, String> {
         let ids = scenario.ids;
+        let key_files = |disk: &SimStorage| -> Vec<(String, Vec<u8>)> {
+            let key_file = |path: &String| path.ends_with("/keys") || path.ends_with("/epochs");
+            files(disk).into_iter().filter(|(path, _)| key_file(path)).collect()
+        };
+        let crashed = key_files(disk);
         let alice = open(disk, &scenario.token).map_err(|error| format!("open: {error}"))?;
+        // Whatever open changed in the key files is a repair, and the report says so.
+        if key_files(disk) != crashed && !alice.report().repaired_anything() {
+            return Err(format!("open changed the key files and reported no repair: {:?}", alice.report()));
+        }
         let doomed = alice.audit(ids.doomed).map_err(|error| format!("audit of the erased lot: {error}"))?;
         let found = match (doomed.is_alive(), doomed.content()) {
             (true, Some(ERASED)) if !acknowledged => Found::Before,

@@ -73,12 +73,14 @@ fn state(folder: &Path, agent: &Agent) -> State {
 
 /// What the second recall of A must return, from the definitions: the memories its own mode
 /// reaches that are still alive, or `AlreadyRecalled` when it removes nothing and erases nothing.
+/// A second Erase that removes nothing covers A and the memories the first recall killed, which
+/// a first Erase took already: it erases nothing.
 fn expected_second(first: Recall, second: Recall) -> Result<Vec<Id>, Error> {
     let a = Id::from(1);
     let still_alive_under_strict = matches!(first.mode, Mode::Fair);
     let removed =
         if second.mode == Mode::Strict && still_alive_under_strict { vec![Id::from(4), Id::from(6)] } else { vec![] };
-    if removed.is_empty() && second.removal == Removal::Untrusted {
+    if removed.is_empty() && (second.removal == Removal::Untrusted || first.removal == Removal::Erase) {
         return Err(Error::AlreadyRecalled { id: a });
     }
     Ok(removed)
@@ -186,5 +188,31 @@ fn a_repeated_recall_that_changes_nothing_is_refused_and_so_is_its_preview() {
         assert_eq!(agent.recall(a, mode, Removal::Untrusted), refused);
         // An Erase still has text to take.
         assert_eq!(agent.preview_recall_with(a, mode, Removal::Erase), Ok(vec![]));
+    }
+}
+
+#[test]
+fn an_erase_of_what_an_erase_took_already_is_refused_and_writes_nothing() {
+    for encrypted in [false, true] {
+        for mode in [Mode::Fair, Mode::Strict] {
+            let label = format!("encrypted {encrypted}, {mode:?}");
+            let folder = tempfile::tempdir().unwrap();
+            let store = Store::open(folder.path()).unwrap();
+            let token = if encrypted { store.create_encrypted_agent("alice") } else { store.create_agent("alice") };
+            let agent = store.open_agent(&token.unwrap()).unwrap();
+            reference_example(&agent);
+            let a = Id::from(1);
+            agent.recall(a, Mode::Strict, Removal::Erase).unwrap();
+            let head = agent.verify().unwrap();
+            let refused = Err(Error::AlreadyRecalled { id: a });
+            assert_eq!(agent.preview_recall_with(a, mode, Removal::Erase), refused, "{label}: preview");
+            assert_eq!(agent.recall(a, mode, Removal::Erase), refused, "{label}");
+            // A memory the first Erase took is refused the same way.
+            assert_eq!(
+                agent.recall(Id::from(4), mode, Removal::Erase),
+                Err(Error::AlreadyRecalled { id: Id::from(4) })
+            );
+            assert_eq!(agent.verify().unwrap(), head, "{label}: a refused Erase wrote a record");
+        }
     }
 }

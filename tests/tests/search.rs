@@ -223,7 +223,50 @@ fn a_batch_writes_nodes_and_their_vectors_together<B: Backend>() {
     assert_eq!(ids(&alice.search_vector(&[1.0, 0.1], 2).unwrap()), vec![memory, lot]);
 }
 
+/// The first document of the index (the lowest id, the first posting of every word it holds)
+/// recalled: none of its words finds it any more, whether the other documents are few (scores
+/// added up in one slot per document) or many (scores listed posting by posting), and whether
+/// the recall came after the index was built or before a reopen built it.
+fn the_first_document_recalled_is_never_found<B: Backend>() {
+    for others in [3usize, 300] {
+        for removal in [Removal::Untrusted, Removal::Erase] {
+            let label = format!("{others} other documents, {removal:?}");
+            let place = B::new();
+            let store = place.open(Options::default()).unwrap();
+            let token = store.create_agent("alice").unwrap();
+            let alice = store.open_agent(&token).unwrap();
+            let first = alice.add_lot("first", format!("{CANARY_WORD} shared rain").as_bytes()).unwrap();
+            assert_eq!(first, Id::from(1));
+            let mut sharing = Vec::new();
+            for index in 0..others {
+                let text = if index % 100 == 0 { format!("shared rain {index}") } else { format!("filler {index}") };
+                let lot = alice.add_lot("other", text.as_bytes()).unwrap();
+                if index % 100 == 0 {
+                    sharing.push(lot);
+                }
+            }
+            assert_eq!(ids(&alice.search(CANARY_WORD, 10).unwrap()), vec![first], "{label}");
+            assert!(ids(&alice.search("shared", 10).unwrap()).contains(&first), "{label}");
+            alice.recall(first, Mode::Fair, removal).unwrap();
+            let check = |alice: &cheesedb::Agent<B::Storage>, when: &str| {
+                assert_eq!(alice.search(CANARY_WORD, 10).unwrap(), vec![], "{label}, {when}");
+                for query in ["shared", "rain", "shared rain", &format!("{CANARY_WORD} rain")] {
+                    let mut found = ids(&alice.search(query, usize::MAX).unwrap());
+                    found.sort();
+                    assert_eq!(found, sharing, "{label}, {when}: {query}");
+                }
+            };
+            check(&alice, "live");
+            drop(alice);
+            drop(store);
+            let store = place.open(Options::default()).unwrap();
+            check(&store.open_agent(&token).unwrap(), "after reopen");
+        }
+    }
+}
+
 cheesedb_tests::conformance!(
+    the_first_document_recalled_is_never_found,
     keyword_search_ranks_by_bm25_and_skips_nothing_alive,
     no_search_returns_an_untrusted_recall,
     no_search_returns_an_erased_recall,

@@ -91,7 +91,31 @@ fn levels_stay_through_reopen_erasure_and_compaction<B: Backend>() {
     assert_eq!(levels(&alice, &all, &rules()), before);
 }
 
+/// A leg holds while all its parents are alive: one of two parents recalled, the leg no longer
+/// counts, though its other parent is alive. The memory stands on its other leg only, and has
+/// that leg's level.
+fn a_leg_with_one_of_its_parents_recalled_no_longer_counts<B: Backend>() {
+    let place = B::new();
+    let (token, alice) = open_alice(&place);
+    let message = alice.add_lot("user_message", b"I live in Pune").unwrap();
+    let tool = alice.add_lot("weather_tool", b"Pune: rain").unwrap();
+    let page = alice.add_lot("web_page", b"profile: lives in Pune").unwrap();
+    let memory = alice.remember(b"rain where they live", &[Leg::from([message, tool]), Leg::from([page])]).unwrap();
+    let vouched = rules().with("weather_tool", High);
+    assert_eq!(alice.trust(memory, &rules()), Ok(Normal), "the message and the tool together, normal at worst");
+    assert_eq!(alice.trust(memory, &vouched), Ok(High));
+    assert_eq!(alice.recall(message, Mode::Fair, Removal::Untrusted).unwrap(), Vec::<Id>::new());
+    assert!(alice.get(memory).unwrap().is_alive(), "the page still holds it");
+    for rules in [rules(), vouched] {
+        assert_eq!(alice.trust(memory, &rules), Ok(Low), "only the page's leg holds, though the tool is alive");
+    }
+    drop(alice);
+    let alice = place.open(Options::default()).unwrap().open_agent(&token).unwrap();
+    assert_eq!(alice.trust(memory, &rules().with("weather_tool", High)), Ok(Low), "after reopen");
+}
+
 cheesedb_tests::conformance!(
+    a_leg_with_one_of_its_parents_recalled_no_longer_counts,
     best_leg_of_worst_parents,
     a_recall_leaves_only_the_legs_that_still_hold,
     levels_stay_through_reopen_erasure_and_compaction,

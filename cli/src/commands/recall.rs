@@ -19,6 +19,9 @@ pub fn run(arguments: RecallArguments, context: &Context) -> Result<(), Failure>
     let repeated = !agent.get(id)?.is_alive();
     let removed = if arguments.dry_run { agent.preview_recall_with(id, mode, removal) } else { agent.recall(id, mode, removal) }
         .map_err(|error| match error {
+            Error::AlreadyRecalled { id } if removal == Removal::Erase => Failure::new(format!(
+                "{id} was already recalled and erased, with every recalled memory with it in its history: erasing it again would change nothing"
+            )),
             Error::AlreadyRecalled { id } => Failure::new(format!(
                 "{id} was already recalled, and recalling it again this way would change nothing (--erase erases the text it left on disk)"
             )),

@@ -26,6 +26,10 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
         "unfinished_rolls_undone_on_open": report.unfinished_rolls_undone_on_open,
         "erase_journals_replayed_on_open": report.erase_journals_replayed_on_open,
         "erase_journals_discarded_on_open": report.erase_journals_discarded_on_open,
+        "key_slots_restored_on_open": report.key_slots_restored_on_open,
+        "epoch_slots_cut_on_open": report.epoch_slots_cut_on_open,
+        "epoch_slots_destroyed_on_open": report.epoch_slots_destroyed_on_open,
+        "epoch_rotations_finished_on_open": report.epoch_rotations_finished_on_open,
         "repaired_anything": report.repaired_anything(),
     });
     context.printer.result(value, || {
@@ -41,12 +45,16 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
             format!("unfinished rolls undone:    {}", report.unfinished_rolls_undone_on_open),
             format!("erase journals replayed:    {}", report.erase_journals_replayed_on_open),
             format!("erase journals discarded:   {}", report.erase_journals_discarded_on_open),
+            format!("key slots restored:         {}", report.key_slots_restored_on_open),
+            format!("torn epoch slots cut:       {}", report.epoch_slots_cut_on_open),
+            format!("epoch slots destroyed:      {}", report.epoch_slots_destroyed_on_open),
+            format!("epoch rotations finished:   {}", report.epoch_rotations_finished_on_open),
         ];
         if let Some(reason) = report.snapshot_ignored {
             lines.push(format!("snapshot not used:          {reason} (the whole log was replayed)"));
         }
         lines.push(String::from(if report.repaired_anything() {
-            "open repaired the damage of an interrupted write (see above)"
+            "open repaired what an interrupted write or damage left (see above)"
         } else {
             "open found nothing to repair"
         }));

@@ -104,7 +104,7 @@ pub fn definitions() -> Value {
                 "properties": {
                     "removed": { "type": "array", "items": id_schema, "description": "The memories deleted because of it (not the id itself)." },
                     "recalled": id_schema,
-                    "erased": { "type": "boolean" },
+                    "erased": { "type": "boolean", "description": "Whether the text was destroyed in the files (in a dry run: would be)." },
                     "dry_run": { "type": "boolean" },
                 },
                 "required": ["removed"],

@@ -12,7 +12,7 @@ pub fn explain(error: Error) -> String {
             "id {id} was forgotten (deleted) and can no longer be built on; name only sources and memories that are still valid"
         ),
         Error::AlreadyRecalled { id } => format!(
-            "id {id} was already forgotten, and forgetting it again this way would change nothing (with erase, it erases any text left)"
+            "id {id} was already forgotten, and forgetting it again this way would change nothing (with erase, it erases any text left; once erased, there is none)"
         ),
         Error::OutcomeUnknown { operation, path, kind, source } => format!(
             "storage error{note} while {operation} {path}: {source}. The write may have been stored: check with get before retrying (a retry could store it twice; a forget with erase that was stored finishes its erasure when the memory is next opened)",

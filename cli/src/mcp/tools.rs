@@ -156,7 +156,9 @@ fn forget_source(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Valu
     let removed = if dry_run { agent.preview_recall_with(id, mode, removal) } else { agent.recall(id, mode, removal) }
         .map_err(explain)?;
     let removed: Vec<u64> = removed.iter().map(|id| id.get()).collect();
-    Ok(json!({ "removed": removed, "recalled": id.get(), "erased": erase && !dry_run, "dry_run": dry_run }))
+    // An Erase that would change nothing is refused above, so one answered here erases (or,
+    // in a dry run, would erase) text: the dry run says what the deletion would do.
+    Ok(json!({ "removed": removed, "recalled": id.get(), "erased": erase, "dry_run": dry_run }))
 }
 
 fn get(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> {

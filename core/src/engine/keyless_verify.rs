@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use super::files::read_all;
 use super::io_error;
+use super::sealing::open_key_file;
 use super::verify::{check_segment, SegmentPlace};
 use crate::codec::epoch_file::{decode_epoch_slot, EPOCH_SLOT_BYTES};
 use crate::codec::key_file_header::{
@@ -72,8 +73,7 @@ fn count_segments<S: Storage>(storage: &S, folder: &str) -> Result<u64, Error> {
 }
 
 fn read_key_file<S: Storage>(storage: &S, path: &str) -> Result<Vec<u8>, Error> {
-    let file = storage.open_file(path, false).map_err(|error| io_error("opening", path, error))?;
-    read_all(&file, path)
+    read_all(&open_key_file(storage, path)?, path)
 }
 
 fn check_key_table<S: Storage>(storage: &S, folder: &str, agent: u64) -> Result<(), Error> {
@@ -82,7 +82,7 @@ fn check_key_table<S: Storage>(storage: &S, folder: &str, agent: u64) -> Result<
     let corrupt =
         |offset: usize, reason| Error::Corrupt { file: String::from(path.as_str()), offset: offset as u64, reason };
     check_key_file_header(&bytes, FILE_KIND_KEY_TABLE, slot_size(KEY_SLOT_BYTES), agent)
-        .map_err(|reason| corrupt(0, reason))?;
+        .map_err(|reason| corrupt(header_damage_offset(&bytes, reason), reason))?;
     let slots = bytes.get(KEY_FILE_HEADER_BYTES..).unwrap_or_default();
     // A slot cut short at the end is an unsynced write a crash tore; open writes it again.
     for (index, slot) in slots.chunks_exact(KEY_SLOT_BYTES).enumerate() {
@@ -98,7 +98,7 @@ fn check_epochs<S: Storage>(storage: &S, folder: &str, agent: u64) -> Result<(),
     let corrupt =
         |offset: usize, reason| Error::Corrupt { file: String::from(path.as_str()), offset: offset as u64, reason };
     check_key_file_header(&bytes, FILE_KIND_EPOCHS, slot_size(EPOCH_SLOT_BYTES), agent)
-        .map_err(|reason| corrupt(0, reason))?;
+        .map_err(|reason| corrupt(header_damage_offset(&bytes, reason), reason))?;
     let slots = bytes.get(KEY_FILE_HEADER_BYTES..).unwrap_or_default();
     if slots.len() % EPOCH_SLOT_BYTES != 0 || slots.is_empty() {
         return Err(corrupt(bytes.len(), CorruptReason::KeyFileCutShort));
@@ -108,6 +108,16 @@ fn check_epochs<S: Storage>(storage: &S, folder: &str, agent: u64) -> Result<(),
             .map_err(|reason| corrupt(KEY_FILE_HEADER_BYTES + index * EPOCH_SLOT_BYTES, reason))?;
     }
     Ok(())
+}
+
+/// Where a key file whose header failed with `reason` is damaged: at its end when it ends
+/// inside the header, at its start otherwise.
+fn header_damage_offset(bytes: &[u8], reason: CorruptReason) -> usize {
+    if reason == CorruptReason::KeyFileCutShort {
+        bytes.len()
+    } else {
+        0
+    }
 }
 
 fn slot_size(bytes: usize) -> u32 {

@@ -66,6 +66,9 @@ pub struct AgentEngine<S: Storage> {
     bytes_since_snapshot: u64,
     /// An Erase changed flags the snapshot holds: the next close or seal saves a fresh one.
     snapshot_stale: bool,
+    /// Open found the snapshot's name holding something that is not a plain file (a folder, a
+    /// link): it is left where it is, so no snapshot is saved over it or removed in its place.
+    snapshot_name_taken: bool,
     /// The graph came from a snapshot and was not yet checked against the log: it must be before
     /// anything destructive is computed from it.
     graph_unconfirmed: bool,
@@ -162,6 +165,7 @@ impl<S: Storage> AgentEngine<S> {
             report: Report::default(),
             bytes_since_snapshot: 0,
             snapshot_stale: false,
+            snapshot_name_taken: false,
             graph_unconfirmed: false,
             search: None,
             search_builder: None,

@@ -22,7 +22,7 @@ use crate::log::scan::{
     check_header, count_whole_records, find_valid_commit, scan_records_after, Damage, Expected, ScanEnd,
 };
 use crate::seal::AgentSecrets;
-use crate::storage::{Storage, StorageFile};
+use crate::storage::{NameKind, Storage, StorageFile};
 
 impl<S: Storage> AgentEngine<S> {
     /// Opens an existing agent.
@@ -60,7 +60,10 @@ impl<S: Storage> AgentEngine<S> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let count = engine.list_segments()?;
         if let Some(secrets) = secrets {
-            engine.sealing = Some(Sealing::open(&engine.storage, &engine.folder, agent, secrets)?);
+            let sealing = Sealing::open(&engine.storage, &engine.folder, agent, secrets)?;
+            engine.report.epoch_slots_cut_on_open = u64::from(sealing.rotation_cut_short());
+            engine.report.epoch_slots_destroyed_on_open = sealing.epoch_slots_destroyed_on_open();
+            engine.sealing = Some(sealing);
         }
         engine.replay_erase_journal(count)?;
         let loaded = engine.load_snapshot(count)?;
@@ -98,6 +101,11 @@ impl<S: Storage> AgentEngine<S> {
         for name in names {
             if name.ends_with(TEMPORARY_SUFFIX) {
                 let path = alloc::format!("{}/{name}", self.folder);
+                // Only a plain file there is a rewrite cheesedb left: a folder or a link of that
+                // name is not its own, and is left where it is, as any other name it did not make.
+                if !self.storage.holds(&path, NameKind::File).map_err(|error| io_error("checking", &path, error))? {
+                    continue;
+                }
                 self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
                 self.report.temporary_files_removed += 1;
             } else if let Some(number) = parse_segment_name(&name) {
@@ -201,7 +209,7 @@ impl<S: Storage> AgentEngine<S> {
         })?;
         self.last_erase_sequence_replayed = last_erase;
         if let Some(sealing) = self.sealing.as_mut() {
-            restore.write(sealing, &self.graph)?;
+            self.report.key_slots_restored_on_open += restore.write(sealing, &self.graph)?;
         }
         let mut active = active;
         let mut replayed = Replayed::Continue;

@@ -42,7 +42,10 @@ impl SlotsToRestore {
     /// snapshot, would not write it again. After a clean close nothing differs, so nothing is
     /// written (a read-only open stays so). A node an Erase covers gets no key back: its slot is
     /// to be zeroed, not restored.
-    pub(super) fn write<F: StorageFile>(self, sealing: &mut Sealing<F>, graph: &Graph) -> Result<(), Error> {
+    ///
+    /// Returns how many slots it wrote.
+    pub(super) fn write<F: StorageFile>(self, sealing: &mut Sealing<F>, graph: &Graph) -> Result<u64, Error> {
+        let mut written = 0;
         for (first, bytes) in self.runs {
             let held = sealing.slots_held(first, bytes.len())?;
             let mut held_slots = held.chunks_exact(KEY_SLOT_BYTES);
@@ -55,9 +58,10 @@ impl SlotsToRestore {
             }
             for (first, bytes) in differing.runs {
                 sealing.write_slots(first, &bytes)?;
+                written += (bytes.len() / KEY_SLOT_BYTES) as u64;
             }
         }
-        Ok(())
+        Ok(written)
     }
 }
 
@@ -129,7 +133,9 @@ impl<S: Storage> AgentEngine<S> {
             || self.graph.vectors_to_remove(false).next().is_some()
             || !covered.is_empty();
         let destroyed = if left { self.erase_by_destroying_keys(&covered)? } else { 0 };
-        self.settle_epochs()?;
+        if self.settle_epochs()? {
+            self.report.epoch_rotations_finished_on_open += 1;
+        }
         Ok(destroyed)
     }
 
@@ -144,19 +150,22 @@ impl<S: Storage> AgentEngine<S> {
 
     /// Starts a new epoch when an Erase replayed from the log was written under the epoch in
     /// force (a crash came before its rotation) or when no live epoch is in force, and destroys
-    /// every epoch older than the one in force.
-    fn settle_epochs(&mut self) -> Result<(), Error> {
+    /// every epoch older than the one in force. Returns whether it did either.
+    fn settle_epochs(&mut self) -> Result<bool, Error> {
         let next_sequence = self.log.sequence() + 1;
         let erase_under_current = self.erase_cut_short() && !mutant!(SkipEpochRotation);
-        let Some(sealing) = self.sealing.as_mut() else { return Ok(()) };
+        let Some(sealing) = self.sealing.as_mut() else { return Ok(false) };
+        let mut settled = false;
         if erase_under_current || sealing.current_epoch().is_none() {
             sealing.sync_key_table()?;
             sealing.start_epoch(&self.storage, next_sequence)?;
+            settled = true;
         }
         if sealing.has_older_live_epochs() {
             sealing.sync_key_table()?;
             sealing.destroy_older_epochs()?;
+            settled = true;
         }
-        Ok(())
+        Ok(settled)
     }
 }

@@ -56,6 +56,8 @@ pub(crate) struct Sealing<F> {
     key_table_unsynced: bool,
     /// Open found the epoch file ending in a torn slot: a rotation was cut short.
     rotation_cut_short: bool,
+    /// Older epoch slots open found failing their check and wrote again as destroyed.
+    epoch_slots_destroyed_on_open: u64,
 }
 
 impl<F> core::fmt::Debug for Sealing<F> {
@@ -104,6 +106,7 @@ impl<F: StorageFile> Sealing<F> {
             epochs: Vec::new(),
             key_table_unsynced: false,
             rotation_cut_short: false,
+            epoch_slots_destroyed_on_open: 0,
         }
     }
 
@@ -118,13 +121,17 @@ impl<F: StorageFile> Sealing<F> {
     ) -> Result<Sealing<F>, Error> {
         let key_table_path = key_table_path(folder);
         let epochs_path = epochs_path(folder);
-        let open = |path: &str| storage.open_file(path, false).map_err(|error| io_error("opening", path, error));
-        let key_table = open(&key_table_path)?;
+        let key_table = open_key_file(storage, &key_table_path)?;
+        let length = key_table.len().map_err(|error| io_error("measuring", &key_table_path, error))?;
+        if length < KEY_FILE_HEADER_BYTES as u64 {
+            let reason = CorruptReason::KeyFileCutShort;
+            return Err(Error::Corrupt { file: key_table_path, offset: length, reason });
+        }
         let mut header = [0u8; KEY_FILE_HEADER_BYTES];
         read_exactly(&key_table, &key_table_path, 0, &mut header)?;
         check_key_file_header(&header, FILE_KIND_KEY_TABLE, slot_size(KEY_SLOT_BYTES), agent)
             .map_err(|reason| Error::Corrupt { file: key_table_path.clone(), offset: 0, reason })?;
-        let epochs_file = open(&epochs_path)?;
+        let epochs_file = open_key_file(storage, &epochs_path)?;
         let mut sealing = Sealing::holding(agent, secrets, (key_table_path, key_table), (epochs_path, epochs_file));
         // What the page cache shows may not be on the medium yet (a process that failed a sync
         // may have left slots an Erase zeroed): the first sync must really happen.
@@ -136,8 +143,10 @@ impl<F: StorageFile> Sealing<F> {
     fn load_epochs(&mut self) -> Result<(), Error> {
         let path = self.epochs_path.clone();
         let bytes = read_all(&self.epochs_file, &path)?;
-        check_key_file_header(&bytes, FILE_KIND_EPOCHS, slot_size(EPOCH_SLOT_BYTES), self.agent)
-            .map_err(|reason| Error::Corrupt { file: path.clone(), offset: 0, reason })?;
+        check_key_file_header(&bytes, FILE_KIND_EPOCHS, slot_size(EPOCH_SLOT_BYTES), self.agent).map_err(|reason| {
+            let offset = if reason == CorruptReason::KeyFileCutShort { bytes.len() as u64 } else { 0 };
+            Error::Corrupt { file: path.clone(), offset, reason }
+        })?;
         let slots = bytes.get(KEY_FILE_HEADER_BYTES..).unwrap_or_default();
         let whole = slots.len() / EPOCH_SLOT_BYTES;
         let mut kept_bytes = KEY_FILE_HEADER_BYTES + whole * EPOCH_SLOT_BYTES;
@@ -189,6 +198,7 @@ impl<F: StorageFile> Sealing<F> {
         }
         for (offset, slot) in torn_older {
             self.epochs_file.write_at(offset, &slot).map_err(|error| io_error("writing", &path, error))?;
+            self.epoch_slots_destroyed_on_open += 1;
         }
         // The epochs served from now on must be the medium's: an epoch key an Erase destroyed
         // in the page cache only (its sync failed) is still on the medium until this sync.
@@ -220,6 +230,11 @@ impl<F: StorageFile> Sealing<F> {
     /// Whether open found a rotation cut short (the epoch file ended in a torn slot).
     pub(crate) fn rotation_cut_short(&self) -> bool {
         self.rotation_cut_short
+    }
+
+    /// How many older epoch slots open found failing their check and wrote again as destroyed.
+    pub(crate) fn epoch_slots_destroyed_on_open(&self) -> u64 {
+        self.epoch_slots_destroyed_on_open
     }
 
     /// Whether an epoch other than the one in force still has its key.
@@ -409,6 +424,18 @@ impl<F: StorageFile> Sealing<F> {
     pub(crate) fn key_table_path(&self) -> &str {
         &self.key_table_path
     }
+}
+
+/// Opens the key file at `path` of an agent the catalog names.
+///
+/// Both key files are durable before the catalog names the agent, and nothing removes them
+/// while it does: one that is gone is damage to the agent (`Corrupt`, `KeyFileMissing`), not a
+/// failure of the storage.
+pub(crate) fn open_key_file<S: Storage>(storage: &S, path: &str) -> Result<S::File, Error> {
+    if !storage.exists(path).map_err(|error| io_error("checking", path, error))? {
+        return Err(Error::Corrupt { file: String::from(path), offset: 0, reason: CorruptReason::KeyFileMissing });
+    }
+    storage.open_file(path, false).map_err(|error| io_error("opening", path, error))
 }
 
 fn slot_size(bytes: usize) -> u32 {

@@ -11,7 +11,7 @@ use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::graph::Graph;
 use crate::log::names::{segment_path, snapshot_path};
-use crate::storage::{Storage, StorageFile};
+use crate::storage::{NameKind, Storage, StorageFile};
 
 /// What open learns from the snapshot file.
 pub(crate) struct LoadedSnapshot {
@@ -28,10 +28,16 @@ impl<S: Storage> AgentEngine<S> {
     /// # Errors
     ///
     /// - `Error::AgentDeleted` when the agent was deleted, `Error::Poisoned` after a failed write.
+    /// - `Error::Corrupt` (`SnapshotNotAPlainFile`) when open found the snapshot's name holding
+    ///   a folder, a link or anything else but a plain file: it is left alone, never replaced.
     /// - `Error::Io` when writing the snapshot fails before its rename, `Error::OutcomeUnknown`
     ///   from the rename on. The log is untouched either way.
     pub fn snapshot(&mut self) -> Result<(), Error> {
         self.check_writable()?;
+        if self.snapshot_name_taken {
+            let reason = CorruptReason::SnapshotNotAPlainFile;
+            return Err(Error::Corrupt { file: snapshot_path(&self.folder), offset: 0, reason });
+        }
         let point = SnapshotPoint {
             agent: self.agent,
             segment: self.active_segment(),
@@ -66,7 +72,7 @@ impl<S: Storage> AgentEngine<S> {
     fn snapshot_due(&self) -> bool {
         let threshold = self.options.snapshot_after_bytes;
         let due = self.bytes_since_snapshot >= threshold || (self.snapshot_stale && threshold != u64::MAX);
-        due && !self.log.is_poisoned() && !self.deleted
+        due && !self.log.is_poisoned() && !self.deleted && !self.snapshot_name_taken
     }
 
     /// Takes the snapshot that closing would take, if one is due, and says whether it failed.
@@ -116,7 +122,8 @@ impl<S: Storage> AgentEngine<S> {
     /// Removes the snapshot, durably, before a rewrite moves the records it points at.
     pub(crate) fn remove_snapshot(&mut self) -> Result<(), Error> {
         let path = snapshot_path(&self.folder);
-        if self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
+        // Only a plain file there is a snapshot: anything else is left where it is.
+        if self.storage.holds(&path, NameKind::File).map_err(|error| io_error("checking", &path, error))? {
             self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
             self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
         }
@@ -134,6 +141,14 @@ impl<S: Storage> AgentEngine<S> {
     pub(crate) fn load_snapshot(&mut self, segment_count: u64) -> Result<LoadedSnapshot, Error> {
         let path = snapshot_path(&self.folder);
         if !self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
+            return Ok(LoadedSnapshot { usable: None, floor: None });
+        }
+        // A snapshot is a cache: a folder, a link or anything else but a plain file at its name
+        // is not one, and the agent opens without it, as for any other name cheesedb did not
+        // make, leaving it where it is.
+        if !self.storage.holds(&path, NameKind::File).map_err(|error| io_error("checking", &path, error))? {
+            self.snapshot_name_taken = true;
+            self.report.snapshot_ignored = Some(CorruptReason::SnapshotNotAPlainFile.describe());
             return Ok(LoadedSnapshot { usable: None, floor: None });
         }
         let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;

@@ -6,7 +6,7 @@ use hashbrown::HashMap;
 
 use super::legs::{parent_of, split_legs};
 use super::node_set::NodeSet;
-use super::{Graph, FLAG_ALIVE, FLAG_PARENT_DEAD};
+use super::{Graph, FLAG_ALIVE, FLAG_CONTENT_ON_DISK, FLAG_ERASE, FLAG_PARENT_DEAD, FLAG_VECTOR_ON_DISK};
 use crate::convert::{node_index_or_none_u32, node_index_u32};
 use crate::error::Error;
 use crate::id::{Id, Mode, Removal};
@@ -27,8 +27,9 @@ pub struct RecallPlan {
 
 impl RecallPlan {
     /// Refuses, with `AlreadyRecalled`, this plan if it recalls an id recalled before and would
-    /// change nothing: no memory dies and it erases nothing. An Erase is never refused for
-    /// an id recalled before: it makes sure that whatever text is left goes.
+    /// change nothing: no memory dies and it erases nothing. An Erase of an id recalled before
+    /// is refused too once every node it covers was erased already (nothing of them is left in
+    /// the files); while any text or key of them is left, it makes sure that goes.
     pub fn refuse_if_idle(&self) -> Result<(), Error> {
         if self.repeated && self.removed.is_empty() && self.erase.is_empty() {
             return Err(Error::AlreadyRecalled { id: Id::from(self.id) });
@@ -74,6 +75,9 @@ impl Graph {
                 erase.push(target);
                 erase.sort_unstable();
                 erase.dedup();
+                // A node an earlier Erase covered and finished has nothing left for this one:
+                // counted, it would make a repeated Erase that changes nothing look like work.
+                erase.retain(|index| self.has_anything_to_erase(*index));
                 erase.into_iter().map(|index| u64::from(index) + 1).collect()
             }
         };
@@ -84,6 +88,13 @@ impl Graph {
     pub fn apply_recall(&mut self, plan: &RecallPlan) {
         self.kill(plan.id, &plan.removed);
         self.request_erase(plan.erase.iter().copied());
+    }
+
+    /// Whether an Erase covering node `index` would still change something: it is not covered
+    /// by an Erase yet, or its content or a vector record of it is still in the files.
+    fn has_anything_to_erase(&self, index: u32) -> bool {
+        let flags = self.flags_of_index(index);
+        flags & FLAG_ERASE == 0 || flags & (FLAG_CONTENT_ON_DISK | FLAG_VECTOR_ON_DISK) != 0
     }
 
     /// Memories none of whose legs holds once `target` dies, repeated to a fixpoint. Only the

@@ -4,7 +4,7 @@ use alloc::vec::Vec;
 
 use super::envelope::{open_payload, parse_node, parse_vector};
 use super::{content_associated_data, slot_associated_data, unwrap_key, SecretKey};
-use crate::codec::key_table_file::{decode_key_slot, key_slot_offset, KEY_SLOT_BYTES};
+use crate::codec::key_table_file::{decode_key_slot, key_slot_offset};
 use crate::codec::record::{Body, Record};
 use crate::corrupt_reason::CorruptReason;
 
@@ -97,12 +97,16 @@ impl ContentOpener {
     ///
     /// # Errors
     ///
-    /// As [`secret_in_slot`].
+    /// As [`secret_in_slot`]; `KeyFileCutShort` when the table ends inside the slot (a torn
+    /// write, whose rest may still hold the key), as the engine's own read of a slot says.
     pub fn secret(&self, id: u64) -> Result<Option<SecretKey>, CorruptReason> {
-        let start = key_slot_offset(id).and_then(|offset| usize::try_from(offset).ok());
-        let Some(slot) = start.and_then(|start| self.key_table.get(start..start.checked_add(KEY_SLOT_BYTES)?)) else {
+        let Some(start) = key_slot_offset(id).and_then(|offset| usize::try_from(offset).ok()) else {
             return Ok(None);
         };
+        let Some(slot) = self.key_table.get(start..) else { return Ok(None) };
+        if slot.is_empty() {
+            return Ok(None);
+        }
         secret_in_slot(self.agent, &self.slot_key, id, slot)
     }
 
@@ -117,5 +121,35 @@ impl ContentOpener {
             Some(secret) => open_sealed(record, id, &secret, sealed).map(Some),
             None => Ok(None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec;
+
+    use super::*;
+    use crate::codec::key_file_header::KEY_FILE_HEADER_BYTES;
+    use crate::codec::key_table_file::{encode_key_slot, KeySlot, KEY_SLOT_BYTES};
+    use crate::seal::wrap_key;
+
+    const AGENT: u64 = 4;
+    const SLOT_KEY: SecretKey = [7; 32];
+
+    fn slot(id: u64, secret: &SecretKey) -> [u8; KEY_SLOT_BYTES] {
+        let nonce = [u8::try_from(id).unwrap(); 24];
+        let wrapped = wrap_key(&SLOT_KEY, &nonce, &slot_associated_data(AGENT, id), secret);
+        encode_key_slot(AGENT, id, &KeySlot { nonce, wrapped })
+    }
+
+    #[test]
+    fn a_slot_the_table_ends_inside_is_cut_short_and_one_past_its_end_holds_no_key() {
+        let mut table = vec![0u8; KEY_FILE_HEADER_BYTES];
+        table.extend_from_slice(&slot(1, &[1; 32]));
+        table.extend_from_slice(&slot(2, &[2; 32])[..30]);
+        let opener = ContentOpener::new(AGENT, SLOT_KEY, table);
+        assert_eq!(opener.secret(1), Ok(Some([1; 32])));
+        assert_eq!(opener.secret(2), Err(CorruptReason::KeyFileCutShort));
+        assert_eq!(opener.secret(3), Ok(None));
     }
 }

@@ -171,6 +171,14 @@ pub struct WireReport {
     pub unfinished_rolls_undone_on_open: u64,
     pub erase_journals_replayed_on_open: u64,
     pub erase_journals_discarded_on_open: u64,
+    #[serde(default)]
+    pub key_slots_restored_on_open: u64,
+    #[serde(default)]
+    pub epoch_slots_cut_on_open: u64,
+    #[serde(default)]
+    pub epoch_slots_destroyed_on_open: u64,
+    #[serde(default)]
+    pub epoch_rotations_finished_on_open: u64,
 }
 
 impl From<&Report> for WireReport {
@@ -188,6 +196,10 @@ impl From<&Report> for WireReport {
             unfinished_rolls_undone_on_open: report.unfinished_rolls_undone_on_open,
             erase_journals_replayed_on_open: report.erase_journals_replayed_on_open,
             erase_journals_discarded_on_open: report.erase_journals_discarded_on_open,
+            key_slots_restored_on_open: report.key_slots_restored_on_open,
+            epoch_slots_cut_on_open: report.epoch_slots_cut_on_open,
+            epoch_slots_destroyed_on_open: report.epoch_slots_destroyed_on_open,
+            epoch_rotations_finished_on_open: report.epoch_rotations_finished_on_open,
         }
     }
 }
@@ -209,6 +221,10 @@ impl WireReport {
         report.unfinished_rolls_undone_on_open = self.unfinished_rolls_undone_on_open;
         report.erase_journals_replayed_on_open = self.erase_journals_replayed_on_open;
         report.erase_journals_discarded_on_open = self.erase_journals_discarded_on_open;
+        report.key_slots_restored_on_open = self.key_slots_restored_on_open;
+        report.epoch_slots_cut_on_open = self.epoch_slots_cut_on_open;
+        report.epoch_slots_destroyed_on_open = self.epoch_slots_destroyed_on_open;
+        report.epoch_rotations_finished_on_open = self.epoch_rotations_finished_on_open;
         report
     }
 }

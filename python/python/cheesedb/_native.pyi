@@ -29,6 +29,10 @@ class Report(TypedDict):
     unfinished_rolls_undone_on_open: int
     erase_journals_replayed_on_open: int
     erase_journals_discarded_on_open: int
+    key_slots_restored_on_open: int
+    epoch_slots_cut_on_open: int
+    epoch_slots_destroyed_on_open: int
+    epoch_rotations_finished_on_open: int
     repaired_anything: bool
 
 @final

@@ -87,6 +87,9 @@ pub struct RunStats {
     /// Memories written with a read set (alone or in a batch), acknowledged or refused as the
     /// model expected.
     pub tracked_writes: u64,
+    /// Staged batches that had a recall or another write between two of their steps, and went
+    /// on to their commit.
+    pub staged_batches_interleaved: u64,
     /// Trust levels compared with the model's.
     pub trust_levels_checked: u64,
     /// Encrypted agents created (acknowledged).
@@ -150,6 +153,7 @@ impl RunStats {
         self.searches_checked += other.searches_checked;
         self.vectors_set += other.vectors_set;
         self.tracked_writes += other.tracked_writes;
+        self.staged_batches_interleaved += other.staged_batches_interleaved;
         self.trust_levels_checked += other.trust_levels_checked;
         self.encrypted_agents += other.encrypted_agents;
         self.key_checks += other.key_checks;

@@ -241,10 +241,14 @@ impl World {
         let mut after = model.clone();
         let expected = after.batch(&writes);
         let count_before = model.nodes.len() as u64;
-        let (engine, storage) = self.engine(agent)?;
         // Every other batch is staged one write per step, the way a binding writes one: the
-        // parity of the next id chooses, so the seed's random draws stay as they were.
+        // parity of the next id chooses, so the seed's random draws stay as they were. One in
+        // three of those has a recall or another write of the agent between two of its steps.
         let staged = model.next_id() % 2 == 0;
+        if staged && writes.len() >= 2 && model.next_id() % 3 == 0 {
+            return self.staged_batch_with_interloper(agent, &writes, vector_count);
+        }
+        let (engine, storage) = self.engine(agent)?;
         let called = call(&storage, "batch", || {
             if staged {
                 stage_then_commit(engine, &writes)
@@ -277,10 +281,121 @@ impl World {
         }
     }
 
+    /// A staged batch of `writes` with a step of the workload between two of its steps (or
+    /// between its last step and its commit): a recall, most often of a node that one of its
+    /// writes names, or a lot, which takes the next id. The steps after it and the commit must
+    /// answer as the model does for the agent as the interloper left it: a write whose parent
+    /// the recall killed refused (at its step, or when the commit checks the staged writes
+    /// again), every staged write refused as `BatchConflict` after an interloping write.
+    fn staged_batch_with_interloper(&mut self, agent: usize, writes: &[ModelWrite], vector_count: u64) -> Step {
+        let model = self.slot(agent)?.model.clone();
+        let count_before = model.nodes.len() as u64;
+        let before_commit = u64::from(self.random.chance(0.25));
+        let split = self.random.between(1, writes.len() as u64 - 1 + before_commit) as usize;
+        let (before, after_split) = writes.split_at(split.min(writes.len()));
+        // The steps before the interloper touch no storage: they are checked one by one.
+        let mut staged = StagedBatch::default();
+        let mut ids = Vec::new();
+        let (engine, _) = self.engine(agent)?;
+        for (index, write) in before.iter().enumerate() {
+            let expected = model.staged_step_refusal(before.get(..index).unwrap_or_default(), write);
+            match (expected, engine.stage(&mut staged, |batch| collect_writes(batch, core::slice::from_ref(write)))) {
+                (None, Ok(new)) => ids.extend(new),
+                (Some(expected), Err(error)) if error == expected => {
+                    return self.refused_cleanly(agent, count_before, "staged batch step");
+                }
+                (expected, got) => {
+                    return Err(Stop::Violation(format!(
+                        "staged batch step {index}: the model expects {expected:?}, the engine answered {got:?}"
+                    )))
+                }
+            }
+        }
+        let reopens = self.stats.reopens;
+        let first_id = model.next_id();
+        if self.random.chance(0.25) {
+            self.add_lot(agent)?;
+        } else {
+            let named: Vec<u64> = writes
+                .iter()
+                .flat_map(|write| match write {
+                    ModelWrite::Memory { legs, reads, .. } => legs.iter().flatten().chain(reads).copied().collect(),
+                    ModelWrite::Vector { id, .. } => vec![*id],
+                    ModelWrite::Lot { .. } => Vec::new(),
+                })
+                .filter(|id| model.is_alive(*id))
+                .collect();
+            let alive: Vec<u64> = model.ids().filter(|id| model.is_alive(*id)).collect();
+            let pool = if !named.is_empty() && self.random.chance(0.75) { named } else { alive };
+            let Some(target) = pool.get(self.random.index(pool.len())).copied() else { return Ok(()) };
+            self.recall_node(agent, target)?;
+        }
+        // An interloper that failed or lost the power took the engine, and the staged batch with
+        // it: nothing of the batch was written, which the reopen checked.
+        let reopened = self.stats.reopens != reopens;
+        let slot = self.slot(agent)?;
+        let unsettled = slot.in_doubt.is_some() || slot.engine.as_ref().is_none_or(AgentEngine::is_poisoned);
+        if reopened || unsettled {
+            return Ok(());
+        }
+        let model = slot.model.clone();
+        let count_before = model.nodes.len() as u64;
+        let mut after = model.clone();
+        let expected = if model.next_id() != first_id {
+            Err(Error::BatchConflict)
+        } else {
+            let refused = after_split.iter().enumerate().find_map(|(index, write)| {
+                let staged_before = writes.get(..before.len() + index).unwrap_or_default();
+                model.staged_step_refusal(staged_before, write)
+            });
+            match refused {
+                Some(refusal) => Err(refusal),
+                None => after.batch(writes),
+            }
+        };
+        self.stats.staged_batches_interleaved += 1;
+        let (engine, storage) = self.engine(agent)?;
+        let called = call(&storage, "staged batch", || {
+            for write in after_split {
+                ids.extend(engine.stage(&mut staged, |batch| collect_writes(batch, core::slice::from_ref(write)))?);
+            }
+            engine.commit_staged(core::mem::take(&mut staged))?;
+            Ok(core::mem::take(&mut ids))
+        })?;
+        match (expected, called) {
+            (Ok(expected), Called::Done(got)) if got == expected => {
+                self.stats.vectors_set += vector_count;
+                self.acknowledged(agent, after)
+            }
+            (Err(expected), Called::Refused(error)) if error == expected => {
+                self.refused_cleanly(agent, count_before, "staged batch")
+            }
+            (_, Called::Failed(error)) if self.read_failed_before_writing(agent, &error)? => Ok(()),
+            (Ok(_), Called::Failed(error)) => {
+                self.unacknowledged(agent, Some(error), after, WriteKind::Append, "staged batch")
+            }
+            (Ok(_), Called::PowerLost) => self.unacknowledged(agent, None, after, WriteKind::Append, "staged batch"),
+            (Err(_), Called::PowerLost) => self.reopen(true),
+            (Err(_), Called::Failed(error)) if error.is_corruption() => self.corruption(&error, "staged batch"),
+            (expected, called) => Err(Stop::Violation(format!(
+                "staged batch of {} writes with an interloper after {}: the model expects {expected:?}, the engine answered {}",
+                writes.len(),
+                before.len(),
+                describe(&called)
+            ))),
+        }
+    }
+
     /// A recall of an alive node (lots half the time), or with `again` of a dead or unknown one.
     pub(crate) fn recall(&mut self, agent: usize, again: bool) -> Step {
         let model = self.slot(agent)?.model.clone();
         let target = self.recall_target(&model, again);
+        self.recall_node(agent, target)
+    }
+
+    /// A recall of `target`, in a mode and with a removal drawn at random.
+    fn recall_node(&mut self, agent: usize, target: u64) -> Step {
+        let model = self.slot(agent)?.model.clone();
         let mode = if self.random.chance(0.5) { Mode::Fair } else { Mode::Strict };
         let removal = if self.random.chance(0.5) { Removal::Untrusted } else { Removal::Erase };
         let mut after = model.clone();

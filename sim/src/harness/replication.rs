@@ -365,6 +365,15 @@ impl Replication {
                 self.erased_pending.extend(gone.into_iter().map(|(_, marker)| marker));
                 Ok(())
             }
+            // An Erase of it that a crash cut short was finished by the recovery: refused, as
+            // an Erase that would change nothing, and its text is gone.
+            Err(Error::AlreadyRecalled { .. }) if !self.disk.is_powered_off() => {
+                let (gone, kept): (Vec<_>, Vec<_>) =
+                    std::mem::take(&mut self.alive).into_iter().partition(|(node, _)| *node == id);
+                self.alive = kept;
+                self.erased_pending.extend(gone.into_iter().map(|(_, marker)| marker));
+                Ok(())
+            }
             Err(error) => self.failed("an Erase", error),
         }
     }

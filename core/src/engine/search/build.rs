@@ -15,6 +15,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use super::{vector_numbers, SearchIndex};
+use crate::codec::key_table_file::key_slot_offset;
 use crate::codec::record::{Body, Record};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::corrupt_reason::CorruptReason;
@@ -22,7 +23,7 @@ use crate::engine::verify::SegmentPlace;
 use crate::engine::AgentEngine;
 use crate::error::Error;
 use crate::graph::{Graph, Location};
-use crate::log::names::segment_path;
+use crate::log::names::{agent_folder, key_table_path, segment_path};
 use crate::log::scan::{scan_records, Expected};
 use crate::seal::envelope::split_lot_plain_bytes;
 use crate::storage::Storage;
@@ -108,7 +109,6 @@ pub(super) fn index_records(
                             index.keywords.add(id, text);
                         }
                         Opened::Sealed(plain) => index.keywords.add(id, &plain),
-                        Opened::KeyDestroyed => {}
                     }
                 }
             }
@@ -123,7 +123,6 @@ pub(super) fn index_records(
                 let plain = match opened(record, id, bytes, place, offset)? {
                     Opened::Plain(bytes) => alloc::borrow::Cow::Borrowed(bytes),
                     Opened::Sealed(plain) => alloc::borrow::Cow::Owned(plain),
-                    Opened::KeyDestroyed => return Ok(()),
                 };
                 let numbers = vector_numbers(&plain)
                     .ok_or_else(|| place.corrupt(offset, CorruptReason::VectorBytesNotNumbers))?;
@@ -156,11 +155,14 @@ enum Opened<'a> {
     Plain(&'a [u8]),
     /// An encrypted agent's plain bytes, opened.
     Sealed(Vec<u8>),
-    /// An encrypted node whose keys an Erase destroyed.
-    KeyDestroyed,
 }
 
-/// The bytes `stored` of `record`, a record of node `id`, opened if they are sealed.
+/// The bytes `stored` of `record`, a record of node `id` that is alive, opened if they are
+/// sealed.
+///
+/// An alive node's key is never destroyed (an Erase kills what it covers first), so a slot with
+/// no key is damage, as `get` finds it: leaving the node out would answer a search as if it
+/// held nothing, silently.
 fn opened<'a>(
     record: &Record<'_>,
     id: u64,
@@ -174,10 +176,19 @@ fn opened<'a>(
         (true, None) => Err(place.corrupt(offset, CorruptReason::SealedRecordInPlaintextAgent)),
         (true, Some(opener)) => match opener.open(record, id, stored) {
             Ok(Some(plain)) => Ok(Opened::Sealed(plain)),
-            Ok(None) => Ok(Opened::KeyDestroyed),
-            Err(reason) => Err(place.corrupt(offset, reason)),
+            Ok(None) => Err(key_table_corrupt(place, id, CorruptReason::KeyMissingForReadableNode)),
+            Err(reason @ (CorruptReason::SealedContentMalformed | CorruptReason::SealedContentDoesNotOpen)) => {
+                Err(place.corrupt(offset, reason))
+            }
+            Err(reason) => Err(key_table_corrupt(place, id, reason)),
         },
     }
+}
+
+/// The error of damage of the slot of node `id` in the key table of the agent of `place`.
+fn key_table_corrupt(place: &SegmentPlace, id: u64, reason: CorruptReason) -> Error {
+    let file = key_table_path(&agent_folder(place.agent));
+    Error::Corrupt { file, offset: key_slot_offset(id).unwrap_or(0), reason }
 }
 
 /// Joins the parts of the search index, one per segment, in log order: each part as soon as the
