@@ -4,7 +4,6 @@
 
 use crate::access_log;
 use crate::common;
-use crate::failure;
 
 use std::path::{Path, PathBuf};
 

@@ -169,6 +169,21 @@ create_exception!(
      answers. Open the store, or connect, in this process instead. Attributes: \
      opening_process_id, current_process_id."
 );
+create_exception!(
+    cheesedb,
+    StoredNotShippedError,
+    Error,
+    "A memory server that answers writes only once they are in the object store (serve \
+     --wait-for-ship) stored the write but could not ship it: it is kept, and must not be made \
+     again; replication ships it later. Attributes: id (None for a write that makes no node), reason."
+);
+create_exception!(
+    cheesedb,
+    SocketRefusedError,
+    Error,
+    "The server's socket is not one this client may trust (a symbolic link at its name, or a socket \
+     of another user): nothing was sent. Attributes: path, problem."
+);
 create_exception!(cheesedb, ClosedError, Error, "The store, agent or batch was closed; open it again.");
 create_exception!(
     cheesedb,
@@ -212,6 +227,8 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("AgentInUseError", py.get_type::<AgentInUseError>())?;
     module.add("AlreadyEncryptedError", py.get_type::<AlreadyEncryptedError>())?;
     module.add("ForkedProcessError", py.get_type::<ForkedProcessError>())?;
+    module.add("StoredNotShippedError", py.get_type::<StoredNotShippedError>())?;
+    module.add("SocketRefusedError", py.get_type::<SocketRefusedError>())?;
     module.add("ClosedError", py.get_type::<ClosedError>())?;
     module.add("InternalError", py.get_type::<InternalError>())?;
     Ok(())
@@ -284,6 +301,14 @@ pub(crate) fn to_python(py: Python<'_>, error: cheesedb::Error) -> PyErr {
                 ("opening_process_id", number(py, u64::from(*opening_process_id))),
                 ("current_process_id", number(py, u64::from(*current_process_id))),
             ],
+        ),
+        E::StoredNotShipped { id, reason } => {
+            let id = id.map_or_else(|| py.None(), |id| number(py, id.get()));
+            (StoredNotShippedError::new_err(message), vec![("id", id), ("reason", text(py, reason))])
+        }
+        E::SocketRefused { path, problem } => (
+            SocketRefusedError::new_err(message),
+            vec![("path", text(py, path)), ("problem", text(py, &problem.to_string()))],
         ),
         // A backend this package does not offer, or a condition newer than this package: the
         // base class still says what happened.

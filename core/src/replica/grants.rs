@@ -6,15 +6,30 @@
 //! checked here against everything else that is known: the other heads of the replica and the
 //! agents the target store already holds. Two agents never share a token hash or a number.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::replica::head::ReplicaHead;
-use crate::store::AgentEntry;
 
 use super::keys::{head_key, ReplicaPrefix};
 use super::local_files::corrupt;
+
+/// What the catalog says of one agent: what a head's grant is checked against. The store
+/// lists it (`StoreEngine::agent_entries`); it lives here so that replicas need not reach up
+/// into the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentEntry {
+    /// Its number: its folder and every record carry it.
+    pub number: u64,
+    /// Its name.
+    pub name: String,
+    /// The hash of its token, as the catalog keeps it.
+    pub token_hash: [u8; 32],
+    /// Whether it is encrypted.
+    pub encrypted: bool,
+}
 
 /// Checks that no two of `heads`, and no head and an agent of `held` (the target store's
 /// catalog, agents of the same name excepted: those are the ones being followed), share a token
@@ -49,7 +64,6 @@ fn grant_of_entry(entry: &AgentEntry) -> (u64, [u8; 32]) {
 mod tests {
     use super::*;
     use crate::fingerprint::Fingerprint;
-    use alloc::string::String;
     use alloc::vec;
 
     fn head(name: &str, agent: u64, token_byte: u8) -> ReplicaHead {

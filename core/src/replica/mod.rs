@@ -32,7 +32,7 @@ mod ship;
 pub use bucket::{Bucket, BucketError, ObjectTag};
 pub use commit_point::{find_commit_point, CommitPoint};
 pub use follow::{apply_head, Follower};
-pub use grants::check_head_grants;
+pub use grants::{check_head_grants, AgentEntry};
 pub use head::{Piece, ReplicaHead};
 pub use keys::{agent_prefix, classify_key, head_key, is_piece_key_of, piece_key, ReplicaKey, ReplicaPrefix};
 pub use listing::{list_replica, ReplicaListing};

@@ -20,18 +20,7 @@ use crate::log::names::{agent_folder, CATALOG_FILE};
 use crate::replica::head::ReplicaHead;
 use crate::storage::Storage;
 
-/// What the catalog says of one agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentEntry {
-    /// Its number: its folder and every record carry it.
-    pub number: u64,
-    /// Its name.
-    pub name: String,
-    /// The hash of its token, as the catalog keeps it.
-    pub token_hash: [u8; 32],
-    /// Whether it is encrypted.
-    pub encrypted: bool,
-}
+pub use crate::replica::AgentEntry;
 
 impl<S: Storage + Clone> StoreEngine<S> {
     /// Every agent as the catalog lists it, in the order they were created.

@@ -149,6 +149,10 @@ const CORRUPT_REASONS: &[CorruptReason] = &[
     CorruptReason::ReplicaHeadOfAnotherAgent,
     CorruptReason::ReplicaHistoryDiverged,
     CorruptReason::ReplicaDoesNotVerifyToItsHead,
+    CorruptReason::ReplicaHeadGrantsAnotherAgentsToken,
+    CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber,
+    CorruptReason::ReplicaHeadFlagsDisagreeWithItsFiles,
+    CorruptReason::CatalogTokenHashHeldTwice,
 ];
 
 /// What the engine was doing when a storage operation failed (`Error::Io`, `OutcomeUnknown`,

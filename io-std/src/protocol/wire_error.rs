@@ -137,6 +137,13 @@ pub enum WireError {
         path: String,
         problem: WireSocketProblem,
     },
+    ForkedProcess {
+        opening_process_id: u32,
+        current_process_id: u32,
+    },
+    ReplicaNotFound {
+        prefix: String,
+    },
 }
 
 /// A [`SocketProblem`] as the protocol carries it.
@@ -343,6 +350,10 @@ impl From<&Error> for WireError {
             Error::ObjectStore { detail } => WireError::ObjectStore { detail },
             Error::StoredNotShipped { id, reason } => WireError::StoredNotShipped { id: id.map(Id::get), reason },
             Error::SocketRefused { path, problem } => WireError::SocketRefused { path, problem: problem.into() },
+            Error::ForkedProcess { opening_process_id, current_process_id } => {
+                WireError::ForkedProcess { opening_process_id, current_process_id }
+            }
+            Error::ReplicaNotFound { prefix } => WireError::ReplicaNotFound { prefix },
             // A variant added to `Error` without a mapping here fails the test
             // `every_variant_of_the_engine_has_a_wire_mapping` below.
             other => WireError::Other { message: other.to_string() },
@@ -420,6 +431,10 @@ impl WireError {
             WireError::ObjectStore { detail } => Error::ObjectStore { detail },
             WireError::StoredNotShipped { id, reason } => Error::StoredNotShipped { id: id.map(Id::from), reason },
             WireError::SocketRefused { path, problem } => Error::SocketRefused { path, problem: problem.into() },
+            WireError::ForkedProcess { opening_process_id, current_process_id } => {
+                Error::ForkedProcess { opening_process_id, current_process_id }
+            }
+            WireError::ReplicaNotFound { prefix } => Error::ReplicaNotFound { prefix },
         }
     }
 }
@@ -493,6 +508,9 @@ mod tests {
                 path: String::from("/g/cheesedb.sock"),
                 problem: SocketProblem::OwnedByAnotherUser { owner: 1, user: 2 },
             },
+            Error::ForkedProcess { opening_process_id: 41, current_process_id: 42 },
+            Error::ReplicaNotFound { prefix: String::from("backups/") },
+            Error::ReplicaNotFound { prefix: String::new() },
         ]
     }
 

@@ -310,5 +310,13 @@ class ForkedProcessError(Error):
     opening_process_id: int
     current_process_id: int
 
+class StoredNotShippedError(Error):
+    id: int | None
+    reason: str
+
+class SocketRefusedError(Error):
+    path: str
+    problem: str
+
 class ClosedError(Error): ...
 class InternalError(Error): ...
