@@ -100,6 +100,9 @@ pub fn merge_uncertain(before: &AgentModel, after: &AgentModel) -> Option<AgentM
         if node.numbers != other.numbers {
             node.numbers = Text::Either;
         }
+        if other.erased && !node.erased {
+            node.erase_in_doubt = true;
+        }
     }
     Some(merged)
 }

@@ -66,6 +66,10 @@ pub struct ModelNode {
     /// crash): on an encrypted agent no key obtainable with the token may open its records,
     /// in the files now or in any copy taken before.
     pub erased: bool,
+    /// An Erase that was not acknowledged, and whose effect nothing but the text shows (a
+    /// repeated Erase of a dead id), may have covered it: only the engine knows. A later
+    /// repeated Erase that the engine refuses as changing nothing settles it as erased.
+    pub erase_in_doubt: bool,
 }
 
 impl ModelNode {
@@ -80,6 +84,7 @@ impl ModelNode {
             vector: None,
             numbers: Text::Present,
             erased: false,
+            erase_in_doubt: false,
         }
     }
 
@@ -562,9 +567,30 @@ impl AgentModel {
                 node.text = Text::Absent;
                 node.numbers = Text::Absent;
                 node.erased = true;
+                node.erase_in_doubt = false;
             }
         }
         Ok(removed)
+    }
+
+    /// Whether an engine's refusal (`AlreadyRecalled`) of this recall is as right as the model's
+    /// plan: a repeated Erase that kills nothing, and whose every node to erase is one an
+    /// unacknowledged Erase may have covered already. Where it is, the refusal settles those
+    /// nodes as erased, and the model takes that.
+    pub fn settle_refused_erase(&mut self, id: u64, mode: Mode, removal: Removal) -> bool {
+        let Ok((removed, erased)) = self.plan(id, mode, removal) else { return false };
+        let repeated = self.node(id).is_some_and(|node| !node.alive);
+        let in_doubt = |other: &u64| self.node(*other).is_some_and(|node| node.erase_in_doubt);
+        if !repeated || removal != Removal::Erase || !removed.is_empty() || !erased.iter().all(in_doubt) {
+            return false;
+        }
+        for settled in erased {
+            if let Some(node) = self.node_mut(settled) {
+                node.erased = true;
+                node.erase_in_doubt = false;
+            }
+        }
+        true
     }
 
     /// A finished compaction: every dead node's text and vectors are gone.

@@ -427,6 +427,14 @@ impl World {
             (Err(expected), Called::Refused(error)) if error == expected => {
                 self.refused_cleanly(agent, count_before, &label)
             }
+            // The Erase a failed call may have done was done: nothing is left for this one.
+            (Ok(expected), Called::Refused(Error::AlreadyRecalled { id }))
+                if expected.is_empty()
+                    && id.get() == target
+                    && self.slot(agent)?.model.settle_refused_erase(target, mode, removal) =>
+            {
+                self.refused_cleanly(agent, count_before, &label)
+            }
             (Ok(_), Called::Failed(error)) => self.unacknowledged(agent, Some(error), after, kind, &label),
             (Ok(_), Called::PowerLost) => self.unacknowledged(agent, None, after, kind, &label),
             (expected, called) => Err(Stop::Violation(format!(

@@ -81,8 +81,15 @@ impl World {
                 Err(OpenFailure::Stop(stop)) => return Err(stop),
             }
         };
-        let clean = !crash && recovery_crashes == 0 && self.storage.fault_counts().total() == faults_before;
-        self.reconcile(opened, clean)
+        let faults_during_open = self.storage.fault_counts().total() != faults_before;
+        let clean = !crash && recovery_crashes == 0 && !faults_during_open;
+        self.reconcile(opened, clean)?;
+        if faults_during_open {
+            // A fault during the opens (a bit flipped at rest) may have hit an agent opened
+            // before it, which meets it only at its next open: that open may rightly repair.
+            self.faults_at_last_check = faults_before;
+        }
+        Ok(())
     }
 
     /// The token of agent `name`, if the harness has it (an agent whose delete is in doubt
