@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The MCP server against the official MCP Python SDK (2.x): builds the cheesedb binary (in the
-# `test` profile, which the test step has already built, so it is not built twice), makes a
+# `test` profile and for the whole workspace, with the features the test step unified, so what
+# it built is reused rather than built again), makes a
 # virtual environment with the SDK and pytest (kept in target/ so later runs reuse it), and runs
 # tests/mcp/. Exits non-zero when anything fails; pytest prints the summary line.
 set -euo pipefail
@@ -17,7 +18,7 @@ if ! "$venv/bin/python" -c 'import mcp, pytest, sys; sys.exit(0 if int(__import_
 fi
 "$venv/bin/python" -c 'import importlib.metadata as m; print("mcp.sh: MCP Python SDK", m.version("mcp"))'
 
-cargo build --quiet --profile test -p cheesedb-cli
+cargo build --quiet --profile test --workspace --bins
 export CHEESEDB_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/cheesedb"
 
 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/mcp

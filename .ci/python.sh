@@ -26,8 +26,9 @@ rm -f target/wheels/cheesedb-*.whl
 "$venv/bin/python" -m pip install "${pip_quiet[@]}" --force-reinstall --no-deps target/wheels/cheesedb-*.whl
 
 # The tests of cheesedb.connect run a real memory server: the `cheesedb` command of this tree,
-# in the `test` profile that the test step has already built.
-cargo build --quiet --profile test -p cheesedb-cli
+# in the `test` profile that the test step has already built (for the whole workspace, so that
+# the features are the ones it unified and nothing is built again).
+cargo build --quiet --profile test --workspace --bins
 target_dir="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)"
 export CHEESEDB_BINARY="$target_dir/debug/cheesedb"
 
