@@ -8,11 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The command's test binary from the test step's build (the whole workspace: the same features,
-# so nothing is built again).
-tests=$(cargo test -q --workspace --no-run --message-format=json 2>/dev/null \
-  | grep '"src_path":"[^"]*/cli/tests/main.rs"' \
-  | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+# The command's test binary, from the build the test step made.
+tests=$(bash .ci/test_binary.sh cli)
 [ -x "$tests" ] || { echo "serve_soak.sh: no test binary of the command was built" >&2; exit 1; }
 # Run from the crate's folder, as cargo test would.
 (cd cli && SERVE_SOAK_MS="${SERVE_SOAK_MS:-60000}" "$tests" serve_durability:: --nocapture)

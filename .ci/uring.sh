@@ -21,11 +21,8 @@ executable() {
   "$@" --message-format=json 2>/dev/null | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1
 }
 
-# The conformance suite's binary, from the build the test step made (the whole workspace, so
-# that its features, and so its build, are the same).
-tests=$(cargo test -q --workspace --no-run --message-format=json 2>/dev/null \
-  | grep '"src_path":"[^"]*/tests/tests/main.rs"' \
-  | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+# The conformance suite's binary, from the build the test step made.
+tests=$(bash .ci/test_binary.sh tests)
 probe=$(executable cargo build -q -p cheesedb-io-uring --example probe)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
