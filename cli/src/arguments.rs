@@ -347,7 +347,7 @@ pub struct ServeArguments {
     pub socket: Option<PathBuf>,
 
     /// Connections served at once; one more is refused with an error
-    #[arg(long, value_name = "N", default_value_t = crate::server::CONNECTIONS_MAX_DEFAULT,
+    #[arg(long, value_name = "N", default_value_t = cheesedb::server::CONNECTIONS_MAX_DEFAULT,
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub connections_max: u32,
 
@@ -361,7 +361,7 @@ pub struct ServeArguments {
 
     /// How long a client may take to finish a request it started, to read an answer, or to
     /// send the next write of a batch it opened, in milliseconds
-    #[arg(long, value_name = "MS", default_value_t = crate::server::CLIENT_TIMEOUT_DEFAULT_MS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "MS", default_value_t = cheesedb::server::CLIENT_TIMEOUT_DEFAULT_MS, value_parser = clap::value_parser!(u64).range(1..))]
     pub client_timeout_ms: u64,
 }
 

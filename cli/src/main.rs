@@ -3,7 +3,6 @@
 //! Every error ends the command with one line on standard error and a non-zero exit status;
 //! a panic, which would be a bug, is reported the same way rather than as a trace.
 
-mod access_log;
 mod agent_handle;
 mod arguments;
 mod bench;
@@ -17,11 +16,10 @@ mod failure;
 mod mcp;
 mod memory_search;
 mod nodes;
+mod object_store_file;
 mod output;
 mod progress;
-mod replication;
 mod search;
-mod server;
 mod session;
 mod snippet;
 mod store_handle;

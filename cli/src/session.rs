@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use cheesedb::protocol::SOCKET_FILE;
+use cheesedb::SOCKET_FILE;
 use cheesedb::{Client, Error, Io, Options, Report, Store, Token};
 
 use crate::agent_handle::AgentHandle;

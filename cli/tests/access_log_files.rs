@@ -2,8 +2,8 @@
 //! kind of tampering (an edited byte, a dropped or moved entry, a cut file, a missing file) is
 //! named; a crash's torn entry is told apart from an edit; rotation bounds the size on disk.
 
-use crate::access_log;
 use crate::common;
+use cheesedb::access_log;
 
 use std::path::{Path, PathBuf};
 

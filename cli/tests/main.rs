@@ -2,15 +2,6 @@
 //! built command (or a memory server, MCP, SeaweedFS) as a user would. One topic runs alone with
 //! `cargo test -p cheesedb-cli --test integration TOPIC::`.
 
-// The command's access log module, compiled into the tests as it is into the command, so the
-// tests write entries exactly as the server does (`access_log_files`).
-#[allow(dead_code, unused_imports)]
-#[path = "../src/access_log/mod.rs"]
-mod access_log;
-#[allow(dead_code, unused_imports)]
-#[path = "../src/failure.rs"]
-mod failure;
-
 mod common;
 
 mod access_log_files;

@@ -33,6 +33,8 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(feature = "server")]
+pub mod access_log;
 mod agent;
 mod builder;
 mod client;
@@ -44,10 +46,16 @@ mod lock;
 mod mutex;
 mod permissions;
 mod process;
+/// The memory server's protocol, for this crate's client and server and their tests: an
+/// implementation detail that may change in any release. Programs reach a server through
+/// [`Client`] (or run one with the `server` feature), never through these messages.
+#[doc(hidden)]
 pub mod protocol;
 #[cfg(feature = "replication")]
 pub mod replication;
 mod search;
+#[cfg(feature = "server")]
+pub mod server;
 mod shared;
 mod store;
 mod uring;
@@ -65,6 +73,7 @@ pub use client::{Client, ClientAgent, ClientBatch};
 pub use files::{FileHandle, FileStorage};
 pub use io::{Io, UnknownIo};
 pub use lock::LOCK_FILE;
+pub use protocol::SOCKET_FILE;
 pub use shared::SharedStorage;
 pub use store::Store;
 

@@ -21,8 +21,8 @@ use cheesedb::{Agent, Leg, Store};
 use serde_json::json;
 
 use crate::failure::Failure;
+use crate::object_store_file::connect;
 use crate::output::Printer;
-use crate::replication::connect;
 
 /// Memories written for the full run, `--quick` and `--smoke`.
 pub fn memories_for(smoke: bool, quick: bool) -> u64 {

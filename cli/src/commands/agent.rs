@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 use cheesedb::{Error, Fingerprint, Token};
 use serde_json::json;
 
-use crate::access_log;
 use crate::arguments::AgentCommand;
 use crate::commands::Context;
 use crate::failure::Failure;
@@ -14,6 +13,7 @@ use crate::output::escaped;
 use crate::session::{agent_token, describe_agent, open_store_handle, TokenSource};
 use crate::store_handle::StoreHandle;
 use crate::tokens::{tokens_path, SavedTokens};
+use cheesedb::access_log;
 
 /// Runs one `agent` subcommand.
 pub fn run(command: AgentCommand, context: &Context) -> Result<(), Failure> {

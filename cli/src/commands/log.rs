@@ -5,12 +5,12 @@
 
 use serde_json::{json, Value};
 
-use crate::access_log::{read, Limits, LogBreak, ReadError, VerifiedEntry, VerifiedLog};
 use crate::arguments::AgentName;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::output::escaped;
 use crate::utc_time::utc_text;
+use cheesedb::access_log::{read, Limits, LogBreak, ReadError, VerifiedEntry, VerifiedLog};
 
 /// Prints the verified entries (JSON: an array of objects), or fails naming the file and entry
 /// where the chain breaks. Where the server went on in a new file after damage, the entries

@@ -7,41 +7,38 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cheesedb::replication::{restore_from, Follow, ReplicaStatus, Replicator, ShipReport};
+use cheesedb::server::{Replication, Settings};
 use cheesedb::{Error, Store};
 use serde_json::{json, Value};
 
 use crate::arguments::{FollowArguments, ReplicateArguments, RestoreArguments};
+use crate::commands::serve::serve_until_signalled;
 use crate::commands::Context;
 use crate::failure::Failure;
+use crate::object_store_file::connect;
 use crate::output::escaped;
-use crate::replication::{connect, Replication};
 
 /// `cheesedb replicate --to s3://…`: with `--once` ships and exits; with `--status` says how
 /// far each replica is behind; otherwise serves the store (as `cheesedb serve`) and ships
 /// until stopped.
 pub fn run(arguments: ReplicateArguments, context: &Context) -> Result<(), Failure> {
     if !(arguments.once || arguments.status) {
-        let socket = context.folder.join(cheesedb::protocol::SOCKET_FILE);
-        let settings = crate::server::Settings {
-            connections_max: crate::server::CONNECTIONS_MAX_DEFAULT as usize,
-            client_timeout: Duration::from_millis(crate::server::CLIENT_TIMEOUT_DEFAULT_MS),
-        };
-        let replication = Replication {
-            location: arguments.to,
-            lag_bound: Duration::from_millis(arguments.max_lag_ms),
-            wait_for_ship: arguments.wait_for_ship,
-        };
-        let folder = context.folder.clone();
-        std::fs::create_dir_all(&folder)
-            .map_err(|error| Failure::new(format!("cannot make the data folder {}: {error}", folder.display())))?;
+        let socket = context.folder.join(cheesedb::SOCKET_FILE);
+        let folder = &context.folder;
         let ready = || {
             eprintln!(
                 "cheesedb: replicating {} to {}; stop with Ctrl-C or SIGTERM",
                 escaped(&folder.display().to_string()),
-                replication.location
+                arguments.to
             )
         };
-        return crate::server::serve(&folder, &socket, false, settings, Some(replication.clone()), ready);
+        let replication = Replication {
+            bucket: connect(&arguments.to, folder)?,
+            prefix: arguments.to.prefix.clone(),
+            lag_bound: Duration::from_millis(arguments.max_lag_ms),
+            wait_for_ship: arguments.wait_for_ship,
+        };
+        return serve_until_signalled(folder, &socket, Settings::default(), false, Some(replication), ready);
     }
     let store = Store::open(&context.folder).map_err(|error| opened_failure(error, &context.folder))?;
     let bucket = connect(&arguments.to, &context.folder)?;

@@ -202,6 +202,8 @@ const LIMITS: &[&str] = &[
 
 /// Which rule of the engine broke (`Error::Internal`).
 const INTERNAL_RULES: &[&str] = &[
+    "a request the server sorts as a read is one",
+    "a request the server sorts as a write is one",
     "the active segment is open while the agent is in use",
     "a written entry has an id",
     "the search index exists once built",

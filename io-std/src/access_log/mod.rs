@@ -45,7 +45,7 @@ pub use {
     damage::{DamageKind, LogDamage},
     entry::AccessEntry,
     folder::ACCESS_FOLDER,
-    logs::AccessLogs,
+    logs::{AccessLogError, AccessLogs},
     reader::{LogBreak, TornEntry, VerifiedEntry, VerifiedLog},
     record::DamageNote,
 };
@@ -80,6 +80,7 @@ impl Default for Limits {
 
 impl Limits {
     /// The limits raised where needed so that a header and one entry always fit in a file.
+    #[must_use]
     pub fn bounded(self) -> Limits {
         Limits { rotate_at_bytes: self.rotate_at_bytes.max(HEADER_MAX_BYTES + ENTRY_MAX_BYTES), ..self }
     }

@@ -6,10 +6,10 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cheesedb::protocol::{
+use crate::protocol::{
     read_frame_body, read_frame_length, FrameError, Request, Response, FRAME_LENGTH_BYTES, PROTOCOL_VERSION,
 };
-use cheesedb::Error;
+use crate::Error;
 
 use super::peer::Peer;
 use super::reply::hello;
@@ -180,7 +180,7 @@ impl Wire {
         if response.encode_into(&mut body).is_err() {
             return false;
         }
-        let too_large = body.len() > cheesedb::protocol::FRAME_MAX_BYTES;
+        let too_large = body.len() > crate::protocol::FRAME_MAX_BYTES;
         if too_large {
             let size_bytes = u64::try_from(body.len()).unwrap_or(u64::MAX);
             let refusal = Response::failed(&FrameError::TooLarge { size_bytes }.into_error(false));

@@ -13,8 +13,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::serve_error::{ServeError, ServerThread};
 use crate::access_log::{AccessEntry, AccessLogs};
-use crate::failure::Failure;
 
 /// Entries waiting for the writer at most; a server killed with SIGKILL loses those.
 const QUEUED_ENTRIES_MAX: usize = 1024;
@@ -52,7 +52,7 @@ pub struct AccessRecorder {
 
 impl AccessRecorder {
     /// Starts the thread writing to `logs`.
-    pub fn start(logs: AccessLogs) -> Result<AccessRecorder, Failure> {
+    pub fn start(logs: AccessLogs) -> Result<AccessRecorder, ServeError> {
         let shared = Arc::new(Shared::default());
         let writer = std::thread::Builder::new()
             .name(String::from("cheesedb-access-log"))
@@ -60,7 +60,7 @@ impl AccessRecorder {
                 let shared = shared.clone();
                 move || write_entries(&logs, &shared)
             })
-            .map_err(|error| Failure::new(format!("cannot start the thread writing the access log: {error}")))?;
+            .map_err(|error| ServeError::Thread { thread: ServerThread::AccessLog, kind: error.kind() })?;
         Ok(AccessRecorder { shared, writer: Mutex::new(Some(writer)) })
     }
 
@@ -122,14 +122,14 @@ fn write_entries(logs: &AccessLogs, shared: &Shared) {
                 }
                 Err(failure) => {
                     if reported.insert(agent_name) {
-                        eprintln!("cheesedb serve: an access log could not be written: {}", failure.message());
+                        eprintln!("cheesedb serve: an access log could not be written: {failure}");
                     }
                 }
             }
         }
         if finishing && shared.queue().entries.is_empty() {
             if let Err(failure) = logs.sync() {
-                eprintln!("cheesedb serve: the access logs could not be synced: {}", failure.message());
+                eprintln!("cheesedb serve: the access logs could not be synced: {failure}");
             }
             return;
         }

@@ -1,6 +1,6 @@
 //! A session's answer to one request: one response, or a list sent in parts.
 
-use cheesedb::protocol::{Response, WireHit, WireLeftBehind, PROTOCOL_VERSION};
+use crate::protocol::{Response, WireHit, WireLeftBehind, PROTOCOL_VERSION};
 
 /// Ids or hits in one frame: at most 10 bytes each, far below a frame's limit.
 const NUMBERS_PER_FRAME: usize = 65_536;

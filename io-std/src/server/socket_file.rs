@@ -10,7 +10,7 @@ use std::path::Path;
 use rustix::fs::Mode;
 
 use super::peer::server_uid;
-use crate::failure::Failure;
+use super::serve_error::{ServeError, SocketStep};
 
 /// The socket's permission bits: only its user may connect.
 const SOCKET_MODE: u32 = 0o600;
@@ -27,48 +27,37 @@ pub enum Found {
 }
 
 /// Looks at what stands at `path`; refuses anything this server may not replace.
-pub fn inspect(path: &Path) -> Result<Found, Failure> {
-    let shown = path.display();
+pub fn inspect(path: &Path) -> Result<Found, ServeError> {
+    let socket = || path.to_path_buf();
     let metadata = match fs::symlink_metadata(path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Found::Nothing),
-        Err(error) => return Err(Failure::new(format!("cannot look at the socket path {shown}: {error}"))),
+        Err(error) => {
+            return Err(ServeError::Socket { socket: socket(), step: SocketStep::Inspect, kind: error.kind() })
+        }
     };
     if metadata.uid() != server_uid() {
-        return Err(Failure::new(format!(
-            "refusing the socket path {shown}: it is owned by user {}, not by this user ({}); choose another with --socket",
-            metadata.uid(),
-            server_uid()
-        )));
+        return Err(ServeError::SocketOfAnotherUser { socket: socket(), owner: metadata.uid(), user: server_uid() });
     }
     if !metadata.file_type().is_socket() {
-        return Err(Failure::new(format!(
-            "refusing the socket path {shown}: something other than a socket is there; move it away or choose another with --socket"
-        )));
+        return Err(ServeError::NotASocket { socket: socket() });
     }
     match UnixStream::connect(path) {
         Ok(_) => Ok(Found::Live),
         Err(error) if matches!(error.kind(), ErrorKind::ConnectionRefused | ErrorKind::NotFound) => Ok(Found::Stale),
-        Err(error) => Err(Failure::new(format!("cannot tell whether a server listens at {shown}: {error}"))),
+        Err(error) => Err(ServeError::Socket { socket: socket(), step: SocketStep::Probe, kind: error.kind() }),
     }
-}
-
-/// The failure when another server answers at `path`.
-pub fn another_server(path: &Path) -> Failure {
-    Failure::new(format!(
-        "another cheesedb server is running at {}; stop it first (or use it: every command finds it)",
-        path.display()
-    ))
 }
 
 /// Claims `path` for this server: replaces a stale socket, refuses a live one or anything this
 /// server may not replace, and listens with mode 0600 from the first moment.
-pub fn claim(path: &Path) -> Result<UnixListener, Failure> {
-    let shown = path.display();
+pub fn claim(path: &Path) -> Result<UnixListener, ServeError> {
+    let refused = |step: SocketStep| {
+        move |error: std::io::Error| ServeError::Socket { socket: path.to_path_buf(), step, kind: error.kind() }
+    };
     match inspect(path)? {
-        Found::Live => return Err(another_server(path)),
-        Found::Stale => fs::remove_file(path)
-            .map_err(|error| Failure::new(format!("cannot remove the stale socket {shown}: {error}")))?,
+        Found::Live => return Err(ServeError::AnotherServer { socket: path.to_path_buf() }),
+        Found::Stale => fs::remove_file(path).map_err(refused(SocketStep::RemoveStale))?,
         Found::Nothing => {}
     }
     // The mask makes the socket private as it is made, before anyone could connect; the mode
@@ -76,9 +65,8 @@ pub fn claim(path: &Path) -> Result<UnixListener, Failure> {
     let mask_before = rustix::process::umask(Mode::from_raw_mode(0o177));
     let bound = UnixListener::bind(path);
     rustix::process::umask(mask_before);
-    let listener = bound.map_err(|error| Failure::new(format!("cannot listen at {shown}: {error}")))?;
-    fs::set_permissions(path, fs::Permissions::from_mode(SOCKET_MODE))
-        .map_err(|error| Failure::new(format!("cannot make the socket {shown} private: {error}")))?;
+    let listener = bound.map_err(refused(SocketStep::Listen))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(SOCKET_MODE)).map_err(refused(SocketStep::MakePrivate))?;
     Ok(listener)
 }
 
@@ -102,7 +90,7 @@ mod tests {
         let listener = claim(&path).unwrap();
         assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(inspect(&path).unwrap(), Found::Live);
-        assert!(claim(&path).unwrap_err().message().contains("another cheesedb server"));
+        assert!(matches!(claim(&path).unwrap_err(), ServeError::AnotherServer { .. }));
         drop(listener);
         assert_eq!(inspect(&path).unwrap(), Found::Stale);
         let _again = claim(&path).unwrap();
@@ -115,7 +103,7 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join("not.sock");
         fs::write(&path, b"keep me").unwrap();
-        assert!(claim(&path).unwrap_err().message().contains("other than a socket"));
+        assert!(matches!(claim(&path).unwrap_err(), ServeError::NotASocket { .. }));
         assert_eq!(fs::read(&path).unwrap(), b"keep me");
     }
 }

@@ -1,16 +1,18 @@
 //! [`AccessLogs`]: every agent's access log in one data folder, shared by the server's threads.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::io::ErrorKind;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cheesedb::limits::AGENT_NAME_MAX_BYTES;
+use crate::limits::AGENT_NAME_MAX_BYTES;
 
+use super::damage::LogDamage;
 use super::entry::AccessEntry;
 use super::folder::{shown_path, AccessFolder};
 use super::writer::{AgentLog, WriteError};
 use super::Limits;
-use crate::failure::Failure;
 
 /// The access logs of one data folder. Appends for one agent are serialized (each agent's log
 /// is one chain); appends for different agents go on side by side.
@@ -29,9 +31,9 @@ impl AccessLogs {
     /// agent's log is opened at its first append.
     ///
     /// # Errors
-    /// A [`Failure`] when the data folder cannot be opened or the access folder made, or when a
+    /// An [`AccessLogError`] when the data folder cannot be opened or the access folder made, or when a
     /// link or a file stands where the access folder should be.
-    pub fn open(data_folder: &Path) -> Result<AccessLogs, Failure> {
+    pub fn open(data_folder: &Path) -> Result<AccessLogs, AccessLogError> {
         AccessLogs::open_with_limits(data_folder, Limits::default())
     }
 
@@ -39,10 +41,10 @@ impl AccessLogs {
     ///
     /// # Errors
     /// As [`AccessLogs::open`].
-    pub fn open_with_limits(data_folder: &Path, limits: Limits) -> Result<AccessLogs, Failure> {
+    pub fn open_with_limits(data_folder: &Path, limits: Limits) -> Result<AccessLogs, AccessLogError> {
         let folder = AccessFolder::open(data_folder, true)
-            .map_err(|error| Failure::new(format!("cannot open the access log folder {}: {error}", shown_path(""))))?
-            .ok_or_else(|| Failure::new(format!("the access log folder {} could not be made", shown_path(""))))?;
+            .map_err(|error| AccessLogError::FolderNotOpened { kind: error.kind() })?
+            .ok_or(AccessLogError::FolderNotMade)?;
         Ok(AccessLogs { folder, limits: limits.bounded(), agents: Mutex::new(HashMap::new()) })
     }
 
@@ -50,18 +52,15 @@ impl AccessLogs {
     /// system at once but the disk only at the next rotation or sync: see [`AccessLogs::sync`].
     ///
     /// # Errors
-    /// A [`Failure`] when the log's newest file does not verify (nothing is appended to a
+    /// An [`AccessLogError`] when the log's newest file does not verify (nothing is appended to a
     /// damaged log; `cheesedb log` says where it breaks) or cannot be written. After a failed
     /// write, the next append opens the log again, cutting off any part of the entry that
     /// reached the file.
-    pub fn append(&self, agent_name: &str, entry: &AccessEntry) -> Result<(), Failure> {
+    pub fn append(&self, agent_name: &str, entry: &AccessEntry) -> Result<(), AccessLogError> {
         // The store refuses longer names; a longer one here would be a caller's mistake, and
         // would break the bound on a header's size.
         if agent_name.is_empty() || agent_name.len() > AGENT_NAME_MAX_BYTES {
-            return Err(Failure::new(format!(
-                "no access log for a name of {} bytes: agent names have 1 to {AGENT_NAME_MAX_BYTES}",
-                agent_name.len()
-            )));
+            return Err(AccessLogError::NameOutOfRange { bytes: agent_name.len() });
         }
         let agent_log = self.agent_log(agent_name);
         // A thread that panicked mid-append leaves the log to be opened again, as after a failed write.
@@ -88,8 +87,8 @@ impl AccessLogs {
     /// the logs does it too, without a way to report a failure.
     ///
     /// # Errors
-    /// A [`Failure`] naming the first file that could not be synced.
-    pub fn sync(&self) -> Result<(), Failure> {
+    /// An [`AccessLogError`] naming the first file that could not be synced.
+    pub fn sync(&self) -> Result<(), AccessLogError> {
         let agent_logs: Vec<(String, Arc<Mutex<Option<AgentLog>>>)> =
             self.agents().iter().map(|(name, log)| (name.clone(), Arc::clone(log))).collect();
         for (name, agent_log) in agent_logs {
@@ -111,16 +110,78 @@ impl AccessLogs {
     }
 }
 
-fn failure(agent_name: &str, error: WriteError) -> Failure {
+fn failure(agent_name: &str, error: WriteError) -> AccessLogError {
+    let agent = agent_name.to_owned();
     match error {
-        WriteError::Io { file, doing, error } => {
-            Failure::new(format!("access log of agent {agent_name:?}: {doing} {file}: {error}"))
-        }
-        WriteError::Damaged(damage) => Failure::damaged(format!(
-            "access log of agent {agent_name:?} does not verify, so nothing more is appended to it: {damage}"
-        )),
+        WriteError::Io { file, doing, error } => AccessLogError::Io { agent, file, doing, kind: error.kind() },
+        WriteError::Damaged(damage) => AccessLogError::Damaged { agent, damage },
     }
 }
+
+/// Why the access logs could not be opened or written.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AccessLogError {
+    /// The data folder could not be opened, or the access folder made in it.
+    FolderNotOpened {
+        /// What the system said.
+        kind: ErrorKind,
+    },
+    /// A link or a file stands where the access folder should be.
+    FolderNotMade,
+    /// An agent name out of the store's range was given.
+    NameOutOfRange {
+        /// Its length.
+        bytes: usize,
+    },
+    /// A file of an agent's log could not be read, written or made.
+    Io {
+        /// The agent.
+        agent: String,
+        /// The file, relative to the data folder.
+        file: String,
+        /// What was being done with it.
+        doing: &'static str,
+        /// What the system said.
+        kind: ErrorKind,
+    },
+    /// The agent's newest log file does not verify, so nothing more is appended to it.
+    Damaged {
+        /// The agent.
+        agent: String,
+        /// Where and how it breaks.
+        damage: LogDamage,
+    },
+}
+
+impl fmt::Display for AccessLogError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AccessLogError::FolderNotOpened { kind } => write!(
+                formatter,
+                "cannot open the access log folder {}: {}",
+                shown_path(""),
+                std::io::Error::from(*kind)
+            ),
+            AccessLogError::FolderNotMade => {
+                write!(formatter, "the access log folder {} could not be made", shown_path(""))
+            }
+            AccessLogError::NameOutOfRange { bytes } => write!(
+                formatter,
+                "no access log for a name of {bytes} bytes: agent names have 1 to {AGENT_NAME_MAX_BYTES}"
+            ),
+            AccessLogError::Io { agent, file, doing, kind } => {
+                write!(formatter, "access log of agent {agent:?}: {doing} {file}: {}", std::io::Error::from(*kind))
+            }
+            AccessLogError::Damaged { agent, damage } => write!(
+                formatter,
+                "access log of agent {agent:?} does not verify, so nothing more is appended to it: {damage}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AccessLogError {}
 
 #[cfg(test)]
 mod tests {
@@ -173,8 +234,8 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let logs = AccessLogs::open(folder.path()).unwrap();
         assert!(logs.append("", &entry(1)).is_err());
-        assert!(logs.append(&"x".repeat(cheesedb::limits::AGENT_NAME_MAX_BYTES + 1), &entry(1)).is_err());
-        logs.append(&"x".repeat(cheesedb::limits::AGENT_NAME_MAX_BYTES), &entry(1)).unwrap();
+        assert!(logs.append(&"x".repeat(crate::limits::AGENT_NAME_MAX_BYTES + 1), &entry(1)).is_err());
+        logs.append(&"x".repeat(crate::limits::AGENT_NAME_MAX_BYTES), &entry(1)).unwrap();
     }
 
     #[test]

@@ -209,7 +209,7 @@ mod tests {
         };
         let line = to_line(&EntryRecord::new(&entry, u64::MAX, ChainHash::START));
         assert!(u64::try_from(line.len()).unwrap() <= ENTRY_MAX_BYTES, "{} bytes", line.len());
-        let name = "\u{1}".repeat(cheesedb::limits::AGENT_NAME_MAX_BYTES);
+        let name = "\u{1}".repeat(crate::limits::AGENT_NAME_MAX_BYTES);
         let header = to_line(&HeaderRecord::after(
             &name,
             u64::MAX,

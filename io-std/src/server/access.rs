@@ -2,7 +2,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use cheesedb::protocol::{Response, WireError};
+use crate::protocol::{Response, WireError};
 
 use super::peer::Peer;
 use super::reply::Reply;

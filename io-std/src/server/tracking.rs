@@ -1,8 +1,8 @@
 //! Read tracking of one session: the ids it read through `get` and the searches since its last
 //! memory, which become parents of the next one.
 
-use cheesedb::protocol::WireHit;
-use cheesedb::{Id, Node, ReadSet};
+use crate::protocol::WireHit;
+use crate::{Id, Node, ReadSet};
 
 /// A session's read tracking: off, or on with what was read.
 #[derive(Debug, Default)]

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use cheesedb::protocol::{engine_leg, BatchWrite, Request, Response, WireHit, WireLeftBehind, WireNode, WireReport};
-use cheesedb::{Agent, Error, Fingerprint, Hit, Id, Leg, StagedBatch, Token};
+use crate::protocol::{engine_leg, BatchWrite, Request, Response, WireHit, WireLeftBehind, WireNode, WireReport};
+use crate::{Agent, Error, Fingerprint, Hit, Id, Leg, StagedBatch, Token};
 
 use super::access;
 use super::gate::Gate;
@@ -129,7 +129,7 @@ impl Session {
                     Reply::One(Response::Id(id)) => Some(Id::from(*id)),
                     _ => None,
                 };
-                crate::replication::ship_for_write(replicator, id).map(|()| reply)
+                super::shipping::ship_for_write(replicator, id).map(|()| reply)
             }
             (served, _) => served,
         };
