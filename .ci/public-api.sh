@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 listing=.ci/public-api.txt
 target="${CARGO_TARGET_DIR:-target}"
 
-cargo doc --quiet --no-deps -p cheesedb-core -p cheesedb --features cheesedb/replication 2>/dev/null
+cargo doc --quiet --no-deps -p cheesedb-core -p cheesedb --features cheesedb/server 2>/dev/null
 
 python3 - "$target/doc" > "$target/public-api.txt" <<'PYTHON'
 import html, pathlib, re, sys

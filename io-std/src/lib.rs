@@ -46,9 +46,9 @@ mod lock;
 mod mutex;
 mod permissions;
 mod process;
-/// The memory server's protocol, for this crate's client and server and their tests: an
-/// implementation detail that may change in any release. Programs reach a server through
-/// [`Client`] (or run one with the `server` feature), never through these messages.
+// The memory server's protocol, shared by this crate's client and server and reached by their
+// tests: an implementation detail that may change in any release, hidden from the docs.
+// Programs reach a server through `Client`, or run one with the `server` feature.
 #[doc(hidden)]
 pub mod protocol;
 #[cfg(feature = "replication")]
@@ -59,6 +59,7 @@ pub mod server;
 mod shared;
 mod store;
 mod uring;
+mod user;
 mod verify;
 
 pub use agent::Agent;

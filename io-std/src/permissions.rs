@@ -14,7 +14,7 @@ pub(crate) fn check_private(root: BorrowedFd<'_>, path: &Path) -> Result<(), Err
     let shown = path.display().to_string();
     let status = rustix::fs::fstat(root)
         .map_err(|errno| Error::from_storage("checking the permissions of", &shown, std::io::Error::from(errno)))?;
-    let user = rustix::process::geteuid().as_raw();
+    let user = crate::user::this_user();
     let mode = Mode::from_raw_mode(status.st_mode);
     if status.st_uid != user || mode.intersects(Mode::WGRP | Mode::WOTH) {
         // The raw mode is 16 bits wide on macOS and 32 on Linux.

@@ -8,6 +8,10 @@ mod peer;
 mod readable;
 mod socket;
 
+// The server probes a socket path the way a client reaches it.
+#[cfg(feature = "server")]
+pub(crate) use socket::connect as connect_to_socket;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 

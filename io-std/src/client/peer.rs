@@ -13,7 +13,7 @@ pub(crate) fn check_server_user(stream: &UnixStream) -> Result<(), Error> {
         write_in_flight: false,
     })?;
     let server = credentials.uid.as_raw();
-    if server == rustix::process::getuid().as_raw() || server == 0 {
+    if crate::user::is_own_or_root(server) {
         return Ok(());
     }
     Err(Error::PeerRefused { uid: server })

@@ -49,7 +49,7 @@ fn check(stat: &Stat, socket: &Path) -> Result<(), Error> {
         // Nothing a server listens on: the same answer as an empty place.
         _ => return Err(Error::ServerUnavailable { path, reason: String::from("what stands there is not a socket") }),
     }
-    let user = rustix::process::geteuid().as_raw();
+    let user = crate::user::this_user();
     if stat.st_uid != user {
         return Err(Error::SocketRefused {
             path,

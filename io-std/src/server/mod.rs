@@ -3,12 +3,12 @@
 //!
 //! The accepting thread checks each peer's credentials (its user must be the server's or
 //! root) and the number of connections, then gives the connection a thread of its own
-//! ([`connection`]), which holds the connection's [`session`]. Sessions of one agent share its
+//! (`connection.rs`), which holds the connection's session (`session.rs`). Sessions of one agent share its
 //! engine (the store opens each agent once), so their writes join in group commit. Every
 //! request served on a session that opened an agent by its token (and, without a token, an
 //! agent created or deleted) is written to the agent's access log with the peer's pid and uid,
 //! by a thread of its own once the answer is sent, so no client waits for the log
-//! ([`access_writer`]); what a peer without a token asks writes nothing there.
+//! (`access_writer.rs`); what a peer without a token asks writes nothing there.
 //!
 //! A slow client only holds its own thread: a frame must be whole, and an answer read, within
 //! the client timeout. [`Stopper::stop`] stops the server: no new connection is accepted, each

@@ -14,13 +14,8 @@ pub struct Peer {
 impl Peer {
     /// Whether the peer may use this server: it runs as the server's user, or as root.
     pub fn is_allowed(self) -> bool {
-        self.uid == server_uid() || self.uid == 0
+        crate::user::is_own_or_root(self.uid)
     }
-}
-
-/// The user this server runs as.
-pub fn server_uid() -> u32 {
-    rustix::process::getuid().as_raw()
 }
 
 /// The peer of `stream`.
@@ -46,8 +41,11 @@ mod tests {
         let (one, _other) = UnixStream::pair().unwrap();
         let peer = peer_of(&one).unwrap();
         assert_eq!(peer.pid, std::process::id());
-        assert_eq!(peer.uid, server_uid());
+        assert_eq!(peer.uid, crate::user::this_user());
         assert!(peer.is_allowed());
-        assert!(!Peer { pid: 1, uid: server_uid().wrapping_add(1).max(1) }.is_allowed() || server_uid() == 0);
+        assert!(
+            !Peer { pid: 1, uid: crate::user::this_user().wrapping_add(1).max(1) }.is_allowed()
+                || crate::user::this_user() == 0
+        );
     }
 }

@@ -4,13 +4,14 @@
 use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
 use std::path::Path;
 
 use rustix::fs::Mode;
 
-use super::peer::server_uid;
 use super::serve_error::{ServeError, SocketStep};
+use crate::user::this_user;
+use crate::Error;
 
 /// The socket's permission bits: only its user may connect.
 const SOCKET_MODE: u32 = 0o600;
@@ -36,16 +37,17 @@ pub fn inspect(path: &Path) -> Result<Found, ServeError> {
             return Err(ServeError::Socket { socket: socket(), step: SocketStep::Inspect, kind: error.kind() })
         }
     };
-    if metadata.uid() != server_uid() {
-        return Err(ServeError::SocketOfAnotherUser { socket: socket(), owner: metadata.uid(), user: server_uid() });
+    if metadata.uid() != this_user() {
+        return Err(ServeError::SocketOfAnotherUser { socket: socket(), owner: metadata.uid(), user: this_user() });
     }
     if !metadata.file_type().is_socket() {
         return Err(ServeError::NotASocket { socket: socket() });
     }
-    match UnixStream::connect(path) {
+    // The probe connects as a client does: through the very socket checked, never a link.
+    match crate::client::connect_to_socket(path) {
         Ok(_) => Ok(Found::Live),
-        Err(error) if matches!(error.kind(), ErrorKind::ConnectionRefused | ErrorKind::NotFound) => Ok(Found::Stale),
-        Err(error) => Err(ServeError::Socket { socket: socket(), step: SocketStep::Probe, kind: error.kind() }),
+        Err(Error::ServerUnavailable { .. }) => Ok(Found::Stale),
+        Err(_) => Err(ServeError::Socket { socket: socket(), step: SocketStep::Probe, kind: ErrorKind::InvalidData }),
     }
 }
 
@@ -73,7 +75,7 @@ pub fn claim(path: &Path) -> Result<UnixListener, ServeError> {
 /// Removes the socket at `path` if it is still a socket of this user.
 pub fn remove(path: &Path) {
     let ours = fs::symlink_metadata(path)
-        .is_ok_and(|metadata| metadata.file_type().is_socket() && metadata.uid() == server_uid());
+        .is_ok_and(|metadata| metadata.file_type().is_socket() && metadata.uid() == this_user());
     if ours {
         let _ = fs::remove_file(path);
     }
