@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use cheesedb::{Store, Token};
 use command_client::CommandClient;
-use common::server_process::{ServerProcess, PATIENCE};
+use common::server_process::ServerProcess;
 use common::Cli;
 use ledger::{check_agent, Checked, Counts, Ledger};
 use library_client::LibraryClient;
@@ -207,18 +207,7 @@ impl ClientKind for McpClient {
 /// Starts the server again after a kill. Meanwhile a command may hold the store's folder lock,
 /// and a server refuses to start then: it is started again until the lock is free.
 fn restart(folder: &Path) -> (ServerProcess, u64) {
-    let started = Instant::now();
-    let mut refusals = 0;
-    loop {
-        match ServerProcess::try_start(folder, &[]) {
-            Ok(server) => return (server, refusals),
-            Err(stderr) if stderr.contains("in use by another cheesedb process") && started.elapsed() < PATIENCE => {
-                refusals += 1;
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            Err(stderr) => panic!("the server did not start again: {stderr}"),
-        }
-    }
+    ServerProcess::start_when_free(folder)
 }
 
 /// Creates the agents with the command, so their names are in the tokens file.

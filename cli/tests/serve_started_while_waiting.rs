@@ -25,9 +25,10 @@ fn a_command_waiting_for_the_lock_goes_through_a_server_started_meanwhile() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     // The lock passes straight to a server: it may well open the store before the command
-    // tries again, and then keeps it.
+    // tries again, and then keeps it. Should the command win the lock instead, the server is
+    // refused while the command writes, and started again.
     drop(holder);
-    let server = ServerProcess::start(cli.folder(), &[]);
+    let (server, _refusals) = ServerProcess::start_when_free(cli.folder());
     let output = command.wait_with_output().unwrap();
     let waited = started.elapsed();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));

@@ -60,6 +60,26 @@ impl ServerProcess {
         Ok(ServerProcess { child, folder: folder.to_path_buf(), socket, stderr })
     }
 
+    /// Like [`ServerProcess::start`], started again while a command holds the store's folder
+    /// lock (a server refuses to start then, by design) until the lock is free; returns the
+    /// server and how many times it was refused.
+    pub fn start_when_free(folder: &Path) -> (ServerProcess, u64) {
+        let started = Instant::now();
+        let mut refusals = 0;
+        loop {
+            match ServerProcess::try_start(folder, &[]) {
+                Ok(server) => return (server, refusals),
+                Err(stderr)
+                    if stderr.contains("in use by another cheesedb process") && started.elapsed() < PATIENCE =>
+                {
+                    refusals += 1;
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(stderr) => panic!("the server did not start: {stderr}"),
+            }
+        }
+    }
+
     /// A client of this server.
     pub fn client(&self) -> Client {
         Client::connect(&self.socket).expect("the server answers")
