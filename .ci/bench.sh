@@ -1,21 +1,34 @@
 #!/usr/bin/env bash
-# Benchmark checks, run by .ci/run:
-#  1. SQLite and cheesedb remove the same ids on the same data, Fair and Strict, so the
-#     comparison times the same work; SQLite's Erase leaves the text in no file; cheesedb's
-#     keyword search and SQLite FTS5 match the same texts for the same OR queries;
-#  2. every scenario of `cheesedb bench --compare sqlite` runs and prints its JSON, at a tiny
+# Benchmark checks (the cheesedb-bench crate, tests/bench/), run by .ci/run:
+#  1. its tests with the SQLite side: SQLite and cheesedb remove the same ids on the same data,
+#     Fair and Strict, so the comparison times the same work; SQLite's Erase leaves the text in
+#     no file; cheesedb's keyword search and SQLite FTS5 match the same texts for the same OR
+#     queries;
+#  2. every scenario of `cheesedb-bench --compare sqlite` runs and prints its JSON, at a tiny
 #     size whose figures mean nothing (docs/BENCHMARKS.md has the real command);
-#  3. `cheesedb bench --encryption` measures an encrypted agent beside a plaintext one and SQLite;
-#  4. `cheesedb bench --server` starts a server, measures both sides and stops it cleanly.
-# Both steps use the test profile, so the bundled SQLite is compiled once (about 80 s).
+#  3. `cheesedb-bench --encryption` measures an encrypted agent beside a plaintext one and SQLite;
+#  4. `cheesedb-bench --server` starts the `cheesedb` command built beside it as a server,
+#     measures both sides and stops it cleanly.
+# Everything is built for the whole workspace in the `test` profile, as the test step built it,
+# with one feature more (cheesedb-bench/sqlite): only SQLite (about 80 s) and the benchmark are
+# compiled again, and the `cheesedb` binary is the one the earlier steps used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo test -p cheesedb-cli --features sqlite bench::
+features=cheesedb-bench/sqlite
+tests=$(cargo test -q --workspace --features "$features" --no-run --message-format=json 2>/dev/null \
+  | grep '"src_path":"[^"]*/tests/bench/src/main.rs"' | grep '"test":true' \
+  | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+[ -x "$tests" ] || { echo "bench.sh: no test binary of cheesedb-bench was built" >&2; exit 1; }
+# Run from the crate's folder, as cargo test would.
+(cd tests/bench && "$tests")
+
+cargo build -q --profile test --workspace --bins --features "$features"
+bench="${CARGO_TARGET_DIR:-$PWD/target}/debug/cheesedb-bench"
 
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT
-cargo run -q --profile test -p cheesedb-cli --features sqlite -- bench --smoke --compare sqlite --json >"$output"
+"$bench" --smoke --compare sqlite --json >"$output"
 python3 - "$output" <<'EOF'
 import json
 import sys
@@ -37,7 +50,7 @@ assert result["cheesedb"]["search_hits_count"] == result["sqlite"]["search_hits_
 print("bench smoke run: every scenario ran on both engines; they removed the same counts and found as many hits")
 EOF
 
-cargo run -q --profile test -p cheesedb-cli --features sqlite -- bench --encryption --smoke --compare sqlite --json >"$output"
+"$bench" --encryption --smoke --compare sqlite --json >"$output"
 python3 - "$output" <<'EOF'
 import json
 import sys
@@ -54,7 +67,7 @@ assert result["paired_writes"]["encrypted_ratio_round_median"] > 0
 print("bench --encryption smoke run: both agents and SQLite measured; they removed the same counts")
 EOF
 
-cargo run -q --profile test -p cheesedb-cli --features sqlite -- bench --server --smoke --json >"$output"
+"$bench" --server --smoke --json >"$output"
 python3 - "$output" <<'EOF'
 import json
 import sys

@@ -30,6 +30,7 @@ CRATE_SOURCE_FOLDERS = [
     "io-uring/src",
     "sim/src",
     "tests/src",
+    "tests/bench/src",
     "cli/src",
     "python/src",
 ]

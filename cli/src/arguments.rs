@@ -218,16 +218,6 @@ Examples:
   cheesedb demo
   cheesedb demo --scripted")]
     Demo(DemoArguments),
-
-    /// Measure writes, recall, open, RAM, verify and compaction on 1M memories, optionally against SQLite
-    #[command(after_help = "The data goes to a temporary folder, removed at the end, unless --dir names one.
---compare sqlite needs a build with the sqlite feature:
-  cargo build --release -p cheesedb-cli --features sqlite
-
-Examples:
-  cheesedb bench --quick
-  cheesedb bench --compare sqlite --repeat 3 --json")]
-    Bench(crate::bench::BenchArguments),
 }
 
 /// `cheesedb agent ...`

@@ -5,7 +5,6 @@
 
 mod agent_handle;
 mod arguments;
-mod bench;
 mod commands;
 mod config_file;
 mod data_folder;
@@ -13,13 +12,13 @@ mod demo;
 mod embeddings;
 mod endpoint;
 mod failure;
+mod find;
 mod mcp;
 mod memory_search;
 mod nodes;
 mod object_store_file;
 mod output;
 mod progress;
-mod search;
 mod session;
 mod snippet;
 mod store_handle;
@@ -32,7 +31,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::Parser;
 
-use crate::arguments::{Arguments, Command};
+use crate::arguments::Arguments;
 use crate::commands::Context;
 use crate::failure::{one_line, Failure, EXIT_ERROR};
 use crate::output::{escaped, Printer};
@@ -44,17 +43,11 @@ fn main() -> ExitCode {
         Err(error) => return usage_error(&error),
     };
     let printer = Printer::new(arguments.json);
-    let outcome = match arguments.command {
-        // The benchmark never touches the user's data: without --dir it works in a temporary folder.
-        Command::Bench(bench_arguments) => bench::run(bench_arguments, arguments.dir, arguments.io, printer),
-        command => {
-            session::choose_access(arguments.io, arguments.read_only);
-            data_folder::resolve(arguments.dir).and_then(|folder| {
-                let shown = folder.clone();
-                commands::run(command, &Context { folder, printer }).map_err(|failure| failure.about_folder(&shown))
-            })
-        }
-    };
+    session::choose_access(arguments.io, arguments.read_only);
+    let outcome = data_folder::resolve(arguments.dir).and_then(|folder| {
+        let shown = folder.clone();
+        commands::run(arguments.command, &Context { folder, printer }).map_err(|failure| failure.about_folder(&shown))
+    });
     match outcome {
         Ok(status) => ExitCode::from(status),
         Err(failure) => report_failure(&failure, printer),

@@ -47,3 +47,12 @@ fn the_top_level_help_lists_every_subcommand() {
     assert!(cli.run(&["help"]).ok().contains("Commands:"));
     assert!(cli.run(&["--version"]).ok().starts_with("cheesedb "));
 }
+
+#[test]
+fn the_benchmark_is_no_subcommand() {
+    let cli = Cli::new();
+    assert!(!cli.run(&["--help"]).ok().contains("  bench"));
+    // The benchmark is cheesedb-bench, a program of its own.
+    let refused = cli.run(&["bench", "--smoke"]).fails_with(2).to_owned();
+    assert!(refused.contains("unrecognized subcommand 'bench'"), "{refused}");
+}

@@ -124,7 +124,7 @@ enum Kind {
 
 /// What the clients and the thread that kills the server share.
 #[derive(Default)]
-struct Shared {
+struct OutageCounters {
     /// Operations finished, by kind of client.
     finished: [AtomicU64; 3],
     /// Operations acknowledged while the server was down, by kind of client.
@@ -133,7 +133,7 @@ struct Shared {
     server_down: AtomicBool,
 }
 
-impl Shared {
+impl OutageCounters {
     fn finished(&self) -> u64 {
         self.finished.iter().map(|finished| finished.load(Ordering::Relaxed)).sum()
     }
@@ -151,17 +151,17 @@ struct Finished {
 fn spawn_client(
     (kind, mut ledger): (Kind, Ledger),
     operations: u64,
-    shared: &Arc<Shared>,
+    counters: &Arc<OutageCounters>,
     client: impl FnOnce() -> Box<dyn ClientKind> + Send + 'static,
 ) -> JoinHandle<Finished> {
-    let shared = shared.clone();
+    let counters = counters.clone();
     std::thread::spawn(move || {
         let mut client = client();
         let seed = count(ledger.agent) * 1_000_003 + u64::from(ledger.client.bytes().map(u32::from).sum::<u32>());
         let progress = Progress {
-            finished: &shared.finished[kind as usize],
-            acknowledged_while_down: &shared.acknowledged_while_down[kind as usize],
-            server_down: &shared.server_down,
+            finished: &counters.finished[kind as usize],
+            acknowledged_while_down: &counters.acknowledged_while_down[kind as usize],
+            server_down: &counters.server_down,
         };
         workload::run(client.operations(), &mut ledger, operations, seed, &progress);
         let (slowest_command, reconnections) = client.finish();
@@ -228,14 +228,14 @@ fn start_clients(
     server: &ServerProcess,
     agents: &[(String, Token)],
     plan: &Plan,
-    shared: &Arc<Shared>,
+    counters: &Arc<OutageCounters>,
 ) -> Vec<JoinHandle<Finished>> {
     let mut threads = Vec::new();
     for index in 0..LIBRARY_CLIENTS {
         let name = format!("library client {index}");
         let (socket, token) = (server.socket.clone(), agents[index % AGENTS].1.clone());
         let ledger = (Kind::Library, Ledger::new(name.clone(), index % AGENTS));
-        threads.push(spawn_client(ledger, plan.library_client_operations(index), shared, move || {
+        threads.push(spawn_client(ledger, plan.library_client_operations(index), counters, move || {
             Box::new(LibraryClient::new(name, socket, token))
         }));
     }
@@ -243,7 +243,7 @@ fn start_clients(
         let name = format!("command client {index}");
         let (cli, agent) = (cli.clone(), agents[index % AGENTS].0.clone());
         let ledger = (Kind::Command, Ledger::new(name.clone(), index % AGENTS));
-        threads.push(spawn_client(ledger, plan.command_client_operations(), shared, move || {
+        threads.push(spawn_client(ledger, plan.command_client_operations(), counters, move || {
             Box::new(CommandClient::new(name, cli, agent))
         }));
     }
@@ -251,7 +251,7 @@ fn start_clients(
         let name = format!("MCP client {index}");
         let (cli, agent) = (cli.clone(), agents[index % AGENTS].0.clone());
         let ledger = (Kind::Mcp, Ledger::new(name.clone(), index % AGENTS));
-        threads.push(spawn_client(ledger, plan.mcp_client_operations(), shared, move || {
+        threads.push(spawn_client(ledger, plan.mcp_client_operations(), counters, move || {
             Box::new(McpClient::start(name, &cli, &agent))
         }));
     }
@@ -266,7 +266,7 @@ fn kill_and_restart(
     mut server: ServerProcess,
     folder: &Path,
     plan: &Plan,
-    shared: &Shared,
+    counters: &OutageCounters,
     threads: &[JoinHandle<Finished>],
 ) -> (ServerProcess, u64, u64) {
     let quotas = [Kind::Library, Kind::Command, Kind::Mcp].map(|kind| plan.kind_operations(kind));
@@ -275,7 +275,7 @@ fn kill_and_restart(
         let reached = || {
             quotas
                 .iter()
-                .zip(&shared.finished)
+                .zip(&counters.finished)
                 .any(|(quota, finished)| finished.load(Ordering::Relaxed) >= quota * kill / (plan.kills + 1))
         };
         while !reached() {
@@ -284,13 +284,13 @@ fn kill_and_restart(
             }
             std::thread::sleep(Duration::from_millis(1));
         }
-        shared.server_down.store(true, Ordering::SeqCst);
+        counters.server_down.store(true, Ordering::SeqCst);
         server.kill();
         kills += 1;
-        stay_down(shared, &quotas);
+        stay_down(counters, &quotas);
         let (restarted, refused) = restart(folder);
         server = restarted;
-        shared.server_down.store(false, Ordering::SeqCst);
+        counters.server_down.store(false, Ordering::SeqCst);
         refusals += refused;
     }
     (server, kills, refusals)
@@ -298,15 +298,15 @@ fn kill_and_restart(
 
 /// Waits [`DOWNTIME`], then until a command and an MCP tool call were answered without the
 /// server (unless their clients are done), up to [`DOWNTIME_MAX`].
-fn stay_down(shared: &Shared, quotas: &[u64; 3]) {
+fn stay_down(counters: &OutageCounters, quotas: &[u64; 3]) {
     let killed = Instant::now();
-    let answered_before = shared.acknowledged_while_down.each_ref().map(|count| count.load(Ordering::SeqCst));
+    let answered_before = counters.acknowledged_while_down.each_ref().map(|count| count.load(Ordering::SeqCst));
     std::thread::sleep(DOWNTIME);
     let waiting = || {
         [Kind::Command, Kind::Mcp].into_iter().any(|kind| {
             let index = kind as usize;
-            let still_working = shared.finished[index].load(Ordering::SeqCst) < quotas[index];
-            still_working && shared.acknowledged_while_down[index].load(Ordering::SeqCst) == answered_before[index]
+            let still_working = counters.finished[index].load(Ordering::SeqCst) < quotas[index];
+            still_working && counters.acknowledged_while_down[index].load(Ordering::SeqCst) == answered_before[index]
         })
     };
     while waiting() && killed.elapsed() < DOWNTIME_MAX {
@@ -321,16 +321,16 @@ fn mixed_clients_lose_nothing_across_sigkill() {
     let cli = Arc::new(Cli::new());
     let agents = create_agents(&cli);
     let server = ServerProcess::start(cli.folder(), &[]);
-    let shared = Arc::new(Shared::default());
-    let threads = start_clients(&cli, &server, &agents, &plan, &shared);
-    let (server, kills, restart_refusals) = kill_and_restart(server, cli.folder(), &plan, &shared, &threads);
+    let counters = Arc::new(OutageCounters::default());
+    let threads = start_clients(&cli, &server, &agents, &plan, &counters);
+    let (server, kills, restart_refusals) = kill_and_restart(server, cli.folder(), &plan, &counters, &threads);
     let results: Vec<Finished> = threads.into_iter().map(|thread| thread.join().expect("a client failed")).collect();
     let workload_seconds = started.elapsed().as_secs_f64();
     server.stop();
 
     let counts = results.iter().fold(Counts::default(), |sum, result| sum.plus(result.ledger.counts));
     assert_eq!(counts.operations, plan.operations);
-    assert_eq!(shared.finished(), plan.operations);
+    assert_eq!(counters.finished(), plan.operations);
     assert_eq!(kills, plan.kills, "the clients finished before every kill was made");
     let of_kind = |kind: Kind| {
         results.iter().filter(move |result| result.kind as usize == kind as usize).map(|result| result.ledger.counts)
@@ -342,7 +342,7 @@ fn mixed_clients_lose_nothing_across_sigkill() {
         );
     }
     // Commands and MCP tool calls used the store themselves while the server was down.
-    let while_down = |kind: Kind| shared.acknowledged_while_down[kind as usize].load(Ordering::SeqCst);
+    let while_down = |kind: Kind| counters.acknowledged_while_down[kind as usize].load(Ordering::SeqCst);
     let (commands_while_down, mcp_calls_while_down) = (while_down(Kind::Command), while_down(Kind::Mcp));
     assert!(commands_while_down > 0, "no command was answered while the server was down");
     assert!(mcp_calls_while_down > 0, "no MCP tool call was answered while the server was down");

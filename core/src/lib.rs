@@ -6,11 +6,11 @@
 //! run cheesedb on a storage of your own.
 //!
 //! ```
-//! # use cheesedb_core::memory::MemoryStorage;
+//! # use cheesedb_core::ram_storage::RamStorage;
 //! use cheesedb_core::{Id, Leg, Mode, Options, Removal, StoreEngine};
 //!
 //! # fn main() -> Result<(), cheesedb_core::Error> {
-//! let mut store = StoreEngine::open(MemoryStorage::default(), Options::default())?;
+//! let mut store = StoreEngine::open(RamStorage::default(), Options::default())?;
 //! let token = store.create_agent("alice")?;
 //! let mut alice = store.open_agent(store.authenticate(&token)?)?;
 //!
@@ -70,12 +70,12 @@ mod left_behind;
 pub mod limits;
 #[doc(hidden)]
 pub mod log;
-#[doc(hidden)]
-pub mod memory;
 #[cfg(feature = "mutants")]
 #[doc(hidden)]
 pub mod mutants;
 mod node;
+#[doc(hidden)]
+pub mod ram_storage;
 mod read_set;
 pub mod replica;
 mod report;
@@ -98,7 +98,7 @@ pub mod internal {
     pub use crate::engine::search_build;
     #[cfg(feature = "mutants")]
     pub use crate::mutants;
-    pub use crate::{checksum, codec, digest, graph, log, memory, search};
+    pub use crate::{checksum, codec, digest, graph, log, ram_storage, search};
 }
 
 pub use engine::{verify, AgentEngine, Batch, StagedBatch, Write};

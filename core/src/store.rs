@@ -38,8 +38,8 @@ pub use replica::AgentEntry;
 /// opens nothing:
 ///
 /// ```compile_fail
-/// # use cheesedb_core::{memory::MemoryStorage, Options, StoreEngine};
-/// let store = StoreEngine::open(MemoryStorage::default(), Options::default()).unwrap();
+/// # use cheesedb_core::{ram_storage::RamStorage, Options, StoreEngine};
+/// let store = StoreEngine::open(RamStorage::default(), Options::default()).unwrap();
 /// let _ = store.open_agent(1);
 /// ```
 ///

@@ -38,7 +38,7 @@ struct Queue {
 }
 
 /// One agent's engine with its queue of writes waiting to be grouped.
-pub(crate) struct Shared<S: Storage> {
+pub(crate) struct GroupedEngine<S: Storage> {
     pub(crate) engine: Mutex<AgentEngine<S>>,
     queue: Mutex<Queue>,
     group_done: Condvar,
@@ -48,16 +48,16 @@ pub(crate) struct Shared<S: Storage> {
     pub(crate) report_at_open: Report,
 }
 
-impl<S: Storage> Shared<S> {
+impl<S: Storage> GroupedEngine<S> {
     /// The engine, once no handle shares it any more.
     pub(crate) fn into_engine(self) -> Result<AgentEngine<S>, Error> {
         self.engine.into_inner().map_err(|_| Error::Poisoned)
     }
 
-    pub(crate) fn new(engine: AgentEngine<S>) -> Shared<S> {
+    pub(crate) fn new(engine: AgentEngine<S>) -> GroupedEngine<S> {
         let encrypted = engine.is_encrypted();
         let report_at_open = engine.report();
-        Shared {
+        GroupedEngine {
             engine: Mutex::new(engine),
             queue: Mutex::default(),
             group_done: Condvar::new(),
@@ -264,7 +264,7 @@ mod tests {
     }
 
     /// Starts a writer on its own thread; its result arrives on the returned channel.
-    fn writer(shared: &Arc<Shared<GatedStorage>>, name: &str) -> mpsc::Receiver<Result<Id, Error>> {
+    fn writer(shared: &Arc<GroupedEngine<GatedStorage>>, name: &str) -> mpsc::Receiver<Result<Id, Error>> {
         let (sender, receiver) = mpsc::channel();
         let shared = shared.clone();
         let content = name.as_bytes().to_vec();
@@ -272,7 +272,7 @@ mod tests {
         receiver
     }
 
-    fn wait_for_queued(shared: &Shared<GatedStorage>, queued: usize) {
+    fn wait_for_queued(shared: &GroupedEngine<GatedStorage>, queued: usize) {
         let started = Instant::now();
         while shared.queue.lock().unwrap().requests.len() < queued {
             assert!(started.elapsed() < PATIENCE, "the writers never queued");
@@ -295,7 +295,7 @@ mod tests {
         let mut store = StoreEngine::open(storage, options).unwrap();
         let token = store.create_agent("alice").unwrap();
         let engine = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
-        let shared = Arc::new(Shared::new(engine));
+        let shared = Arc::new(GroupedEngine::new(engine));
         gate.state.lock().unwrap().armed = true;
 
         // The first writer leads alone and holds its sync while three more queue behind it.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use cheesedb_core::{Error, Storage, StoreEngine};
 
-use crate::group::Shared;
+use crate::group::GroupedEngine;
 use crate::lock::FolderLock;
 use crate::mutex::lock;
 use crate::process::OpeningProcess;
@@ -16,10 +16,10 @@ use crate::process::OpeningProcess;
 pub trait SharedStorage: Storage<File: Send> + Clone + Send + 'static {}
 impl<S> SharedStorage for S where S: Storage<File: Send> + Clone + Send + 'static {}
 
-pub(crate) type SharedEngine<S> = Arc<Shared<S>>;
+pub(crate) type SharedEngine<S> = Arc<GroupedEngine<S>>;
 
 /// The engines of a store's open agents, by agent number.
-type OpenAgents<S> = HashMap<u64, Weak<Shared<S>>>;
+type OpenAgents<S> = HashMap<u64, Weak<GroupedEngine<S>>>;
 
 pub(crate) struct StoreShared<S: SharedStorage> {
     /// Reached through [`StoreShared::catalog`], which checks the process first.

@@ -7,7 +7,7 @@ use cheesedb_core::{Error, Fingerprint, LeftBehind, Options, StoreEngine, Token}
 
 use crate::agent::Agent;
 use crate::files::FileStorage;
-use crate::group::Shared;
+use crate::group::GroupedEngine;
 use crate::lock::FolderLock;
 use crate::mutex::lock;
 use crate::search::build_search_index_on_threads;
@@ -159,7 +159,7 @@ impl<S: SharedStorage> Store<S> {
         }
         let mut opened = catalog.open_agent(key).map_err(|error| explain_refusal(&self.shared.read_only, error))?;
         opened.build_search_index_with(build_search_index_on_threads);
-        let engine: SharedEngine<S> = Arc::new(Shared::new(opened));
+        let engine: SharedEngine<S> = Arc::new(GroupedEngine::new(opened));
         open_agents.retain(|_, engine| engine.strong_count() > 0);
         open_agents.insert(number, Arc::downgrade(&engine));
         Ok(Agent::new(engine, self.shared.clone()))

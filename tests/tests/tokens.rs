@@ -4,15 +4,15 @@
 use cheesedb::{Error, Options, StorageFile};
 use cheesedb_core::codec::catalog_file::{CatalogEntry, CatalogFile};
 use cheesedb_core::log::names::CATALOG_FILE;
-use cheesedb_core::memory::MemoryStorage;
+use cheesedb_core::ram_storage::RamStorage;
 use cheesedb_core::{Storage, StoreEngine};
 
-fn read_catalog(storage: &MemoryStorage) -> CatalogFile {
+fn read_catalog(storage: &RamStorage) -> CatalogFile {
     let bytes = storage.files().into_iter().find(|(path, _)| path == CATALOG_FILE).unwrap().1;
     CatalogFile::decode(&bytes).unwrap()
 }
 
-fn write_catalog(storage: &MemoryStorage, catalog: &CatalogFile) {
+fn write_catalog(storage: &RamStorage, catalog: &CatalogFile) {
     let mut file = storage.open_file(CATALOG_FILE, false).unwrap();
     file.set_len(0).unwrap();
     file.write_at(0, &catalog.encode()).unwrap();
@@ -20,7 +20,7 @@ fn write_catalog(storage: &MemoryStorage, catalog: &CatalogFile) {
 
 #[test]
 fn a_stored_hash_one_bit_off_at_any_position_opens_nothing() {
-    let storage = MemoryStorage::default();
+    let storage = RamStorage::default();
     let mut store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
     let token = store.create_agent("alice").unwrap();
     let alice = store.authenticate(&token).unwrap();
@@ -58,7 +58,7 @@ fn a_stored_hash_one_bit_off_at_any_position_opens_nothing() {
 
 #[test]
 fn a_catalog_that_holds_one_token_hash_for_two_agents_is_refused_at_open() {
-    let storage = MemoryStorage::default();
+    let storage = RamStorage::default();
     let mut store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
     let carol = store.create_agent("carol").unwrap();
     store.create_agent("dave").unwrap();

@@ -5,9 +5,9 @@ use serde_json::json;
 use crate::arguments::FindArguments;
 use crate::commands::Context;
 use crate::failure::{Failure, EXIT_ERROR, EXIT_NOT_FOUND, EXIT_SUCCESS};
+use crate::find::find_in_folder;
 use crate::output::escaped;
 use crate::progress::bytes_bar;
-use crate::search::search_folder;
 
 /// Prints the files holding the text and how often; exit status 0 when found, 1 when not.
 /// JSON: `{"found", "text", "folder", "occurrences", "files": [{"path", "occurrences"}],
@@ -17,7 +17,7 @@ use crate::search::search_folder;
 pub fn run(arguments: FindArguments, context: &Context) -> Result<u8, Failure> {
     let folder = &context.folder;
     let progress = bytes_bar(0, "searching");
-    let searched = search_folder(folder, arguments.text.as_bytes(), &progress)?;
+    let searched = find_in_folder(folder, arguments.text.as_bytes(), &progress)?;
     let matches = &searched.matches;
     let total: u64 = matches.iter().map(|found| found.occurrences).sum();
     let files: Vec<_> = matches

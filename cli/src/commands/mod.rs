@@ -62,8 +62,5 @@ pub fn run(command: Command, context: &Context) -> Result<u8, Failure> {
         Command::Follow(arguments) => replicate::run_follow(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Mcp(arguments) => mcp::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Demo(arguments) => demo::run(arguments, context).map(|()| EXIT_SUCCESS),
-        Command::Bench(arguments) => {
-            crate::bench::run(arguments, Some(context.folder.clone()), crate::session::chosen_io(), context.printer)
-        }
     }
 }

@@ -22,8 +22,8 @@ use crate::demo::model::{MemoryView, Model, ProposedMemory, SourceView};
 use crate::demo::naive::NaiveList;
 use crate::demo::scripted::scripted_memories;
 use crate::failure::Failure;
+use crate::find::find_in_folder;
 use crate::output::Printer;
-use crate::search::search_folder;
 
 /// The three sources, in the order they arrive; the third is the bad one.
 pub const SOURCES: [(&str, &str); 3] = [
@@ -257,7 +257,7 @@ fn outcome(
 ) -> Result<Outcome, Failure> {
     let model_sees_bad_data = context.iter().any(|memory| tainted.contains(&memory.id));
     let answer = answer(model, context);
-    let occurrences_on_disk = search_folder(folder, BAD_WORD.as_bytes(), &ProgressBar::hidden())?
+    let occurrences_on_disk = find_in_folder(folder, BAD_WORD.as_bytes(), &ProgressBar::hidden())?
         .matches
         .iter()
         .map(|found| found.occurrences)

@@ -70,9 +70,10 @@ pub enum Admitted {
     Drop,
 }
 
-/// What both threads and the SDK's side share.
+/// The requests handed to the SDK and not answered yet, with the ids their client wrote: what
+/// both threads and the SDK's side share.
 #[derive(Debug, Default)]
-struct Shared {
+struct InFlightRequests {
     /// Requests handed to the SDK and not answered yet.
     pending: Mutex<HashSet<SdkRequestId>>,
     /// Told each time a request is answered.
@@ -81,7 +82,7 @@ struct Shared {
     exact_ids: Mutex<HashMap<SdkRequestId, RequestId>>,
 }
 
-impl Shared {
+impl InFlightRequests {
     fn pending(&self) -> MutexGuard<'_, HashSet<SdkRequestId>> {
         self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -106,15 +107,15 @@ impl Shared {
 /// Turns lines into messages for the SDK; holds what one session's reading needs to remember.
 #[derive(Debug)]
 pub struct Admission {
-    shared: Arc<Shared>,
+    in_flight: Arc<InFlightRequests>,
     /// Whether an `initialize` (or a request carrying its own protocol version) went through.
     session_started: bool,
     stand_ins_given: u64,
 }
 
 impl Admission {
-    fn new(shared: Arc<Shared>) -> Admission {
-        Admission { shared, session_started: false, stand_ins_given: 0 }
+    fn new(in_flight: Arc<InFlightRequests>) -> Admission {
+        Admission { in_flight, session_started: false, stand_ins_given: 0 }
     }
 
     /// What to do with one line read from the client.
@@ -149,7 +150,7 @@ impl Admission {
         if method == "notifications/cancelled" {
             // The SDK sends nothing for a cancelled request: stop waiting for its answer.
             if let Some(id) = cancelled_request(line) {
-                self.shared.settle(&id);
+                self.in_flight.settle(&id);
             }
         }
         Admitted::Forward(Box::new(message))
@@ -180,9 +181,9 @@ impl Admission {
             self.session_started = true;
         }
         if stand_in {
-            self.shared.exact_ids().insert(sdk_id.clone(), id);
+            self.in_flight.exact_ids().insert(sdk_id.clone(), id);
         }
-        self.shared.pending().insert(sdk_id);
+        self.in_flight.pending().insert(sdk_id);
         Admitted::Forward(Box::new(message))
     }
 }
@@ -242,7 +243,7 @@ enum Outgoing {
 pub struct StdioTransport {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
     outgoing: std_mpsc::Sender<Outgoing>,
-    shared: Arc<Shared>,
+    in_flight: Arc<InFlightRequests>,
 }
 
 /// The writing thread, to be stopped once the session is over.
@@ -263,15 +264,15 @@ impl Writer {
 impl StdioTransport {
     /// Starts the reading thread on `input` and the writing thread on `output`.
     pub fn start(input: impl Read + Send + 'static, output: impl Write + Send + 'static) -> (StdioTransport, Writer) {
-        let shared = Arc::new(Shared::default());
+        let in_flight = Arc::new(InFlightRequests::default());
         let (outgoing, lines) = std_mpsc::channel();
         let writer = std::thread::spawn(move || write_lines(output, &lines));
         let (forward, incoming) = mpsc::channel(INCOMING_QUEUE_MESSAGES);
         let reader_outgoing = outgoing.clone();
-        let admission = Admission::new(Arc::clone(&shared));
+        let admission = Admission::new(Arc::clone(&in_flight));
         // Not joined: it may sit in a read of standard input until the process ends.
         std::thread::spawn(move || read_messages(BufReader::new(input), admission, &forward, &reader_outgoing));
-        let transport = StdioTransport { incoming, outgoing: outgoing.clone(), shared };
+        let transport = StdioTransport { incoming, outgoing: outgoing.clone(), in_flight };
         (transport, Writer { outgoing, thread: writer })
     }
 
@@ -286,9 +287,9 @@ impl StdioTransport {
             }
             JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
         };
-        let exact = answered.as_ref().and_then(|id| self.shared.exact_ids().remove(id));
+        let exact = answered.as_ref().and_then(|id| self.in_flight.exact_ids().remove(id));
         if let Some(id) = &answered {
-            self.shared.settle(id);
+            self.in_flight.settle(id);
         }
         Ok(match (exact, message) {
             (Some(exact), JsonRpcMessage::Response(answer)) => {
@@ -322,7 +323,7 @@ impl Transport<RoleServer> for StdioTransport {
             return Some(message);
         }
         // The input ended: what is still running gets its answer before the session ends.
-        self.shared.all_answered().await;
+        self.in_flight.all_answered().await;
         None
     }
 
@@ -406,8 +407,8 @@ mod tests {
 
     #[test]
     fn an_id_the_sdk_cannot_hold_gets_a_stand_in_and_is_answered_as_written() {
-        let shared: Arc<Shared> = Arc::default();
-        let mut admission = Admission::new(Arc::clone(&shared));
+        let in_flight: Arc<InFlightRequests> = Arc::default();
+        let mut admission = Admission::new(Arc::clone(&in_flight));
         let written = "123456789012345678901234567890";
         let line = format!(r#"{{"jsonrpc":"2.0","id":{written},"method":"ping"}}"#);
         let Admitted::Forward(message) = admit(&mut admission, &line) else { panic!() };
@@ -415,9 +416,9 @@ mod tests {
         assert!(matches!(&request.id, SdkRequestId::String(id) if id.starts_with(STAND_IN_PREFIX)));
         let (outgoing, _lines) = std_mpsc::channel();
         let (_forward, incoming) = mpsc::channel(1);
-        let transport = StdioTransport { incoming, outgoing, shared: Arc::clone(&shared) };
+        let transport = StdioTransport { incoming, outgoing, in_flight: Arc::clone(&in_flight) };
         let reply = ServerJsonRpcMessage::response(rmcp::model::ServerResult::empty(()), request.id);
         assert_eq!(transport.encode(reply).unwrap(), format!(r#"{{"jsonrpc":"2.0","id":{written},"result":{{}}}}"#));
-        assert!(shared.pending().is_empty() && shared.exact_ids().is_empty());
+        assert!(in_flight.pending().is_empty() && in_flight.exact_ids().is_empty());
     }
 }

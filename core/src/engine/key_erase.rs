@@ -59,12 +59,12 @@ impl<S: Storage> AgentEngine<S> {
 mod tests {
     use crate::id::{Leg, Mode, Removal};
     use crate::limits::Options;
-    use crate::memory::MemoryStorage;
+    use crate::ram_storage::RamStorage;
     use crate::store::StoreEngine;
 
     #[test]
     fn trust_resting_on_an_erased_encrypted_lot_is_the_same_before_and_after_a_reopen() {
-        let mut store = StoreEngine::open(MemoryStorage::default(), Options::default()).unwrap();
+        let mut store = StoreEngine::open(RamStorage::default(), Options::default()).unwrap();
         let token = store.create_encrypted_agent("alice").unwrap();
         let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
         let mut rules = crate::trust::TrustRules::new();
@@ -79,13 +79,13 @@ mod tests {
         assert_eq!(alice.trust(memory, &rules).unwrap(), in_session);
     }
 
-    fn contains(storage: &MemoryStorage, needle: &[u8]) -> bool {
+    fn contains(storage: &RamStorage, needle: &[u8]) -> bool {
         storage.files().iter().any(|(_, bytes)| bytes.windows(needle.len()).any(|window| window == needle))
     }
 
     #[test]
     fn an_encrypted_agent_keeps_no_text_in_the_clear_and_an_erase_destroys_its_keys() {
-        let storage = MemoryStorage::default();
+        let storage = RamStorage::default();
         let mut store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
         let token = store.create_encrypted_agent("alice").unwrap();
         let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();

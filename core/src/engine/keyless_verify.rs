@@ -130,11 +130,11 @@ mod tests {
     use crate::error::Error;
     use crate::id::{Leg, Mode, Removal};
     use crate::limits::Options;
-    use crate::memory::MemoryStorage;
+    use crate::ram_storage::RamStorage;
     use crate::storage::{Storage, StorageFile};
     use crate::store::StoreEngine;
 
-    fn flip(storage: &MemoryStorage, path: &str, offset: u64) {
+    fn flip(storage: &RamStorage, path: &str, offset: u64) {
         let mut file = storage.open_file(path, false).unwrap();
         let mut byte = [0u8];
         file.read_at(offset, &mut byte).unwrap();
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn without_the_token_the_files_give_the_fingerprint_the_agent_gives_and_damage_is_found() {
-        let storage = MemoryStorage::default();
+        let storage = RamStorage::default();
         let mut store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
         let token = store.create_encrypted_agent("alice").unwrap();
         store.create_agent("bob").unwrap();

@@ -456,13 +456,13 @@ fn read_exactly<F: StorageFile>(file: &F, path: &str, offset: u64, out: &mut [u8
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::MemoryStorage;
+    use crate::ram_storage::RamStorage;
 
     const AGENT: u64 = 3;
 
     /// A key table with a slot for every id from 1 to `count`, each holding a key.
-    fn filled_table(count: u64) -> Sealing<<MemoryStorage as Storage>::File> {
-        let storage = MemoryStorage::default();
+    fn filled_table(count: u64) -> Sealing<<RamStorage as Storage>::File> {
+        let storage = RamStorage::default();
         storage.create_folder("agent").unwrap();
         let secrets = AgentSecrets::from_token(&[7u8; 32]);
         let mut sealing = Sealing::create(&storage, "agent", AGENT, secrets, 1).unwrap();

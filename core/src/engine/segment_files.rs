@@ -157,7 +157,7 @@ mod tests {
 
     use crate::id::{Id, Mode, Removal};
     use crate::limits::{Options, SEALED_FILES_OPEN_MAX};
-    use crate::memory::MemoryStorage;
+    use crate::ram_storage::RamStorage;
     use crate::store::StoreEngine;
 
     fn content(index: usize) -> Vec<u8> {
@@ -167,7 +167,7 @@ mod tests {
     #[test]
     fn an_agent_holds_few_files_however_many_segments_it_reads_and_writes() {
         let options = Options::default().segment_size_max_bytes(4096).preallocate_bytes(0);
-        let mut store = StoreEngine::open(MemoryStorage::default(), options).unwrap();
+        let mut store = StoreEngine::open(RamStorage::default(), options).unwrap();
         let token = store.create_agent("alice").unwrap();
         let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
         let mut ids: Vec<Id> = Vec::new();

@@ -374,7 +374,7 @@ mod tests {
     use crate::id::{Id, Leg, Mode, Removal};
     use crate::limits::Options;
     use crate::log::scan::check_header;
-    use crate::memory::MemoryStorage;
+    use crate::ram_storage::RamStorage;
     use crate::storage::StorageFile;
     use crate::store::StoreEngine;
 
@@ -448,8 +448,8 @@ mod tests {
 
     /// An agent in RAM with four small segments, recalls among its records; returns it with a
     /// fingerprint kept in its second segment.
-    fn agent_with_four_segments() -> (MemoryStorage, AgentEngine<MemoryStorage>, Fingerprint) {
-        let storage = MemoryStorage::default();
+    fn agent_with_four_segments() -> (RamStorage, AgentEngine<RamStorage>, Fingerprint) {
+        let storage = RamStorage::default();
         let options =
             Options::default().segment_size_max_bytes(4096).preallocate_bytes(0).snapshot_after_bytes(u64::MAX);
         let mut store = StoreEngine::open(storage.clone(), options).unwrap();
@@ -473,7 +473,7 @@ mod tests {
         (storage, alice, kept.unwrap())
     }
 
-    fn flip(storage: &MemoryStorage, path: &str, offset: u64) {
+    fn flip(storage: &RamStorage, path: &str, offset: u64) {
         let mut file = storage.open_file(path, false).unwrap();
         let mut byte = [0u8];
         file.read_at(offset, &mut byte).unwrap();

@@ -124,19 +124,19 @@ mod tests {
     use crate::error::Error;
     use crate::id::{Id, Leg, Mode, Removal};
     use crate::limits::Options;
-    use crate::memory::MemoryStorage;
     use crate::node::{Node, NodeKind};
+    use crate::ram_storage::RamStorage;
     use crate::read_set::ReadSet;
     use crate::store::StoreEngine;
     use crate::token::Token;
 
-    fn contains(storage: &MemoryStorage, needle: &[u8]) -> bool {
+    fn contains(storage: &RamStorage, needle: &[u8]) -> bool {
         storage.files().iter().any(|(_, bytes)| bytes.windows(needle.len()).any(|window| window == needle))
     }
 
     /// Every node as `audit` shows it, a lot whose content is gone without its label: an
     /// encrypted agent keeps labels inside the sealed bytes.
-    fn every_node(store: &StoreEngine<MemoryStorage>, token: &Token) -> Vec<Node> {
+    fn every_node(store: &StoreEngine<RamStorage>, token: &Token) -> Vec<Node> {
         let agent = store.open_agent(store.authenticate(token).unwrap()).unwrap();
         (1..=agent.node_count())
             .map(|id| {
@@ -153,7 +153,7 @@ mod tests {
 
     /// A plaintext agent with every kind of record: lots, memories with two legs and with tracked
     /// parents, vectors, a recall that hides, one that erases, and a compaction.
-    fn plaintext_history(store: &mut StoreEngine<MemoryStorage>) -> Token {
+    fn plaintext_history(store: &mut StoreEngine<RamStorage>) -> Token {
         let token = store.create_agent("alice").unwrap();
         let mut alice = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
         let a = alice.add_lot("label-user", b"canary-alpha lives in Pune").unwrap();
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn an_encrypted_agent_keeps_the_history_and_no_text_in_the_clear() {
-        let storage = MemoryStorage::default();
+        let storage = RamStorage::default();
         let mut store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
         let token = plaintext_history(&mut store);
         let bob = store.create_agent("bob").unwrap();
@@ -224,7 +224,7 @@ mod tests {
 
     #[test]
     fn an_agent_encrypted_already_or_an_unknown_token_is_refused() {
-        let mut store = StoreEngine::open(MemoryStorage::default(), Options::default()).unwrap();
+        let mut store = StoreEngine::open(RamStorage::default(), Options::default()).unwrap();
         let token = store.create_encrypted_agent("alice").unwrap();
         let refused = store.encrypt_agent(&token);
         assert_eq!(refused, Err(Error::AlreadyEncrypted { name: "alice".into() }));
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn an_empty_agent_and_a_many_segment_agent_convert() {
-        let storage = MemoryStorage::default();
+        let storage = RamStorage::default();
         let options = Options::default().segment_size_max_bytes(4096).preallocate_bytes(0).snapshot_after_bytes(3000);
         let mut store = StoreEngine::open(storage.clone(), options).unwrap();
         let empty = store.create_agent("empty").unwrap();

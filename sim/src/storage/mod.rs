@@ -71,11 +71,11 @@ struct Simulation {
 /// simulated disk can move between threads (`cheesedb::Store` requires it); operations still
 /// happen one at a time, each under the lock, as before.
 #[derive(Debug, Clone)]
-struct Shared(Arc<Mutex<Simulation>>);
+struct SharedSimulation(Arc<Mutex<Simulation>>);
 
-impl Shared {
-    fn new(simulation: Simulation) -> Shared {
-        Shared(Arc::new(Mutex::new(simulation)))
+impl SharedSimulation {
+    fn new(simulation: Simulation) -> SharedSimulation {
+        SharedSimulation(Arc::new(Mutex::new(simulation)))
     }
 
     /// The simulation, to read.
@@ -93,13 +93,13 @@ impl Shared {
 /// A simulated disk. Clones share it.
 #[derive(Debug, Clone)]
 pub struct SimStorage {
-    shared: Shared,
+    shared: SharedSimulation,
 }
 
 /// An open file of a [`SimStorage`].
 #[derive(Debug)]
 pub struct SimFile {
-    shared: Shared,
+    shared: SharedSimulation,
     inode: usize,
     epoch: u64,
 }
@@ -231,7 +231,7 @@ impl SimStorage {
             sync_pause: std::time::Duration::ZERO,
             trace: Trace::default(),
         };
-        SimStorage { shared: Shared::new(simulation) }
+        SimStorage { shared: SharedSimulation::new(simulation) }
     }
 
     /// An empty disk with no faults, seeded with `seed`.
@@ -242,7 +242,7 @@ impl SimStorage {
     /// An independent copy of the whole disk (state, faults, clock, trace), for exploring
     /// several futures from one point.
     pub fn fork(&self) -> SimStorage {
-        SimStorage { shared: Shared::new(self.shared.borrow().clone()) }
+        SimStorage { shared: SharedSimulation::new(self.shared.borrow().clone()) }
     }
 
     /// Stops (or restarts) injecting faults; crashes still happen when armed.

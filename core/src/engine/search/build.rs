@@ -345,7 +345,7 @@ mod tests {
     use crate::engine::search::vector_bytes;
     use crate::id::{Leg, Mode, Removal};
     use crate::limits::Options;
-    use crate::memory::MemoryStorage;
+    use crate::ram_storage::RamStorage;
     use crate::search::Hit;
     use crate::storage::StorageFile;
     use crate::store::StoreEngine;
@@ -354,8 +354,8 @@ mod tests {
 
     /// An agent in RAM with at least `segments` small segments: memories of varied words, some
     /// recalled (Untrusted or Erase), vectors set on most of them and replaced on some.
-    fn agent_with_segments(segments: u64) -> (MemoryStorage, AgentEngine<MemoryStorage>) {
-        let storage = MemoryStorage::default();
+    fn agent_with_segments(segments: u64) -> (RamStorage, AgentEngine<RamStorage>) {
+        let storage = RamStorage::default();
         let options =
             Options::default().segment_size_max_bytes(4096).preallocate_bytes(0).snapshot_after_bytes(u64::MAX);
         let mut store = StoreEngine::open(storage.clone(), options).unwrap();
@@ -413,7 +413,7 @@ mod tests {
         (keywords, vectors, index.vector_records.clone())
     }
 
-    fn flip(storage: &MemoryStorage, path: &str, offset: u64) {
+    fn flip(storage: &RamStorage, path: &str, offset: u64) {
         let mut file = storage.open_file(path, false).unwrap();
         let mut byte = [0u8];
         file.read_at(offset, &mut byte).unwrap();

@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use cheesedb::Mode;
 
-use crate::bench::engine::{Engine, OpenFigures};
-use crate::bench::figures::{median, percentile, Figures, Metric, RecallKind};
-use crate::bench::progress::Progress;
-use crate::bench::size::Size;
-use crate::bench::workload::{PlannedNode, Workload};
+use crate::engine::{Engine, OpenFigures};
 use crate::failure::Failure;
+use crate::figures::{median, percentile, Figures, Metric, RecallKind};
+use crate::progress::Progress;
+use crate::size::Size;
+use crate::workload::{PlannedNode, Workload};
 
 /// How many turns each write scenario is cut into.
 const ROUNDS: usize = 10;

@@ -8,15 +8,15 @@
 
 use std::time::{Duration, Instant};
 
-use crate::bench::cheesedb_search_side::CheesedbSearchSide;
-use crate::bench::engine::OpenFigures;
-use crate::bench::figures::{median, percentile, Figures, Metric};
-use crate::bench::progress::Progress;
-use crate::bench::search_corpus::{queries, Corpus, SearchQuery, Vectors, Vocabulary, VOCABULARY_WORDS};
-use crate::bench::search_engine::SearchEngine;
-use crate::bench::size::SearchSize;
-use crate::bench::workload::PlannedNode;
+use crate::cheesedb_search_side::CheesedbSearchSide;
+use crate::engine::OpenFigures;
 use crate::failure::Failure;
+use crate::figures::{median, percentile, Figures, Metric};
+use crate::progress::Progress;
+use crate::search_corpus::{queries, Corpus, SearchQuery, Vectors, Vocabulary, VOCABULARY_WORDS};
+use crate::search_engine::SearchEngine;
+use crate::size::SearchSize;
+use crate::workload::PlannedNode;
 
 /// Nodes per batch when writing a corpus.
 const SETUP_BATCH_NODES: usize = 1_024;
@@ -97,7 +97,7 @@ fn setup<'v>(
     seed: u64,
 ) -> Result<Corpus<'v>, Failure> {
     let mut corpus = Corpus::new(vocabulary, size.memories, seed);
-    let nodes = size.memories + crate::bench::search_corpus::lots_for(size.memories);
+    let nodes = size.memories + crate::search_corpus::lots_for(size.memories);
     let total = nodes * contestants.engines.len() as u64;
     let phase = contestants.progress.phase("", "search: writing the corpus", Some(total));
     let mut busy = vec![Duration::ZERO; contestants.engines.len()];
@@ -293,7 +293,7 @@ fn vector_searches(
 ) -> Result<(), Failure> {
     let mut corpus = Corpus::new(vocabulary, size.vectors, seed);
     let mut vectors = Vectors::new(size.vector_dimension, seed);
-    let total_nodes = size.vectors + crate::bench::search_corpus::lots_for(size.vectors);
+    let total_nodes = size.vectors + crate::search_corpus::lots_for(size.vectors);
     let phase = progress.phase("cheesedb", "vectors: writing memories with vectors", Some(total_nodes));
     let mut busy = Duration::ZERO;
     let mut probe: Option<(u64, Vec<f32>)> = None;

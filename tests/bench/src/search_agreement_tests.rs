@@ -6,13 +6,13 @@ use std::collections::BTreeSet;
 
 use cheesedb::{Io, Mode, Removal};
 
-use crate::bench::cheesedb_search_side::CheesedbSearchSide;
-use crate::bench::cheesedb_side::OpenMeasurement;
-use crate::bench::folder::BenchFolder;
-use crate::bench::fts5_side::Fts5Side;
-use crate::bench::search_corpus::{lots_for, queries, Corpus, SearchQuery, Vocabulary, VOCABULARY_WORDS};
-use crate::bench::search_engine::SearchEngine;
-use crate::bench::workload::PlannedNode;
+use crate::cheesedb_search_side::CheesedbSearchSide;
+use crate::cheesedb_side::OpenMeasurement;
+use crate::folder::BenchFolder;
+use crate::fts5_side::Fts5Side;
+use crate::search_corpus::{lots_for, queries, Corpus, SearchQuery, Vocabulary, VOCABULARY_WORDS};
+use crate::search_engine::SearchEngine;
+use crate::workload::PlannedNode;
 
 struct Both {
     cheesedb: CheesedbSearchSide,

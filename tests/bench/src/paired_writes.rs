@@ -5,12 +5,12 @@
 
 use std::time::{Duration, Instant};
 
-use crate::bench::engine::Engine;
-use crate::bench::figures::median;
-use crate::bench::progress::Progress;
-use crate::bench::scenarios::rate;
-use crate::bench::workload::{PlannedNode, Workload};
+use crate::engine::Engine;
 use crate::failure::Failure;
+use crate::figures::median;
+use crate::progress::Progress;
+use crate::scenarios::rate;
+use crate::workload::{PlannedNode, Workload};
 
 /// How many rounds the writes are cut into, at most.
 const ROUNDS_MAX: usize = 20;

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use cheesedb::{Agent, Id, Io, Leg, Mode, Removal, Store, Token};
 
-use crate::bench::engine::{ConcurrentWriter, Engine, OpenFigures};
-use crate::bench::folder::{files_size_bytes, is_segment_file};
-use crate::bench::open_probe;
-use crate::bench::workload::PlannedNode;
+use crate::engine::{ConcurrentWriter, Engine, OpenFigures};
 use crate::failure::Failure;
+use crate::folder::{files_size_bytes, is_segment_file};
+use crate::open_probe;
+use crate::workload::PlannedNode;
 
 /// The name of the only agent in the benchmark's store.
 const AGENT_NAME: &str = "bench";
@@ -18,7 +18,7 @@ const AGENT_NAME: &str = "bench";
 /// executable is not the `cheesedb` command).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpenMeasurement {
-    /// Run `cheesedb bench --open-probe` from this executable.
+    /// Run `cheesedb-bench --open-probe` from this executable.
     InChildProcess(PathBuf),
     /// Open in this process.
     InThisProcess,

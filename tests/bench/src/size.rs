@@ -1,6 +1,6 @@
 //! How big a run is: the data and how many operations each scenario times.
 
-use crate::bench::workload::Shape;
+use crate::workload::Shape;
 
 /// The data of a run and the work of each scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,10 +1,11 @@
-//! `cheesedb bench --server`: the memory server beside the same calls in one process, on the
+//! `cheesedb-bench --server`: the memory server beside the same calls in one process, on the
 //! same data, in one run: the round trip of a `get`, and durable writes from 8 clients against
 //! 8 threads sharing one `Agent`.
 //!
-//! The server is this very program (`cheesedb serve`) in a child process, as users run it; the
-//! in-process side opens a copy of the same data with the library. Rounds alternate which side
-//! goes first, and the report gives each figure's median over the rounds.
+//! The server is the `cheesedb` command (`cheesedb serve`) in a child process, as users run it:
+//! the one `CHEESEDB_BIN` names, else the one built beside this benchmark. The in-process side
+//! opens a copy of the same data with the library. Rounds alternate which side goes first, and
+//! the report gives each figure's median over the rounds.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -15,8 +16,9 @@ use std::time::Instant;
 use cheesedb::{Agent, Client, ClientAgent, Error, Id, Io, Store, Token};
 use serde_json::json;
 
-use crate::bench::figures::{median, percentile};
+use crate::cheesedb_command;
 use crate::failure::Failure;
+use crate::figures::{median, percentile};
 use crate::output::Printer;
 
 /// Writers at once, on each side.
@@ -180,9 +182,7 @@ struct ServerChild {
 }
 
 impl ServerChild {
-    fn start(folder: &Path, io: Io) -> Result<ServerChild, Failure> {
-        let program = std::env::current_exe()
-            .map_err(|error| Failure::new(format!("cannot find this program to start a server: {error}")))?;
+    fn start(program: &Path, folder: &Path, io: Io) -> Result<ServerChild, Failure> {
         let mut child = Command::new(program)
             .arg("--dir")
             .arg(folder)
@@ -218,9 +218,9 @@ impl Drop for ServerChild {
     }
 }
 
-fn through_server(folder: &Path, io: Io, size: ServerBenchSize) -> Result<SideFigures, Failure> {
+fn through_server(program: &Path, folder: &Path, io: Io, size: ServerBenchSize) -> Result<SideFigures, Failure> {
     let token = prepare(folder, io, size.lots)?;
-    let server = ServerChild::start(folder, io)?;
+    let server = ServerChild::start(program, folder, io)?;
     let client = Client::connect(&server.socket).map_err(engine_failure("connecting to the server"))?;
     let agent = client.open_agent(&token).map_err(engine_failure("opening the agent through the server"))?;
     let remote = Remote { client, token: Arc::new(token), agent };
@@ -232,6 +232,8 @@ fn through_server(folder: &Path, io: Io, size: ServerBenchSize) -> Result<SideFi
 
 /// Runs the comparison in `root` and prints it.
 pub fn run(root: &Path, io: Io, size: ServerBenchSize, printer: Printer) -> Result<(), Failure> {
+    // Before any round, so that a missing program is said at once, not after the first side.
+    let program = cheesedb_command::locate()?;
     let mut local = Vec::new();
     let mut remote = Vec::new();
     for round in 0..size.rounds {
@@ -244,9 +246,9 @@ pub fn run(root: &Path, io: Io, size: ServerBenchSize, printer: Printer) -> Resu
         }
         if round % 2 == 0 {
             local.push(in_process(&local_folder, io, size)?);
-            remote.push(through_server(&remote_folder, io, size)?);
+            remote.push(through_server(&program, &remote_folder, io, size)?);
         } else {
-            remote.push(through_server(&remote_folder, io, size)?);
+            remote.push(through_server(&program, &remote_folder, io, size)?);
             local.push(in_process(&local_folder, io, size)?);
         }
         let _ = std::fs::remove_dir_all(&local_folder);

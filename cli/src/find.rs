@@ -25,7 +25,7 @@ pub struct FileMatch {
 
 /// What a search covered: the files holding the bytes, and what it could not search.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Search {
+pub struct Findings {
     /// The files holding the bytes, sorted by path.
     pub matches: Vec<FileMatch>,
     /// Entries that are neither a regular file nor a folder (symbolic links above all), relative
@@ -75,7 +75,7 @@ pub fn files_below(folder: &Path) -> Result<FolderEntries, Failure> {
 
 /// Searches every file below `folder` for `needle`; returns the files that hold it, and what
 /// was not searched.
-pub fn search_folder(folder: &Path, needle: &[u8], progress: &ProgressBar) -> Result<Search, Failure> {
+pub fn find_in_folder(folder: &Path, needle: &[u8], progress: &ProgressBar) -> Result<Findings, Failure> {
     if needle.is_empty() {
         return Err(Failure::new("the text to find is empty"));
     }
@@ -99,7 +99,7 @@ pub fn search_folder(folder: &Path, needle: &[u8], progress: &ProgressBar) -> Re
         }
     }
     progress.finish_and_clear();
-    Ok(Search { matches, not_searched: not_searched.into_iter().map(relative).collect() })
+    Ok(Findings { matches, not_searched: not_searched.into_iter().map(relative).collect() })
 }
 
 /// Counts `finder`'s needle in the file at `path`, reading it in chunks. The last
@@ -131,7 +131,7 @@ mod tests {
     use super::*;
 
     fn search(folder: &Path, needle: &[u8]) -> Vec<FileMatch> {
-        search_folder(folder, needle, &ProgressBar::hidden()).unwrap().matches
+        find_in_folder(folder, needle, &ProgressBar::hidden()).unwrap().matches
     }
 
     #[test]
@@ -163,7 +163,7 @@ mod tests {
         fs::write(outside.path().join("secret"), b"rain").unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret"), folder.path().join("segment")).unwrap();
         std::os::unix::fs::symlink(outside.path(), folder.path().join("agent")).unwrap();
-        let searched = search_folder(folder.path(), b"rain", &ProgressBar::hidden()).unwrap();
+        let searched = find_in_folder(folder.path(), b"rain", &ProgressBar::hidden()).unwrap();
         assert!(searched.matches.is_empty());
         assert_eq!(searched.not_searched, vec![PathBuf::from("agent"), PathBuf::from("segment")]);
     }
@@ -171,6 +171,6 @@ mod tests {
     #[test]
     fn an_empty_needle_is_refused() {
         let folder = tempfile::tempdir().unwrap();
-        assert!(search_folder(folder.path(), b"", &ProgressBar::hidden()).is_err());
+        assert!(find_in_folder(folder.path(), b"", &ProgressBar::hidden()).is_err());
     }
 }

@@ -1,10 +1,10 @@
 //! What the search scenarios ask of an engine under test, so cheesedb and SQLite FTS5 run the
 //! very same code.
 
-use crate::bench::engine::OpenFigures;
-use crate::bench::search_corpus::SearchQuery;
-use crate::bench::workload::PlannedNode;
+use crate::engine::OpenFigures;
 use crate::failure::Failure;
+use crate::search_corpus::SearchQuery;
+use crate::workload::PlannedNode;
 
 /// An engine holding a corpus of texts it searches by keyword, every write durable.
 pub trait SearchEngine {

@@ -18,7 +18,7 @@ use std::collections::HashSet;
 
 use fastrand::Rng;
 
-use crate::bench::workload::PlannedNode;
+use crate::workload::PlannedNode;
 
 /// Distinct words in the vocabulary.
 pub const VOCABULARY_WORDS: usize = 50_000;

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use cheesedb::{Mode, Removal};
 
-use crate::bench::workload::PlannedNode;
 use crate::failure::Failure;
+use crate::workload::PlannedNode;
 
 /// What opening the data again took, and what it cost in RAM where the engine can tell.
 #[derive(Debug, Clone, Default, PartialEq)]

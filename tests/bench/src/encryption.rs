@@ -1,19 +1,19 @@
-//! `cheesedb bench --encryption`: an encrypted agent beside a plaintext one, and beside SQLite
+//! `cheesedb-bench --encryption`: an encrypted agent beside a plaintext one, and beside SQLite
 //! with `--compare sqlite`, on the same seeded data in one process. Every scenario of the graph
 //! section runs on all of them, taking turns; then the two cheesedb agents make durable writes
 //! in paired rounds, for the ratio of their rates. With `--repeat` each run starts with another
 //! engine and the report gives medians.
 
-use crate::bench::cheesedb_side::CheesedbSide;
-use crate::bench::engine::Engine;
-use crate::bench::figures::{medians, Figures};
-use crate::bench::folder::{self, BenchFolder};
-use crate::bench::paired_writes::{self, PairedWrites};
-use crate::bench::progress::Progress;
-use crate::bench::scenarios;
-use crate::bench::size::Size;
-use crate::bench::{open_sqlite, sqlite_version, Settings, WORKLOAD_SEED};
+use crate::cheesedb_side::CheesedbSide;
+use crate::engine::Engine;
 use crate::failure::Failure;
+use crate::figures::{medians, Figures};
+use crate::folder::{self, BenchFolder};
+use crate::paired_writes::{self, PairedWrites};
+use crate::progress::Progress;
+use crate::scenarios;
+use crate::size::Size;
+use crate::{open_sqlite, sqlite_version, Settings, WORKLOAD_SEED};
 
 use cheesedb::Io;
 

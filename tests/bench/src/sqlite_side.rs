@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 use cheesedb::{Mode, Removal};
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
-use crate::bench::engine::{ConcurrentWriter, Engine, OpenFigures};
-use crate::bench::folder::files_size_bytes;
-use crate::bench::workload::PlannedNode;
+use crate::engine::{ConcurrentWriter, Engine, OpenFigures};
 use crate::failure::Failure;
+use crate::folder::files_size_bytes;
+use crate::workload::PlannedNode;
 
 const DATABASE_FILE: &str = "bench.sqlite";
 

@@ -5,12 +5,12 @@ use std::path::Path;
 
 use cheesedb::{Hit, Io};
 
-use crate::bench::cheesedb_side::{legs_of, CheesedbSide, OpenMeasurement};
-use crate::bench::engine::{Engine, OpenFigures};
-use crate::bench::search_corpus::SearchQuery;
-use crate::bench::search_engine::SearchEngine;
-use crate::bench::workload::PlannedNode;
+use crate::cheesedb_side::{legs_of, CheesedbSide, OpenMeasurement};
+use crate::engine::{Engine, OpenFigures};
 use crate::failure::Failure;
+use crate::search_corpus::SearchQuery;
+use crate::search_engine::SearchEngine;
+use crate::workload::PlannedNode;
 
 /// The cheesedb side of the search section.
 pub struct CheesedbSearchSide {

@@ -13,13 +13,13 @@ use std::time::Instant;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use crate::bench::engine::OpenFigures;
-use crate::bench::folder::files_size_bytes;
-use crate::bench::search_corpus::SearchQuery;
-use crate::bench::search_engine::SearchEngine;
-use crate::bench::sqlite_side::open_with_settings;
-use crate::bench::workload::PlannedNode;
+use crate::engine::OpenFigures;
 use crate::failure::Failure;
+use crate::folder::files_size_bytes;
+use crate::search_corpus::SearchQuery;
+use crate::search_engine::SearchEngine;
+use crate::sqlite_side::open_with_settings;
+use crate::workload::PlannedNode;
 
 const DATABASE_FILE: &str = "search.sqlite";
 
@@ -143,7 +143,7 @@ impl SearchEngine for Fts5Side {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::folder::BenchFolder;
+    use crate::folder::BenchFolder;
 
     fn lot(text: &str) -> PlannedNode {
         PlannedNode::Lot { label: "document", content: text.as_bytes().to_vec() }

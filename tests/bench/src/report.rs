@@ -4,12 +4,12 @@
 use cheesedb::Io;
 use serde_json::{json, Map, Value};
 
-use crate::bench::figures::{Better, Figures, Metric, RecallKind, Unit};
-use crate::bench::search_corpus::{lots_for, VOCABULARY_WORDS};
-use crate::bench::size::Size;
-use crate::bench::Sections;
+use crate::arguments::Sections;
 use crate::failure::Failure;
+use crate::figures::{Better, Figures, Metric, RecallKind, Unit};
 use crate::output::Printer;
+use crate::search_corpus::{lots_for, VOCABULARY_WORDS};
+use crate::size::Size;
 
 const GIBIBYTE: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -278,7 +278,7 @@ pub fn to_text(outcome: &Outcome) -> String {
     };
     if outcome.sections.graph {
         lines.push(format!(
-            "cheesedb bench ({}): {} memories and {} lots in one agent; {runs}",
+            "cheesedb-bench ({}): {} memories and {} lots in one agent; {runs}",
             outcome.size.name,
             count(shape.memories as f64),
             count((shape.lots + shape.families as u64) as f64),
@@ -287,7 +287,7 @@ pub fn to_text(outcome: &Outcome) -> String {
     if outcome.sections.search {
         let search = outcome.size.search;
         lines.push(format!(
-            "cheesedb bench ({}), search: {} memories and {} lots of 20 to 60 words from {} made-up words \
+            "cheesedb-bench ({}), search: {} memories and {} lots of 20 to 60 words from {} made-up words \
              (Zipf), {} queries of 1 to 4 words; {} vectors of {} dimensions in another agent; {runs}",
             outcome.size.name,
             count(search.memories as f64),
@@ -393,7 +393,7 @@ pub fn count(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::size::SMOKE;
+    use crate::size::SMOKE;
 
     fn outcome(cheesedb: Figures, sqlite: Option<Figures>) -> Outcome {
         Outcome {

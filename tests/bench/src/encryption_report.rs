@@ -1,16 +1,16 @@
-//! The result of `cheesedb bench --encryption`: a table of the plaintext agent, the encrypted
+//! The result of `cheesedb-bench --encryption`: a table of the plaintext agent, the encrypted
 //! agent and SQLite side by side, one JSON object with `--json`, and the encryption targets
 //! checked against the figures.
 
 use cheesedb::Io;
 use serde_json::{json, Map, Value};
 
-use crate::bench::encryption::EncryptionOutcome;
-use crate::bench::figures::{Figures, Metric, RecallKind, Unit};
-use crate::bench::paired_writes::PairedWrites;
-use crate::bench::report::{advantage, advantage_words, count, show, target_lines, TargetCheck};
+use crate::encryption::EncryptionOutcome;
 use crate::failure::Failure;
+use crate::figures::{Figures, Metric, RecallKind, Unit};
 use crate::output::Printer;
+use crate::paired_writes::PairedWrites;
+use crate::report::{advantage, advantage_words, count, show, target_lines, TargetCheck};
 
 /// The slowest an encrypted agent's durable writes may be, as a share of a plaintext agent's rate.
 const WRITE_RATIO_MIN: f64 = 0.9;
@@ -220,7 +220,7 @@ pub fn to_text(outcome: &EncryptionOutcome) -> String {
         count => format!("medians of {count} runs"),
     };
     let mut lines = vec![format!(
-        "cheesedb bench --encryption ({}): {} memories and {} lots in a plaintext agent and in an encrypted one{}; {runs}",
+        "cheesedb-bench --encryption ({}): {} memories and {} lots in a plaintext agent and in an encrypted one{}; {runs}",
         outcome.size.name,
         count(shape.memories as f64),
         count((shape.lots + shape.families as u64) as f64),
@@ -301,8 +301,8 @@ fn table(outcome: &EncryptionOutcome) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::encryption::EncryptionRun;
-    use crate::bench::size::SMOKE;
+    use crate::encryption::EncryptionRun;
+    use crate::size::SMOKE;
 
     fn paired(ratio: f64) -> PairedWrites {
         PairedWrites {

@@ -35,7 +35,7 @@ impl Progress {
         if !self.terminal {
             if !cfg!(test) {
                 let separator = if engine.is_empty() { "" } else { ": " };
-                eprintln!("cheesedb bench: {engine}{separator}{what}");
+                eprintln!("cheesedb-bench: {engine}{separator}{what}");
             }
             return Phase { bar: None };
         }

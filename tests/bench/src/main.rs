@@ -1,4 +1,4 @@
-//! `cheesedb bench`: cheesedb measured on a million memories in one agent (writes, recall, open,
+//! `cheesedb-bench`: cheesedb measured on a million memories in one agent (writes, recall, open,
 //! RAM, verify, compaction), side by side with SQLite when built with the `sqlite` feature; then
 //! search on a million texts (keyword against SQLite FTS5, vectors, hybrid). With
 //! `--encryption`, an encrypted agent beside a plaintext one instead.
@@ -6,17 +6,25 @@
 //! Every engine gets the same seeded data and runs the same scenarios in the same process, one
 //! after the other; with `--repeat` the runs alternate which engine goes first and the report
 //! gives medians. Figures from one machine compare engines; they are not absolute speeds.
+//!
+//! It is a program of its own, not a subcommand of `cheesedb`, so that the product's dependency
+//! tree holds neither SQLite nor the workload's generator. It uses the `cheesedb` library only,
+//! and runs the `cheesedb` command as a child where users would (`cheesedb serve`).
 
+mod arguments;
+mod cheesedb_command;
 mod cheesedb_search_side;
 mod cheesedb_side;
 mod encryption;
 mod encryption_report;
 mod engine;
+mod failure;
 mod figures;
 mod folder;
 #[cfg(feature = "sqlite")]
 mod fts5_side;
 mod open_probe;
+mod output;
 mod paired_writes;
 mod progress;
 mod replication;
@@ -36,110 +44,28 @@ mod agreement_tests;
 #[cfg(all(test, feature = "sqlite"))]
 mod search_agreement_tests;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::process::ExitCode;
 
 use cheesedb::Io;
-use clap::{Args, ValueEnum};
+use clap::Parser;
 
-use crate::bench::cheesedb_search_side::CheesedbSearchSide;
-use crate::bench::cheesedb_side::{CheesedbSide, OpenMeasurement};
-use crate::bench::engine::Engine;
-use crate::bench::figures::{medians, Figures};
-use crate::bench::folder::BenchFolder;
-use crate::bench::progress::Progress;
-use crate::bench::report::Outcome;
-use crate::bench::search_engine::SearchEngine;
-use crate::bench::search_scenarios::SearchRun;
-use crate::bench::size::Size;
+use crate::arguments::{Arguments, CompareWith, Sections};
+use crate::cheesedb_search_side::CheesedbSearchSide;
+use crate::cheesedb_side::{CheesedbSide, OpenMeasurement};
+use crate::engine::Engine;
 use crate::failure::{Failure, EXIT_SUCCESS};
+use crate::figures::{medians, Figures};
+use crate::folder::BenchFolder;
 use crate::output::Printer;
+use crate::progress::Progress;
+use crate::report::Outcome;
+use crate::search_engine::SearchEngine;
+use crate::search_scenarios::SearchRun;
+use crate::size::Size;
 
 /// The workload's seed: every run, and every engine, gets the same data.
 const WORKLOAD_SEED: u64 = 0x6368_6565_7365;
-
-/// `cheesedb bench`
-#[derive(Debug, Args)]
-pub struct BenchArguments {
-    /// A smaller run (100,000 memories) that finishes in about two minutes
-    #[arg(long, conflicts_with = "smoke")]
-    pub quick: bool,
-
-    /// A tiny run (2,000 memories) that only shows every scenario works
-    #[arg(long)]
-    pub smoke: bool,
-
-    /// Run every scenario on another engine too, and print the ratios
-    #[arg(long, value_enum, value_name = "ENGINE")]
-    pub compare: Option<CompareWith>,
-
-    /// Run everything this many times and report the median of each figure
-    #[arg(long, value_name = "COUNT", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=99))]
-    pub repeat: u32,
-
-    /// Run one section only
-    #[arg(long, value_enum, value_name = "SECTION")]
-    pub only: Option<Section>,
-
-    /// Measure the memory server instead: a get's round trip and durable writes from 8 clients,
-    /// beside the same calls in one process
-    #[arg(long, conflicts_with_all = ["compare", "only"])]
-    pub server: bool,
-
-    /// Measure an encrypted agent instead, beside a plaintext one (and SQLite with --compare
-    /// sqlite): every graph scenario, durable writes in paired rounds, open, and Erase
-    #[arg(long, conflicts_with_all = ["server", "only"])]
-    pub encryption: bool,
-
-    /// Measure replication to the object store URL names (s3://BUCKET/PREFIX, endpoint and
-    /// credentials from the AWS_* variables) beside that store's own throughput
-    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "encryption", "compare", "only"])]
-    pub replication: Option<cheesedb::replication::ReplicaLocation>,
-
-    /// Open the benchmark's agent in FOLDER, token on standard input, and print what the open took
-    #[arg(long, value_name = "FOLDER", hide = true)]
-    pub open_probe: Option<PathBuf>,
-
-    /// With --open-probe: after the open, search for QUERY and print what that took
-    #[arg(long, value_name = "QUERY", hide = true, requires = "open_probe")]
-    pub probe_query: Option<String>,
-}
-
-/// The parts of the benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Section {
-    /// Writes, recalls, open, RAM, verify and compaction on one agent's graph of memories
-    Graph,
-    /// Keyword search (against SQLite FTS5), open and first search, writes with the index,
-    /// vector and hybrid search
-    Search,
-}
-
-/// Which sections a run measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sections {
-    /// Writes, recalls, open, RAM, verify and compaction.
-    pub graph: bool,
-    /// Search.
-    pub search: bool,
-}
-
-impl Sections {
-    /// Both sections, or the one of `only`.
-    pub fn from_only(only: Option<Section>) -> Sections {
-        match only {
-            None => Sections { graph: true, search: true },
-            Some(Section::Graph) => Sections { graph: true, search: false },
-            Some(Section::Search) => Sections { graph: false, search: true },
-        }
-    }
-}
-
-/// Engines to compare with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompareWith {
-    /// SQLite (bundled), WAL with synchronous=FULL, the same data model
-    Sqlite,
-}
 
 /// What one benchmark does.
 #[derive(Debug, Clone)]
@@ -152,9 +78,31 @@ struct Settings {
     sections: Sections,
 }
 
-/// Runs the benchmark in `folder` (a temporary one when `None`) and prints the outcome.
-/// `io` is how cheesedb's files are reached (the global `--io`).
-pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, io: Io, printer: Printer) -> Result<u8, Failure> {
+fn main() -> ExitCode {
+    let arguments = Arguments::parse();
+    let printer = Printer::new(arguments.json);
+    match run(arguments, printer) {
+        Ok(status) => ExitCode::from(status),
+        Err(failure) => report_failure(&failure, printer),
+    }
+}
+
+/// Prints `failure` as one line on standard error (as JSON with `--json`) and picks the exit
+/// status.
+fn report_failure(failure: &Failure, printer: Printer) -> ExitCode {
+    if !failure.message().is_empty() {
+        if printer.is_json() {
+            eprintln!("{}", serde_json::json!({ "error": failure.message() }));
+        } else {
+            eprintln!("cheesedb-bench: {}", output::escaped_keeping_lines(failure.message()));
+        }
+    }
+    ExitCode::from(failure.exit_status())
+}
+
+/// Runs the benchmark in `--dir` (a temporary folder without it) and prints the outcome.
+fn run(arguments: Arguments, printer: Printer) -> Result<u8, Failure> {
+    let (folder, io) = (arguments.dir, arguments.io);
     if let Some(probe_folder) = arguments.open_probe {
         open_probe::run_probe(&probe_folder, io, arguments.probe_query.as_deref())?;
         return Ok(EXIT_SUCCESS);
@@ -167,11 +115,11 @@ pub fn run(arguments: BenchArguments, folder: Option<PathBuf>, io: Io, printer: 
     let compare_sqlite = arguments.compare == Some(CompareWith::Sqlite);
     if compare_sqlite && !cfg!(feature = "sqlite") {
         return Err(Failure::new(
-            "this cheesedb was built without SQLite; build it with `cargo build --release -p cheesedb-cli --features sqlite`",
+            "this cheesedb-bench was built without SQLite; build it with `cargo build --release -p cheesedb-bench --features sqlite`",
         ));
     }
     if cfg!(debug_assertions) {
-        eprintln!("cheesedb bench: this is a debug build; build with --release for figures worth comparing");
+        eprintln!("cheesedb-bench: this is a debug build; build with --release for figures worth comparing");
     }
     if let Some(location) = &arguments.replication {
         let folder = BenchFolder::new(folder)?;
@@ -307,7 +255,7 @@ fn open_fts5(folder: &Path) -> Result<Box<dyn SearchEngine>, Failure> {
 
 #[cfg(not(feature = "sqlite"))]
 fn open_fts5(_folder: &Path) -> Result<Box<dyn SearchEngine>, Failure> {
-    Err(Failure::new("this cheesedb was built without SQLite"))
+    Err(Failure::new("this cheesedb-bench was built without SQLite"))
 }
 
 #[cfg(feature = "sqlite")]
@@ -317,7 +265,7 @@ fn open_sqlite(folder: &Path) -> Result<Box<dyn Engine>, Failure> {
 
 #[cfg(not(feature = "sqlite"))]
 fn open_sqlite(_folder: &Path) -> Result<Box<dyn Engine>, Failure> {
-    Err(Failure::new("this cheesedb was built without SQLite"))
+    Err(Failure::new("this cheesedb-bench was built without SQLite"))
 }
 
 fn sqlite_version() -> Option<String> {
@@ -330,7 +278,8 @@ fn sqlite_version() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::figures::{Metric, RecallKind};
+    use crate::arguments::Section;
+    use crate::figures::{Metric, RecallKind};
 
     /// The settings of a smoke run in this process, on std files.
     fn smoke_settings(compare_sqlite: bool, only: Option<Section>) -> Settings {

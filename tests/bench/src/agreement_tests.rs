@@ -6,12 +6,12 @@ use std::path::Path;
 use cheesedb::{Io, Mode, Removal};
 use fastrand::Rng;
 
-use crate::bench::cheesedb_side::{CheesedbSide, OpenMeasurement};
-use crate::bench::engine::Engine;
-use crate::bench::folder::BenchFolder;
-use crate::bench::size::SMOKE;
-use crate::bench::sqlite_side::SqliteSide;
-use crate::bench::workload::{PlannedNode, Workload};
+use crate::cheesedb_side::{CheesedbSide, OpenMeasurement};
+use crate::engine::Engine;
+use crate::folder::BenchFolder;
+use crate::size::SMOKE;
+use crate::sqlite_side::SqliteSide;
+use crate::workload::{PlannedNode, Workload};
 
 fn both_engines(folder: &BenchFolder) -> (CheesedbSide, SqliteSide) {
     let cheesedb =

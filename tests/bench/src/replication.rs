@@ -1,4 +1,4 @@
-//! `cheesedb bench --replication s3://BUCKET/PREFIX`: replication against the object store it
+//! `cheesedb-bench --replication s3://BUCKET/PREFIX`: replication against the object store it
 //! names, beside that store's own throughput for the same bytes, in one run.
 //!
 //! 1. An agent of N memories is written (batches of 1,000).
@@ -16,12 +16,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cheesedb::replication::{restore_from, Bucket, ReplicaLocation, Replicator};
+use cheesedb::replication::{restore_from, Bucket, ObjectStoreConfig, ReplicaLocation, Replicator, S3Bucket};
 use cheesedb::{Agent, Leg, Store};
 use serde_json::json;
 
 use crate::failure::Failure;
-use crate::object_store_file::connect;
 use crate::output::Printer;
 
 /// Memories written for the full run, `--quick` and `--smoke`.
@@ -38,7 +37,13 @@ pub fn memories_for(smoke: bool, quick: bool) -> u64 {
 pub const SHIP_PAUSE: Duration = Duration::from_millis(250);
 
 fn failed(error: impl std::fmt::Display) -> Failure {
-    Failure::new(format!("bench: {error}"))
+    Failure::new(format!("the replication benchmark: {error}"))
+}
+
+/// The bucket `location` names, reached with the endpoint and credentials of the standard
+/// variables (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`).
+fn connect(location: &ReplicaLocation) -> Result<S3Bucket, Failure> {
+    Ok(S3Bucket::connect(location, &ObjectStoreConfig::from_env())?)
 }
 
 fn write_agent(agent: &Agent, memories: u64) -> Result<(), Failure> {
@@ -84,14 +89,14 @@ pub fn run(root: &Path, location: &ReplicaLocation, memories: u64, printer: Prin
     std::fs::create_dir_all(&data).map_err(failed)?;
     let store = Store::open(&data)?;
     let agent = store.open_agent(&store.create_agent("bench")?)?;
-    eprintln!("bench: writing {memories} memories");
+    eprintln!("cheesedb-bench: writing {memories} memories");
     write_agent(&agent, memories)?;
     let agent_folder = data.join("agent-0000000000000001");
     let files = files_of(&agent_folder)?;
     let total_bytes: u64 = files.iter().map(|(_, bytes)| bytes.len() as u64).sum();
 
     // The object store alone, for the same bytes.
-    let mut bucket = connect(location, root)?;
+    let mut bucket = connect(location)?;
     let scratch =
         format!("{}bench-raw-{}/", location.prefix.trim_end_matches('/').to_owned() + "/", std::process::id());
     let started = Instant::now();
@@ -110,17 +115,17 @@ pub fn run(root: &Path, location: &ReplicaLocation, memories: u64, printer: Prin
 
     // Replication from scratch, and a restore.
     let prefix = format!("{}bench-{}", location.prefix.trim_end_matches('/').to_owned() + "/", std::process::id());
-    let mut replicator = Replicator::new(&store, connect(location, root)?, &prefix)?;
+    let mut replicator = Replicator::new(&store, connect(location)?, &prefix)?;
     let started = Instant::now();
     let shipped = replicator.ship()?;
     let replicate = started.elapsed();
     let started = Instant::now();
-    let mut restore_bucket = connect(location, root)?;
+    let mut restore_bucket = connect(location)?;
     restore_from(&mut restore_bucket, &prefix, &root.join("restored"), None, None)?;
     let restore = started.elapsed();
 
     let lags = paced_lag(&agent, replicator)?;
-    let (with_replication, without_replication) = write_rates(&store, &agent, location, root, &prefix)?;
+    let (with_replication, without_replication) = write_rates(&store, &agent, location, &prefix)?;
 
     let seconds = |duration: Duration| duration.as_secs_f64();
     let rate = |duration: Duration| total_bytes as f64 / seconds(duration) / 1e6;
@@ -218,17 +223,11 @@ fn paced_lag<B: Bucket + Send + 'static>(
 }
 
 /// Durable writes a second with a replicator shipping in a loop, and without: alternating rounds.
-fn write_rates(
-    store: &Store,
-    agent: &Agent,
-    location: &ReplicaLocation,
-    root: &Path,
-    prefix: &str,
-) -> Result<(f64, f64), Failure> {
+fn write_rates(store: &Store, agent: &Agent, location: &ReplicaLocation, prefix: &str) -> Result<(f64, f64), Failure> {
     let lot = agent.add_lot("rate", b"rate writes")?;
     let mut with = Vec::new();
     let mut without = Vec::new();
-    let mut replicator = Some(Replicator::new(store, connect(location, root)?, prefix)?);
+    let mut replicator = Some(Replicator::new(store, connect(location)?, prefix)?);
     for round in 0..6 {
         let replicating = round % 2 == 0;
         let stopping = Arc::new(AtomicBool::new(false));

@@ -2,7 +2,7 @@
 //!
 //! The benchmark process has written a million memories and freed much of what it used; the
 //! allocator would hand that memory back to the open without the kernel seeing any growth. A
-//! fresh process (`cheesedb bench --open-probe FOLDER`, the token on standard input) measures
+//! fresh process (`cheesedb-bench --open-probe FOLDER`, the token on standard input) measures
 //! the open as a user's program sees it. Asked for a first search (`--probe-query QUERY`), it
 //! times that too: the search index is built by the first search after an open.
 
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use cheesedb::{Agent, Io, Report, Store, Token};
 use serde_json::{json, Value};
 
-use crate::bench::engine::OpenFigures;
+use crate::engine::OpenFigures;
 use crate::failure::Failure;
 
 /// Opens the store in `folder` and the agent of `token`, timing both, then the first search
@@ -93,7 +93,7 @@ pub fn measure_in_child(
 ) -> Result<OpenFigures, Failure> {
     let cannot = |error: std::io::Error| Failure::new(format!("cannot run the open probe: {error}"));
     let mut command = Command::new(executable);
-    command.arg("bench").arg("--io").arg(io.name()).arg("--open-probe").arg(folder);
+    command.arg("--io").arg(io.name()).arg("--open-probe").arg(folder);
     if let Some(query) = first_query {
         command.arg("--probe-query").arg(query);
     }
