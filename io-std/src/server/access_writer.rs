@@ -28,8 +28,9 @@ struct Queue {
     finishing: bool,
 }
 
+/// What the request threads and the writer thread share: the queue and its two wake-ups.
 #[derive(Debug, Default)]
-struct Shared {
+struct Handoff {
     queue: Mutex<Queue>,
     /// Wakes the writer: the first entry came in, the queue is half full, or the server stops.
     wake_writer: Condvar,
@@ -37,7 +38,7 @@ struct Shared {
     room: Condvar,
 }
 
-impl Shared {
+impl Handoff {
     fn queue(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -46,43 +47,43 @@ impl Shared {
 /// The way to the writer thread.
 #[derive(Debug)]
 pub struct AccessRecorder {
-    shared: Arc<Shared>,
+    handoff: Arc<Handoff>,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl AccessRecorder {
     /// Starts the thread writing to `logs`.
     pub fn start(logs: AccessLogs) -> Result<AccessRecorder, ServeError> {
-        let shared = Arc::new(Shared::default());
+        let handoff = Arc::new(Handoff::default());
         let writer = std::thread::Builder::new()
             .name(String::from("cheesedb-access-log"))
             .spawn({
-                let shared = shared.clone();
-                move || write_entries(&logs, &shared)
+                let handoff = handoff.clone();
+                move || write_entries(&logs, &handoff)
             })
             .map_err(|error| ServeError::Thread { thread: ServerThread::AccessLog, kind: error.kind() })?;
-        Ok(AccessRecorder { shared, writer: Mutex::new(Some(writer)) })
+        Ok(AccessRecorder { handoff, writer: Mutex::new(Some(writer)) })
     }
 
     /// Hands `entry` for the log of `agent_name` to the writer, waiting only when the queue is
     /// full.
     pub fn append(&self, agent_name: String, entry: AccessEntry) {
-        let mut queue = self.shared.queue();
+        let mut queue = self.handoff.queue();
         while queue.entries.len() >= QUEUED_ENTRIES_MAX && !queue.finishing {
-            self.shared.wake_writer.notify_one();
-            queue = self.shared.room.wait(queue).unwrap_or_else(PoisonError::into_inner);
+            self.handoff.wake_writer.notify_one();
+            queue = self.handoff.room.wait(queue).unwrap_or_else(PoisonError::into_inner);
         }
         let was_empty = queue.entries.is_empty();
         queue.entries.push((agent_name, entry));
         if was_empty || queue.entries.len() >= QUEUED_ENTRIES_MAX / 2 {
-            self.shared.wake_writer.notify_one();
+            self.handoff.wake_writer.notify_one();
         }
     }
 
     /// Waits until every entry handed over is written and synced, and stops the writer.
     pub fn finish(&self) {
-        self.shared.queue().finishing = true;
-        self.shared.wake_writer.notify_one();
+        self.handoff.queue().finishing = true;
+        self.handoff.wake_writer.notify_one();
         let writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(writer) = writer {
             let _ = writer.join();
@@ -92,27 +93,27 @@ impl AccessRecorder {
 
 /// Takes the next entries to write: waits for the first, then gathers for [`GATHER_FOR`]
 /// unless the queue fills up or the server stops. Returns them and whether to stop after.
-fn next_entries(shared: &Shared) -> (Vec<(String, AccessEntry)>, bool) {
-    let mut queue = shared.queue();
+fn next_entries(handoff: &Handoff) -> (Vec<(String, AccessEntry)>, bool) {
+    let mut queue = handoff.queue();
     while queue.entries.is_empty() && !queue.finishing {
-        queue = shared.wake_writer.wait(queue).unwrap_or_else(PoisonError::into_inner);
+        queue = handoff.wake_writer.wait(queue).unwrap_or_else(PoisonError::into_inner);
     }
     if !queue.finishing && queue.entries.len() < QUEUED_ENTRIES_MAX / 2 {
-        queue = shared.wake_writer.wait_timeout(queue, GATHER_FOR).unwrap_or_else(PoisonError::into_inner).0;
+        queue = handoff.wake_writer.wait_timeout(queue, GATHER_FOR).unwrap_or_else(PoisonError::into_inner).0;
     }
     let entries = std::mem::take(&mut queue.entries);
     let finishing = queue.finishing;
     drop(queue);
-    shared.room.notify_all();
+    handoff.room.notify_all();
     (entries, finishing)
 }
 
 /// Writes what comes in until told to finish. A failed append does not undo the request, whose
 /// work is done: it is reported on standard error, once per agent until an append succeeds.
-fn write_entries(logs: &AccessLogs, shared: &Shared) {
+fn write_entries(logs: &AccessLogs, handoff: &Handoff) {
     let mut reported: HashSet<String> = HashSet::new();
     loop {
-        let (entries, finishing) = next_entries(shared);
+        let (entries, finishing) = next_entries(handoff);
         for (agent_name, entry) in entries {
             match logs.append(&agent_name, &entry) {
                 Ok(()) => {
@@ -127,7 +128,7 @@ fn write_entries(logs: &AccessLogs, shared: &Shared) {
                 }
             }
         }
-        if finishing && shared.queue().entries.is_empty() {
+        if finishing && handoff.queue().entries.is_empty() {
             if let Err(failure) = logs.sync() {
                 eprintln!("cheesedb serve: the access logs could not be synced: {failure}");
             }
