@@ -147,6 +147,8 @@ pub fn one_line(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use cheesedb::{StorageBackend, StorageOperation};
+
     use super::*;
 
     #[test]
@@ -168,7 +170,7 @@ mod tests {
     #[test]
     fn an_unknown_outcome_says_the_write_may_be_stored() {
         let error = cheesedb::Error::OutcomeUnknown {
-            operation: "syncing",
+            operation: StorageOperation::Syncing,
             path: "segment".into(),
             kind: StorageErrorKind::Other,
             source: cheesedb::ErrorSource::new(std::io::Error::other("EIO")),
@@ -202,7 +204,7 @@ mod tests {
     }
 
     fn refused(kind: std::io::ErrorKind) -> cheesedb::Error {
-        cheesedb::Error::from_storage("growing", "agent-1/segment-1.log", std::io::Error::from(kind))
+        cheesedb::Error::from_storage(StorageOperation::Growing, "agent-1/segment-1.log", std::io::Error::from(kind))
     }
 
     #[test]
@@ -219,7 +221,8 @@ mod tests {
 
     #[test]
     fn a_full_quota_is_a_full_disk_too() {
-        let quota = cheesedb::Error::from_storage("growing", "segment", std::io::Error::from_raw_os_error(122));
+        let quota =
+            cheesedb::Error::from_storage(StorageOperation::Growing, "segment", std::io::Error::from_raw_os_error(122));
         assert_eq!(Failure::from(quota).exit_status(), EXIT_NO_SPACE);
     }
 
@@ -240,7 +243,8 @@ mod tests {
 
     #[test]
     fn an_unusable_backend_suggests_the_std_one() {
-        let error = cheesedb::Error::BackendUnavailable { backend: "uring", reason: "switched off".into() };
+        let error =
+            cheesedb::Error::BackendUnavailable { backend: StorageBackend::Uring, reason: "switched off".into() };
         let failure = Failure::from(error);
         assert_eq!(failure.exit_status(), EXIT_ERROR);
         assert!(failure.message().ends_with("run with --io std (or CHEESEDB_IO=std) instead"), "{failure}");

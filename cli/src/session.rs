@@ -209,7 +209,7 @@ pub fn note_repairs(agent: &str, report: &Report) {
     if let Some(reason) = report.snapshot_ignored {
         eprintln!(
             "cheesedb: note: opening {agent} did not use its snapshot ({}): the whole log was replayed instead",
-            escaped(reason)
+            escaped(reason.describe())
         );
     }
     if !report.repaired_anything() {

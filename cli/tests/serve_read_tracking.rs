@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use cheesedb::{Error, Id, Leg, Mode, Removal, TrustLevel};
+use cheesedb::{Error, Id, Leg, Limit, Mode, Removal, TrustLevel};
 use common::server_process::ServerProcess;
 
 #[test]
@@ -68,10 +68,7 @@ fn too_many_reads_refuse_the_write() {
         agent.get(*id).unwrap();
     }
     let refused = agent.remember(b"x", &[Leg::from([ids[0]])]);
-    assert!(
-        matches!(refused, Err(Error::LimitExceeded { what: "ids read since the last write (the read set)", .. })),
-        "{refused:?}"
-    );
+    assert!(matches!(refused, Err(Error::LimitExceeded { what: Limit::ReadSetIds, .. })), "{refused:?}");
     // A batch uses the reads too.
     let refused = agent.batch(|batch| batch.remember(b"x", &[Leg::from([ids[0]])]));
     assert!(matches!(refused, Err(Error::LimitExceeded { .. })), "{refused:?}");
@@ -126,7 +123,7 @@ fn stage_a_batch_too_large_to_commit(agent: &cheesedb::ClientAgent, source: Id) 
     agent.stage(|batch| batch.add_lot("w", &last)).unwrap();
     let failed = agent.commit_staged();
     assert!(
-        matches!(failed, Err(Error::LimitExceeded { what: "batch size in bytes", .. })),
+        matches!(failed, Err(Error::LimitExceeded { what: Limit::BatchBytes, .. })),
         "the commit passes the batch limit: {failed:?}"
     );
 }

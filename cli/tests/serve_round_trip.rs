@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use cheesedb::{Error, Id, Leg, Mode, NodeKind, Removal, Store, TrustLevel};
+use cheesedb::{Error, Id, Leg, Limit, Mode, NameProblem, NodeKind, Removal, Store, TrustLevel};
 use common::server_process::ServerProcess;
 
 #[test]
@@ -57,9 +57,9 @@ fn every_agent_method_answers_as_the_library_does() {
     assert_eq!(alice.remember(b"x", &[Leg::from([c])]), Err(Error::DeadParent { id: c }));
     assert_eq!(alice.remember(b"x", &[]), Err(Error::NoLegs));
     assert_eq!(alice.recall(c, Mode::Fair, Removal::Untrusted), Err(Error::AlreadyRecalled { id: c }));
-    assert!(matches!(alice.add_lot("", b"x"), Err(Error::InvalidName { reason: "a lot label must not be empty" })));
+    assert!(matches!(alice.add_lot("", b"x"), Err(Error::InvalidName { reason: NameProblem::LotLabelEmpty })));
     let too_big = vec![0u8; cheesedb::limits::CONTENT_MAX_BYTES + 1];
-    assert!(matches!(alice.add_lot("big", &too_big), Err(Error::LimitExceeded { what: "content size in bytes", .. })));
+    assert!(matches!(alice.add_lot("big", &too_big), Err(Error::LimitExceeded { what: Limit::ContentBytes, .. })));
     assert!(matches!(alice.set_vector(m1, &[1.0, 2.0, 3.0]), Err(Error::InvalidVector { .. })));
     assert!(matches!(
         alice.verify_extends(&cheesedb::Fingerprint { records: 1, chain: [0; 32] }),

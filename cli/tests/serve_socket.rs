@@ -108,7 +108,7 @@ fn a_peer_of_another_user_is_refused() {
         (0..hex.len()).step_by(2).map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap()).collect();
     let answer = cheesedb::protocol::Response::decode(&bytes[4..]).unwrap();
     match answer {
-        cheesedb::protocol::Response::Failed(error) => assert_eq!(error.into_error(), Error::PeerRefused { uid: 4321 }),
+        cheesedb::protocol::Response::Failed(error) => assert_eq!(error, Error::PeerRefused { uid: 4321 }),
         other => panic!("another user was answered {other:?}"),
     }
     server.stop();

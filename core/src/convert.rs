@@ -12,13 +12,14 @@
 //! - fields unpacked from a packed word, which keep the low bits on purpose.
 
 use crate::error::Error;
+use crate::error_facts::InternalRule;
 use crate::limits::{NODES_PER_AGENT_MAX, SEGMENTS_PER_AGENT_MAX, SEGMENT_MAX_BYTES};
 
 /// A segment number in the 16 bits a location keeps in RAM: an agent has at most
 /// `SEGMENTS_PER_AGENT_MAX` (65,535) segments, so every segment number fits.
 pub(crate) fn segment_number_u16(segment: u64) -> Result<u16, Error> {
     debug_assert!(SEGMENTS_PER_AGENT_MAX <= u64::from(u16::MAX));
-    u16::try_from(segment).map_err(|_| Error::Internal { what: "a segment number fits in 16 bits" })
+    u16::try_from(segment).map_err(|_| Error::Internal { what: InternalRule::SegmentNumberFitsIn16Bits })
 }
 
 /// A byte offset inside a segment in the 32 bits a location keeps in RAM: a segment is sealed
@@ -26,25 +27,25 @@ pub(crate) fn segment_number_u16(segment: u64) -> Result<u16, Error> {
 /// `u32::MAX`), and the batch that passes it is far smaller than the other half.
 pub(crate) fn segment_offset_u32(offset: u64) -> Result<u32, Error> {
     debug_assert!(SEGMENT_MAX_BYTES <= u64::from(u32::MAX) / 2);
-    u32::try_from(offset).map_err(|_| Error::Internal { what: "a segment offset fits in 32 bits" })
+    u32::try_from(offset).map_err(|_| Error::Internal { what: InternalRule::SegmentOffsetFitsIn32Bits })
 }
 
 /// A byte offset or length inside a segment as a position in memory: segments are limited as
 /// for `segment_offset_u32`, so any `usize` of 32 bits or more holds it.
 pub(crate) fn segment_offset_usize(offset: u64) -> Result<usize, Error> {
-    usize::try_from(offset).map_err(|_| Error::Internal { what: "a segment offset fits in memory" })
+    usize::try_from(offset).map_err(|_| Error::Internal { what: InternalRule::SegmentOffsetFitsInMemory })
 }
 
 /// A byte count bounded by a limit of the engine (a content, a batch, a preallocation: all far
 /// under 4 GiB) as a length in memory.
 pub(crate) fn bounded_bytes_usize(bytes: u64) -> Result<usize, Error> {
-    usize::try_from(bytes).map_err(|_| Error::Internal { what: "a bounded byte count fits in memory" })
+    usize::try_from(bytes).map_err(|_| Error::Internal { what: InternalRule::BoundedByteCountFitsInMemory })
 }
 
 /// A count or length bounded by a limit of the engine (records of a batch, bytes of a content,
 /// both far under 4 Gi) in 32 bits.
 pub(crate) fn bounded_count_u32(count: usize) -> Result<u32, Error> {
-    u32::try_from(count).map_err(|_| Error::Internal { what: "a bounded count fits in 32 bits" })
+    u32::try_from(count).map_err(|_| Error::Internal { what: InternalRule::BoundedCountFitsIn32Bits })
 }
 
 /// The index in RAM of the node with id `id` (ids start at 1): an agent holds at most
@@ -53,7 +54,7 @@ pub(crate) fn node_index_u32(id: u64) -> Result<u32, Error> {
     debug_assert!(NODES_PER_AGENT_MAX < u64::from(u32::MAX));
     id.checked_sub(1)
         .and_then(|index| u32::try_from(index).ok())
-        .ok_or(Error::Internal { what: "a node id is between 1 and the node limit" })
+        .ok_or(Error::Internal { what: InternalRule::NodeIdWithinLimit })
 }
 
 /// As `node_index_u32`, for places that cannot return an error and whose ids were checked

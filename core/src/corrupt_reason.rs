@@ -8,6 +8,7 @@ use core::fmt;
 /// Which check of stored bytes failed. New reasons may be added; match with a wildcard arm.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum CorruptReason {
     /// Catalog cut short.
     CatalogCutShort,

@@ -6,12 +6,19 @@ use core::fmt;
 
 use crate::conceal::conceal_token_digits;
 use crate::corrupt_reason::CorruptReason;
+use crate::error_facts::{
+    FenceReason, InternalRule, Limit, MessageProblem, NameProblem, StorageBackend, StorageOperation,
+};
 use crate::id::Id;
 use crate::storage_error::{StorageError, StorageErrorKind};
 
 /// Why an operation of cheesedb failed.
+///
+/// With the `serde` feature, an error encodes as itself, facts and all (the backend's error of
+/// `Io` and `OutcomeUnknown` as its words): that is how the memory server sends it to a client.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Error {
     /// Another open store holds this folder (another process, or another `Store` in this one).
     Locked,
@@ -28,7 +35,7 @@ pub enum Error {
     /// The storage backend failed.
     Io {
         /// What the engine was doing.
-        operation: &'static str,
+        operation: StorageOperation,
         /// The file or folder, relative to the store folder.
         path: String,
         /// What kind of failure it was (no space, permission denied, ...).
@@ -43,7 +50,7 @@ pub enum Error {
     /// poisoned; reopening shows what the disk kept.
     OutcomeUnknown {
         /// What the engine was doing.
-        operation: &'static str,
+        operation: StorageOperation,
         /// The file or folder, relative to the store folder.
         path: String,
         /// What kind of failure it was (no space, permission denied, ...).
@@ -57,7 +64,7 @@ pub enum Error {
     /// refuses io_uring); another backend may work.
     BackendUnavailable {
         /// The backend's name, as the command line spells it (`uring`).
-        backend: &'static str,
+        backend: StorageBackend,
         /// Why it cannot be used.
         reason: String,
     },
@@ -65,7 +72,7 @@ pub enum Error {
     /// caller or the disk. The operation stopped before it could do harm.
     Internal {
         /// Which rule.
-        what: &'static str,
+        what: InternalRule,
     },
     /// The id names no lot or memory of this agent.
     UnknownId {
@@ -92,7 +99,7 @@ pub enum Error {
     /// An argument is larger than the engine allows.
     LimitExceeded {
         /// What was too large.
-        what: &'static str,
+        what: Limit,
         /// Its size.
         size: u64,
         /// The largest size allowed.
@@ -101,7 +108,7 @@ pub enum Error {
     /// A label or agent name is empty or otherwise unusable.
     InvalidName {
         /// What was wrong with it.
-        reason: &'static str,
+        reason: NameProblem,
     },
     /// An agent with this name exists already.
     AgentExists {
@@ -125,7 +132,7 @@ pub enum Error {
     /// finish, leftovers to remove): nothing was changed; open the store read-write once.
     RepairNeeded {
         /// What the repair would do.
-        operation: &'static str,
+        operation: StorageOperation,
         /// The file or folder, relative to the store folder.
         path: String,
     },
@@ -188,7 +195,7 @@ pub enum Error {
     /// The peer of a connection sent bytes that are not a message of the protocol.
     MalformedMessage {
         /// What was wrong with them.
-        reason: &'static str,
+        reason: MessageProblem,
     },
     /// The memory server already serves as many connections as it allows; try again later.
     ServerBusy {
@@ -219,7 +226,7 @@ pub enum Error {
         /// The agent's name.
         name: String,
         /// What was found.
-        reason: &'static str,
+        reason: FenceReason,
     },
     /// The object store could not be reached, or refused a request (credentials, bucket, a
     /// failed upload). Nothing is reported shipped that was not.
@@ -267,6 +274,7 @@ pub enum Error {
 /// Why a client refused a server's socket.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum SocketProblem {
     /// A symbolic link stands at the socket's name: it may lead to another folder's server.
     SymbolicLink,
@@ -296,6 +304,7 @@ impl fmt::Display for SocketProblem {
 /// Why a vector was refused.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum VectorProblem {
     /// It has no numbers.
     Empty,
@@ -344,11 +353,10 @@ impl Error {
         matches!(self, Error::OutcomeUnknown { .. } | Error::ConnectionLost { write_in_flight: true, .. })
     }
 
-    /// The error of a backend failure while the engine was doing `operation` (in words, such as
-    /// `"syncing"`) on `path`: its kind comes from the backend, and the backend's error is kept
-    /// as the source.
+    /// The error of a backend failure while the engine was doing `operation` on `path`: its
+    /// kind comes from the backend, and the backend's error is kept as the source.
     #[must_use]
-    pub fn from_storage(operation: &'static str, path: &str, error: impl StorageError) -> Error {
+    pub fn from_storage(operation: StorageOperation, path: &str, error: impl StorageError) -> Error {
         Error::Io { operation, path: String::from(path), kind: error.kind(), source: ErrorSource::new(error) }
     }
 
@@ -420,6 +428,44 @@ impl fmt::Display for ErrorSource {
             Some(error) => fmt::Display::fmt(error, formatter),
             None => formatter.write_str("no further detail"),
         }
+    }
+}
+
+/// The words of a backend's error that crossed a connection: the source of an error decoded
+/// from the protocol, since the backend's error itself cannot travel.
+#[cfg(feature = "serde")]
+#[derive(Debug)]
+struct SourceWords(String);
+
+#[cfg(feature = "serde")]
+impl fmt::Display for SourceWords {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl core::error::Error for SourceWords {}
+
+/// A source encodes as its words, or as nothing when the engine itself found the failure: the
+/// error decoded from it prints the same message.
+#[cfg(feature = "serde")]
+impl serde::Serialize for ErrorSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Some(error) => serializer.serialize_some(&alloc::string::ToString::to_string(error)),
+            None => serializer.serialize_none(),
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for ErrorSource {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<ErrorSource, D::Error> {
+        let words: Option<String> = serde::Deserialize::deserialize(deserializer)?;
+        Ok(ErrorSource(
+            words.map(|words| -> Arc<dyn core::error::Error + Send + Sync> { Arc::new(SourceWords(words)) }),
+        ))
     }
 }
 

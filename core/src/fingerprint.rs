@@ -5,6 +5,7 @@ use core::str::FromStr;
 
 use crate::digest::Hash;
 use crate::error::Error;
+use crate::error_facts::NameProblem;
 
 /// The head of an agent's hash chain. Keep it somewhere else and compare it later: a history
 /// that was cut or rewritten below it no longer produces it.
@@ -30,7 +31,7 @@ impl FromStr for Fingerprint {
     type Err = Error;
 
     fn from_str(text: &str) -> Result<Fingerprint, Error> {
-        let malformed = Error::InvalidName { reason: "a fingerprint is <records>-<64 hex digits>" };
+        let malformed = Error::InvalidName { reason: NameProblem::FingerprintMalformed };
         let (records, hex) = text.trim().split_once('-').ok_or(malformed.clone())?;
         let records = records.parse().map_err(|_| malformed.clone())?;
         let chain = crate::token::decode_hex_32(hex).ok_or(malformed)?;

@@ -5,6 +5,7 @@ use core::fmt;
 
 /// The id of a lot or memory: per agent, sequential from 1, never reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Id(u64);
 
 impl Id {

@@ -62,6 +62,7 @@ mod corrupt_reason;
 pub mod digest;
 mod engine;
 mod error;
+mod error_facts;
 mod fingerprint;
 #[doc(hidden)]
 pub mod graph;
@@ -103,6 +104,9 @@ pub mod internal {
 
 pub use engine::{verify, AgentEngine, Batch, StagedBatch, Write};
 pub use error::{Error, ErrorSource, SocketProblem, VectorProblem};
+pub use error_facts::{
+    FenceReason, InternalRule, Limit, MessageProblem, NameProblem, StorageBackend, StorageOperation,
+};
 pub use fingerprint::Fingerprint;
 pub use id::{Id, Leg, Mode, Removal};
 pub use left_behind::LeftBehind;

@@ -2,6 +2,7 @@
 //! writes nothing.
 
 use crate::error::Error;
+use crate::error_facts::Limit;
 
 /// The largest content of one lot or memory.
 pub const CONTENT_MAX_BYTES: usize = 16 * 1024 * 1024;
@@ -40,7 +41,7 @@ pub const SEGMENT_MIN_BYTES: u64 = 4 * 1024;
 pub const SEGMENT_MAX_BYTES: u64 = u32::MAX as u64 / 2;
 
 /// Returns `LimitExceeded` when `size` is over `limit`.
-pub(crate) fn check(what: &'static str, size: usize, limit: usize) -> Result<(), Error> {
+pub(crate) fn check(what: Limit, size: usize, limit: usize) -> Result<(), Error> {
     if size > limit {
         return Err(Error::LimitExceeded { what, size: size as u64, limit: limit as u64 });
     }
@@ -115,14 +116,14 @@ impl Options {
     pub fn validate(&self) -> Result<(), Error> {
         if self.preallocate_bytes > PREALLOCATE_MAX_BYTES {
             return Err(Error::LimitExceeded {
-                what: "preallocation in bytes",
+                what: Limit::PreallocateBytes,
                 size: self.preallocate_bytes,
                 limit: PREALLOCATE_MAX_BYTES,
             });
         }
         let size = self.segment_size_max_bytes;
         if !(SEGMENT_MIN_BYTES..=SEGMENT_MAX_BYTES).contains(&size) {
-            return Err(Error::LimitExceeded { what: "segment size", size, limit: SEGMENT_MAX_BYTES });
+            return Err(Error::LimitExceeded { what: Limit::SegmentBytes, size, limit: SEGMENT_MAX_BYTES });
         }
         Ok(())
     }
@@ -134,9 +135,9 @@ mod tests {
 
     #[test]
     fn check_refuses_only_sizes_over_the_limit() {
-        assert!(check("label", 256, LABEL_MAX_BYTES).is_ok());
+        assert!(check(Limit::LabelBytes, 256, LABEL_MAX_BYTES).is_ok());
         assert!(matches!(
-            check("label", 257, LABEL_MAX_BYTES),
+            check(Limit::LabelBytes, 257, LABEL_MAX_BYTES),
             Err(Error::LimitExceeded { size: 257, limit: 256, .. })
         ));
     }

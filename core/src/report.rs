@@ -1,5 +1,7 @@
 //! What opening an agent found and did.
 
+use crate::corrupt_reason::CorruptReason;
+
 /// What opening an agent found and did; read it after open to learn of any repair.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -12,7 +14,7 @@ pub struct Report {
     pub records_from_snapshot: u64,
     /// Why a snapshot present in the folder was not used (damaged, or not matching the log);
     /// open then replayed the whole log instead.
-    pub snapshot_ignored: Option<&'static str>,
+    pub snapshot_ignored: Option<CorruptReason>,
     /// Bytes cut from the end of the active segment: a write that never committed.
     pub dropped_bytes: u64,
     /// Whole records inside those bytes that were cut with them.

@@ -9,6 +9,7 @@ use core::fmt;
 /// The kind of a storage failure. New kinds may be added; match with a wildcard arm.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum StorageErrorKind {
     /// No file or folder has that name.
     NotFound,

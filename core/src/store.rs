@@ -21,6 +21,7 @@ use crate::corrupt_reason::CorruptReason;
 use crate::digest::{equal_in_constant_time, token_hash};
 use crate::engine::{io_error, AgentEngine};
 use crate::error::Error;
+use crate::error_facts::{Limit, NameProblem, StorageOperation};
 use crate::left_behind::LeftBehind;
 use crate::limits::{self, Options, AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES};
 use crate::log::names::{agent_folder, is_agent_file_name, parse_agent_folder, CATALOG_FILE, CATALOG_TEMPORARY_FILE};
@@ -89,11 +90,12 @@ impl<S: Storage + Clone> StoreEngine<S> {
     /// - `Error::Io` when the storage fails.
     pub fn open(storage: S, options: Options) -> Result<StoreEngine<S>, Error> {
         options.validate()?;
-        let exists = |path: &str| storage.exists(path).map_err(|error| io_error("checking", path, error));
+        let exists =
+            |path: &str| storage.exists(path).map_err(|error| io_error(StorageOperation::Checking, path, error));
         if exists(CATALOG_TEMPORARY_FILE)? {
             storage
                 .remove_file(CATALOG_TEMPORARY_FILE)
-                .map_err(|error| io_error("removing", CATALOG_TEMPORARY_FILE, error))?;
+                .map_err(|error| io_error(StorageOperation::Removing, CATALOG_TEMPORARY_FILE, error))?;
         }
         let catalog = if exists(CATALOG_FILE)? {
             read_catalog(&storage)?
@@ -110,12 +112,12 @@ impl<S: Storage + Clone> StoreEngine<S> {
         store.remove_orphan_folders()?;
         // The catalog just read may be a rename whose folder sync failed, and the temporary file
         // removed above is gone only once the folder is synced: what open serves must be durable.
-        store.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
+        store.storage.sync_folder("").map_err(|error| io_error(StorageOperation::Syncing, "", error))?;
         Ok(store)
     }
 
     fn remove_orphan_folders(&mut self) -> Result<(), Error> {
-        let names = self.storage.list("").map_err(|error| io_error("listing", "", error))?;
+        let names = self.storage.list("").map_err(|error| io_error(StorageOperation::Listing, "", error))?;
         let mut removed = false;
         for name in names {
             let Some(number) = parse_agent_folder(&name) else { continue };
@@ -131,7 +133,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
             removed = true;
         }
         if removed {
-            self.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
+            self.storage.sync_folder("").map_err(|error| io_error(StorageOperation::Syncing, "", error))?;
         }
         Ok(())
     }
@@ -210,20 +212,22 @@ impl<S: Storage + Clone> StoreEngine<S> {
 
     fn create_agent_with(&mut self, name: &str, encrypted: bool) -> Result<Token, Error> {
         if name.is_empty() {
-            return Err(Error::InvalidName { reason: "an agent name must not be empty" });
+            return Err(Error::InvalidName { reason: NameProblem::AgentNameEmpty });
         }
         if name.trim().starts_with(TOKEN_PREFIX) {
             // Commands and tools take a name or a token in one place, and read such a name as a
             // token: the agent could never be reached by its name.
-            return Err(Error::InvalidName { reason: "an agent name must not start with \"cheesedb-\", as tokens do" });
+            return Err(Error::InvalidName { reason: NameProblem::AgentNameLikeToken });
         }
-        limits::check("agent name length in bytes", name.len(), AGENT_NAME_MAX_BYTES)?;
-        limits::check("agents in one store", self.catalog.entries.len() + 1, AGENTS_PER_STORE_MAX)?;
+        limits::check(Limit::AgentNameBytes, name.len(), AGENT_NAME_MAX_BYTES)?;
+        limits::check(Limit::AgentsPerStore, self.catalog.entries.len() + 1, AGENTS_PER_STORE_MAX)?;
         if self.agent_number(name).is_ok() {
             return Err(Error::AgentExists { name: String::from(name) });
         }
         let mut secret = [0u8; 32];
-        self.storage.fill_random(&mut secret).map_err(|error| io_error("drawing random bytes for", "", error))?;
+        self.storage
+            .fill_random(&mut secret)
+            .map_err(|error| io_error(StorageOperation::DrawingRandomBytes, "", error))?;
         let token = Token::from_bytes(secret);
         let number = self.catalog.next_number;
         let (storage, options) = (self.storage.clone(), self.options.clone());
@@ -327,18 +331,20 @@ impl<S: Storage + Clone> StoreEngine<S> {
         self.catalog = next;
         let left = remove_agent_files(&self.storage, &agent_folder(number), FileRemoval::Unlink)?;
         self.left_behind.extend(left);
-        self.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
+        self.storage.sync_folder("").map_err(|error| io_error(StorageOperation::Syncing, "", error))?;
         Ok(number)
     }
 }
 
 fn has_agent_folders<S: Storage>(storage: &S) -> Result<bool, Error> {
-    let names = storage.list("").map_err(|error| io_error("listing", "", error))?;
+    let names = storage.list("").map_err(|error| io_error(StorageOperation::Listing, "", error))?;
     Ok(names.iter().any(|name| parse_agent_folder(name).is_some()))
 }
 
 fn read_catalog<S: Storage>(storage: &S) -> Result<CatalogFile, Error> {
-    let file = storage.open_file(CATALOG_FILE, false).map_err(|error| io_error("opening", CATALOG_FILE, error))?;
+    let file = storage
+        .open_file(CATALOG_FILE, false)
+        .map_err(|error| io_error(StorageOperation::Opening, CATALOG_FILE, error))?;
     let bytes = crate::engine::read_all(&file, CATALOG_FILE)?;
     let corrupt = |reason| Error::Corrupt { file: String::from(CATALOG_FILE), offset: 0, reason };
     let catalog = CatalogFile::decode(&bytes).map_err(corrupt)?;
@@ -358,8 +364,8 @@ fn write_catalog<S: Storage>(storage: &S, catalog: &CatalogFile) -> Result<(), E
     stage_catalog(storage, catalog)?;
     storage
         .rename(CATALOG_TEMPORARY_FILE, CATALOG_FILE)
-        .map_err(|error| io_error("renaming", CATALOG_TEMPORARY_FILE, error))?;
-    storage.sync_folder("").map_err(|error| io_error("syncing", "", error))
+        .map_err(|error| io_error(StorageOperation::Renaming, CATALOG_TEMPORARY_FILE, error))?;
+    storage.sync_folder("").map_err(|error| io_error(StorageOperation::Syncing, "", error))
 }
 
 /// Writes `catalog` to the temporary file, durably; the rename that puts it in force is the
@@ -368,11 +374,11 @@ fn stage_catalog<S: Storage>(storage: &S, catalog: &CatalogFile) -> Result<(), E
     let bytes = catalog.encode();
     let mut file = storage
         .open_file(CATALOG_TEMPORARY_FILE, true)
-        .map_err(|error| io_error("creating", CATALOG_TEMPORARY_FILE, error))?;
+        .map_err(|error| io_error(StorageOperation::Creating, CATALOG_TEMPORARY_FILE, error))?;
     file.set_len(0)
         .and_then(|()| file.write_at(0, &bytes))
         .and_then(|()| file.sync())
-        .map_err(|error| io_error("writing", CATALOG_TEMPORARY_FILE, error))
+        .map_err(|error| io_error(StorageOperation::Writing, CATALOG_TEMPORARY_FILE, error))
 }
 
 /// What happens to each file of an agent folder being removed.
@@ -390,8 +396,8 @@ const ZEROS_AT_ONCE_BYTES: u64 = 1024 * 1024;
 
 /// Overwrites every byte of the file at `path` with zeros where it lies, and syncs.
 fn overwrite_with_zeros<S: Storage>(storage: &S, path: &str) -> Result<(), Error> {
-    let mut file = storage.open_file(path, false).map_err(|error| io_error("opening", path, error))?;
-    let length = file.len().map_err(|error| io_error("measuring", path, error))?;
+    let mut file = storage.open_file(path, false).map_err(|error| io_error(StorageOperation::Opening, path, error))?;
+    let length = file.len().map_err(|error| io_error(StorageOperation::Measuring, path, error))?;
     let chunk = usize::try_from(length.min(ZEROS_AT_ONCE_BYTES)).unwrap_or(0);
     let zeros = alloc::vec![0u8; chunk];
     let mut offset = 0u64;
@@ -399,10 +405,10 @@ fn overwrite_with_zeros<S: Storage>(storage: &S, path: &str) -> Result<(), Error
         let part_bytes = (length - offset).min(ZEROS_AT_ONCE_BYTES);
         // `part_bytes` is at most the length of `zeros`.
         let part = zeros.get(..usize::try_from(part_bytes).unwrap_or(chunk)).unwrap_or_default();
-        file.write_at(offset, part).map_err(|error| io_error("overwriting", path, error))?;
+        file.write_at(offset, part).map_err(|error| io_error(StorageOperation::Overwriting, path, error))?;
         offset += part_bytes;
     }
-    file.sync().map_err(|error| io_error("syncing", path, error))
+    file.sync().map_err(|error| io_error(StorageOperation::Syncing, path, error))
 }
 
 /// Removes the files the engine makes in the agent folder `folder` (as `removal` says), then
@@ -411,15 +417,16 @@ fn overwrite_with_zeros<S: Storage>(storage: &S, path: &str) -> Result<(), Error
 /// removes the name itself. A failure of the storage is an error (the next open tries again).
 fn remove_agent_files<S: Storage>(storage: &S, folder: &str, removal: FileRemoval) -> Result<Vec<LeftBehind>, Error> {
     let mut left = Vec::new();
-    let holds = |path: &str, kind| storage.holds(path, kind).map_err(|error| io_error("checking", path, error));
+    let holds =
+        |path: &str, kind| storage.holds(path, kind).map_err(|error| io_error(StorageOperation::Checking, path, error));
     if !holds(folder, NameKind::Folder)? {
-        if storage.exists(folder).map_err(|error| io_error("checking", folder, error))? {
+        if storage.exists(folder).map_err(|error| io_error(StorageOperation::Checking, folder, error))? {
             let reason = String::from("not a folder cheesedb made (a link or a file), so left alone");
             left.push(LeftBehind { path: String::from(folder), reason });
         }
         return Ok(left);
     }
-    let names = storage.list(folder).map_err(|error| io_error("listing", folder, error))?;
+    let names = storage.list(folder).map_err(|error| io_error(StorageOperation::Listing, folder, error))?;
     for name in names {
         let path = alloc::format!("{folder}/{name}");
         if !is_agent_file_name(&name) {
@@ -428,7 +435,7 @@ fn remove_agent_files<S: Storage>(storage: &S, folder: &str, removal: FileRemova
             if removal == FileRemoval::ZerosFirst {
                 overwrite_with_zeros(storage, &path)?;
             }
-            storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
+            storage.remove_file(&path).map_err(|error| io_error(StorageOperation::Removing, &path, error))?;
         } else {
             left.push(LeftBehind {
                 path,
@@ -437,7 +444,7 @@ fn remove_agent_files<S: Storage>(storage: &S, folder: &str, removal: FileRemova
         }
     }
     if left.is_empty() {
-        storage.remove_folder(folder).map_err(|error| io_error("removing", folder, error))?;
+        storage.remove_folder(folder).map_err(|error| io_error(StorageOperation::Removing, folder, error))?;
     }
     Ok(left)
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cheesedb_core::{Error, Options};
+use cheesedb_core::{Error, Options, StorageOperation};
 
 use crate::files::{create_private_folder, FileStorage};
 use crate::io::Io;
@@ -112,9 +112,12 @@ impl StoreBuilder {
         let shown = || path.display().to_string();
         let storage = FileStorage::open(self.path.clone(), self.io, self.read_only)?;
         if !self.read_only {
-            create_private_folder(path).map_err(|error| Error::from_storage("creating", &shown(), error))?;
+            create_private_folder(path)
+                .map_err(|error| Error::from_storage(StorageOperation::Creating, &shown(), error))?;
         }
-        let root = storage.root_descriptor().map_err(|error| Error::from_storage("opening", &shown(), error))?;
+        let root = storage
+            .root_descriptor()
+            .map_err(|error| Error::from_storage(StorageOperation::Opening, &shown(), error))?;
         if !self.allow_loose_permissions {
             check_private(root, path)?;
         }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use cheesedb_core::{Error, NameKind, Storage, StorageFile};
+use cheesedb_core::{Error, NameKind, Storage, StorageBackend, StorageFile};
 
 use crate::folder::{Access, StoreFolder};
 use crate::io::Io;
@@ -76,7 +76,9 @@ impl FileStorage {
     pub(crate) fn open(root: PathBuf, io: Io, read_only: bool) -> Result<FileStorage, Error> {
         let uring = match io {
             Io::Std => None,
-            Io::Uring => Some(start_uring().map_err(|reason| Error::BackendUnavailable { backend: "uring", reason })?),
+            Io::Uring => Some(
+                start_uring().map_err(|reason| Error::BackendUnavailable { backend: StorageBackend::Uring, reason })?,
+            ),
         };
         Ok(FileStorage::from_parts(root, uring, read_only))
     }

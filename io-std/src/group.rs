@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Condvar, Mutex};
 
-use cheesedb_core::{AgentEngine, Error, Id, Leg, ReadSet, Report, Storage};
+use cheesedb_core::{AgentEngine, Error, Id, InternalRule, Leg, ReadSet, Report, Storage};
 
 use crate::mutex::{lock, LOCK_POISONED};
 
@@ -136,7 +136,7 @@ fn commit_group<S: Storage>(engine: &mut AgentEngine<S>, group: &[Request]) -> V
             match (&committed, outcomes.next()) {
                 (Err(error), None | Some(Ok(_))) => Err(error.clone()),
                 (_, Some(outcome)) => outcome,
-                (Ok(()), None) => Err(Error::Internal { what: "a committed batch answers every write" }),
+                (Ok(()), None) => Err(Error::Internal { what: InternalRule::CommittedBatchAnswersEveryWrite }),
             }
         })
         .collect()

@@ -65,10 +65,10 @@ mod verify;
 pub use agent::Agent;
 pub use builder::StoreBuilder;
 pub use cheesedb_core::{
-    conceal_token_digits, limits, Batch, CorruptReason, Error, ErrorSource, Fingerprint, Hit, Id, LeftBehind, Leg,
-    Mode, NameKind, Node, NodeKind, Options, ReadSet, Removal, Report, SocketProblem, StagedBatch, Storage,
-    StorageError, StorageErrorKind, StorageFile, Token, TrustLevel, TrustRules, UnknownTrustLevel, VectorProblem,
-    READ_SET_MAX_IDS,
+    conceal_token_digits, limits, Batch, CorruptReason, Error, ErrorSource, FenceReason, Fingerprint, Hit, Id,
+    InternalRule, LeftBehind, Leg, Limit, MessageProblem, Mode, NameKind, NameProblem, Node, NodeKind, Options,
+    ReadSet, Removal, Report, SocketProblem, StagedBatch, Storage, StorageBackend, StorageError, StorageErrorKind,
+    StorageFile, StorageOperation, Token, TrustLevel, TrustRules, UnknownTrustLevel, VectorProblem, READ_SET_MAX_IDS,
 };
 pub use client::{Client, ClientAgent, ClientBatch};
 pub use files::{FileHandle, FileStorage};

@@ -7,7 +7,7 @@
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
-use cheesedb_core::Error;
+use cheesedb_core::{Error, StorageOperation};
 use rustix::fs::{flock, FlockOperation, Mode, OFlags};
 
 /// The name of the lock file that older versions kept in the store folder. It is no longer
@@ -39,5 +39,5 @@ impl FolderLock {
 }
 
 fn lock_error(path: &Path, errno: rustix::io::Errno) -> Error {
-    Error::from_storage("locking", &path.display().to_string(), std::io::Error::from(errno))
+    Error::from_storage(StorageOperation::Locking, &path.display().to_string(), std::io::Error::from(errno))
 }

@@ -2,11 +2,11 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use cheesedb_core::Error;
+use cheesedb_core::{Error, InternalRule};
 
 /// The error of a lock whose holder panicked: the engine never panics on its own, so this is a
 /// bug, and what the holder left half-done is unknown.
-pub(crate) const LOCK_POISONED: Error = Error::Internal { what: "no thread panics while it holds a lock of the store" };
+pub(crate) const LOCK_POISONED: Error = Error::Internal { what: InternalRule::NoPanicWhileLocked };
 
 /// Locks `mutex`; a lock whose holder panicked is refused, since what it guards may be half changed.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> Result<MutexGuard<'_, T>, Error> {

@@ -5,15 +5,16 @@
 use std::os::fd::BorrowedFd;
 use std::path::Path;
 
-use cheesedb_core::Error;
+use cheesedb_core::{Error, StorageOperation};
 use rustix::fs::Mode;
 
 /// Refuses the open folder `root` (at `path`) if another user owns it or its group or others
 /// may write to it.
 pub(crate) fn check_private(root: BorrowedFd<'_>, path: &Path) -> Result<(), Error> {
     let shown = path.display().to_string();
-    let status = rustix::fs::fstat(root)
-        .map_err(|errno| Error::from_storage("checking the permissions of", &shown, std::io::Error::from(errno)))?;
+    let status = rustix::fs::fstat(root).map_err(|errno| {
+        Error::from_storage(StorageOperation::CheckingPermissions, &shown, std::io::Error::from(errno))
+    })?;
     let user = crate::user::this_user();
     let mode = Mode::from_raw_mode(status.st_mode);
     if status.st_uid != user || mode.intersects(Mode::WGRP | Mode::WOTH) {

@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use cheesedb::{ReadSet, StagedBatch};
+use cheesedb::{InternalRule, ReadSet, StagedBatch};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
@@ -94,7 +94,7 @@ impl Batch {
                     *writes += usize::from(staged.is_ok());
                     staged
                 }
-                _ => Err(cheesedb::Error::Internal { what: "a batch's staging matches its agent" }),
+                _ => Err(cheesedb::Error::Internal { what: InternalRule::BatchStagingMatchesAgent }),
             }),
             State::Made => Err(invalid_argument("the batch is not open: use it as `with agent.batch() as batch:`")),
             State::Ended => Err(closed("batch")),
@@ -232,7 +232,7 @@ impl Batch {
                     (true, true) => agent.commit_staged(),
                     (true, false) => agent.drop_staged(),
                 },
-                _ => Err(cheesedb::Error::Internal { what: "a batch's staging matches its agent" }),
+                _ => Err(cheesedb::Error::Internal { what: InternalRule::BatchStagingMatchesAgent }),
             };
             gate.release();
             ended

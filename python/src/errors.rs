@@ -248,10 +248,10 @@ pub(crate) fn to_python(py: Python<'_>, error: cheesedb::Error) -> PyErr {
             vec![("file", text(py, file)), ("offset", number(py, *offset)), ("reason", text(py, reason.describe()))],
         ),
         E::Io { operation, path, kind, .. } => {
-            (StorageError::new_err(message), storage_facts(py, operation, path, kind.describe()))
+            (StorageError::new_err(message), storage_facts(py, operation.describe(), path, kind.describe()))
         }
         E::OutcomeUnknown { operation, path, kind, .. } => {
-            (OutcomeUnknownError::new_err(message), storage_facts(py, operation, path, kind.describe()))
+            (OutcomeUnknownError::new_err(message), storage_facts(py, operation.describe(), path, kind.describe()))
         }
         E::Poisoned => (PoisonedError::new_err(message), Vec::new()),
         E::Internal { .. } => (InternalError::new_err(message), Vec::new()),
@@ -288,7 +288,9 @@ pub(crate) fn to_python(py: Python<'_>, error: cheesedb::Error) -> PyErr {
             FrameTooLargeError::new_err(message),
             vec![("size_bytes", number(py, *size_bytes)), ("limit_bytes", number(py, *limit_bytes))],
         ),
-        E::MalformedMessage { reason } => (MalformedMessageError::new_err(message), vec![("reason", text(py, reason))]),
+        E::MalformedMessage { reason } => {
+            (MalformedMessageError::new_err(message), vec![("reason", text(py, reason.describe()))])
+        }
         E::ServerBusy { connections_max } => {
             (ServerBusyError::new_err(message), vec![("connections_max", number(py, *connections_max))])
         }

@@ -14,7 +14,7 @@ pub(crate) fn report_dict<'py>(py: Python<'py>, report: &cheesedb::Report) -> Py
     dict.set_item("segments", report.segments)?;
     dict.set_item("records", report.records)?;
     dict.set_item("records_from_snapshot", report.records_from_snapshot)?;
-    dict.set_item("snapshot_ignored", report.snapshot_ignored)?;
+    dict.set_item("snapshot_ignored", report.snapshot_ignored.map(cheesedb::CorruptReason::describe))?;
     dict.set_item("dropped_bytes", report.dropped_bytes)?;
     dict.set_item("dropped_records", report.dropped_records)?;
     dict.set_item("erasures_completed_on_open", report.erasures_completed_on_open)?;

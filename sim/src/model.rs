@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use cheesedb_core::internal::search::for_each_word;
-use cheesedb_core::{Error, Id, Mode, Removal, TrustLevel, VectorProblem};
+use cheesedb_core::{Error, Id, Limit, Mode, Removal, TrustLevel, VectorProblem};
 
 /// Whether a node's text is still in the files, as far as the model can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,13 +204,13 @@ pub fn with_reads(legs: &[Vec<u64>], reads: &[u64]) -> Result<(Vec<Vec<u64>>, Ve
     let over = |what, size: usize| Error::LimitExceeded { what, size: size as u64, limit: PARENTS_PER_LEG_MAX as u64 };
     let reads: BTreeSet<u64> = reads.iter().copied().collect();
     if reads.len() > PARENTS_PER_LEG_MAX {
-        return Err(over("ids read since the last write (the read set)", reads.len()));
+        return Err(over(Limit::ReadSetIds, reads.len()));
     }
     let mut merged = Vec::new();
     for leg in legs {
         let leg: BTreeSet<u64> = leg.iter().chain(&reads).copied().collect();
         if leg.len() > PARENTS_PER_LEG_MAX {
-            return Err(over("parents of one leg with the read set added", leg.len()));
+            return Err(over(Limit::ParentsPerLegWithReadSet, leg.len()));
         }
         merged.push(leg.into_iter().collect());
     }

@@ -6,7 +6,7 @@
 
 use std::io::ErrorKind;
 
-use cheesedb::{Error, Id, Options, StorageErrorKind, Store};
+use cheesedb::{Error, Id, Options, StorageErrorKind, StorageOperation, Store};
 use cheesedb_sim::storage::{FaultPlan, SimStorage};
 use cheesedb_tests::small_disk::SmallDisk;
 
@@ -106,9 +106,9 @@ fn system_errors_map_to_the_kind_a_caller_acts_on() {
     assert_eq!(kind_of(30), StorageErrorKind::ReadOnly);
     assert_eq!(kind_of(2), StorageErrorKind::NotFound);
     assert_eq!(kind_of(5), StorageErrorKind::Other);
-    let denied = Error::from_storage("opening", "catalog", std::io::Error::from_raw_os_error(13));
+    let denied = Error::from_storage(StorageOperation::Opening, "catalog", std::io::Error::from_raw_os_error(13));
     assert_eq!(denied.io_kind(), Some(ErrorKind::PermissionDenied));
-    let read_only = Error::from_storage("creating", "catalog", std::io::Error::from_raw_os_error(30));
+    let read_only = Error::from_storage(StorageOperation::Creating, "catalog", std::io::Error::from_raw_os_error(30));
     assert_eq!(read_only.io_kind(), Some(ErrorKind::ReadOnlyFilesystem));
     assert_eq!(Error::NoLegs.io_kind(), None);
 }

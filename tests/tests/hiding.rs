@@ -1,7 +1,7 @@
 //! A recall hides: `get` never returns a recalled node's text, Untrusted or Erase; only
 //! `audit` reads what an Untrusted recall left in the files, until compaction removes it.
 
-use cheesedb::{Error, Id, Leg, Mode, Removal, Store};
+use cheesedb::{Error, Id, Leg, Mode, NameProblem, Removal, Store};
 
 #[test]
 fn get_withholds_the_text_of_every_recalled_node_and_audit_reads_it_until_compaction() {
@@ -59,7 +59,10 @@ fn a_name_that_reads_as_a_token_is_refused_at_create() {
     let token = store.create_agent("alice").unwrap().to_string();
     for name in [token.as_str(), "cheesedb-", "cheesedb-alice", " cheesedb-00"] {
         match store.create_agent(name) {
-            Err(Error::InvalidName { reason }) => assert!(reason.contains("cheesedb-"), "{reason}"),
+            Err(Error::InvalidName { reason }) => {
+                assert_eq!(reason, NameProblem::AgentNameLikeToken);
+                assert!(reason.describe().contains("cheesedb-"), "{reason}");
+            }
             other => panic!("{name:?} was not refused: {other:?}"),
         }
     }

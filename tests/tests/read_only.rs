@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
-use cheesedb::{Error, Id, Leg, Mode, Options, Removal, Store, Token};
+use cheesedb::{Error, Id, Leg, Mode, Options, Removal, StorageOperation, Store, Token};
 
 /// One test at a time: a test that runs `mount` forks, and until the child execs it holds a copy
 /// of every descriptor of this process, the folder lock of another test's store among them, so
@@ -153,7 +153,7 @@ fn a_leftover_catalog_rewrite_needs_a_read_write_open() {
     fill(&root);
     fs::write(root.join("catalog.tmp"), b"half").unwrap();
     let error = Store::open_read_only(&root).unwrap_err();
-    assert_eq!(error, Error::RepairNeeded { operation: "removing", path: "catalog.tmp".to_string() });
+    assert_eq!(error, Error::RepairNeeded { operation: StorageOperation::Removing, path: "catalog.tmp".to_string() });
     assert!(root.join("catalog.tmp").exists());
 }
 

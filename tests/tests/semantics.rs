@@ -1,6 +1,6 @@
 //! The meaning of lots, memories, legs and recall, through the public API, on every backend.
 
-use cheesedb::{Agent, Error, Id, Leg, Mode, NodeKind, Options, Removal, SharedStorage};
+use cheesedb::{Agent, Error, Id, Leg, Mode, NameProblem, NodeKind, Options, Removal, SharedStorage};
 use cheesedb_tests::backend::Backend;
 
 fn open_alice<B: Backend>() -> (B, Agent<B::Storage>) {
@@ -96,7 +96,7 @@ fn refused_memories_write_nothing<B: Backend>() {
     assert_eq!(alice.remember(b"x", &[Leg::from([a]), Leg::default()]), Err(Error::EmptyLeg { leg_index: 1 }));
     assert_eq!(alice.remember(b"x", &[Leg::from([Id::from(99)])]), Err(Error::UnknownId { id: Id::from(99) }));
     assert_eq!(alice.recall(Id::from(99), Mode::Fair, Removal::Erase), Err(Error::UnknownId { id: Id::from(99) }));
-    assert_eq!(alice.add_lot("", b"x"), Err(Error::InvalidName { reason: "a lot label must not be empty" }));
+    assert_eq!(alice.add_lot("", b"x"), Err(Error::InvalidName { reason: NameProblem::LotLabelEmpty }));
     assert_eq!(alice.verify().unwrap(), before);
     // The next id is still the next one: nothing was used up.
     assert_eq!(alice.add_lot("b", b"b").unwrap(), Id::from(2));

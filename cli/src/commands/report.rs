@@ -17,7 +17,7 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
         "segments": report.segments,
         "records": report.records,
         "records_from_snapshot": report.records_from_snapshot,
-        "snapshot_ignored": report.snapshot_ignored,
+        "snapshot_ignored": report.snapshot_ignored.map(cheesedb::CorruptReason::describe),
         "dropped_bytes": report.dropped_bytes,
         "dropped_records": report.dropped_records,
         "erasures_completed_on_open": report.erasures_completed_on_open,

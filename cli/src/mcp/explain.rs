@@ -27,11 +27,13 @@ pub fn explain(error: Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    use cheesedb::StorageOperation;
+
     use super::*;
 
     #[test]
     fn an_unknown_outcome_tells_the_model_to_check_before_retrying() {
-        let refused = Error::from_storage("syncing", "segment", std::io::Error::other("EIO"));
+        let refused = Error::from_storage(StorageOperation::Syncing, "segment", std::io::Error::other("EIO"));
         let Error::Io { operation, path, kind, source } = refused.clone() else { panic!("{refused:?}") };
         let explained = explain(Error::OutcomeUnknown { operation, path, kind, source });
         assert!(explained.contains("may have been stored: check with get before retrying"), "{explained}");

@@ -6,7 +6,7 @@
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use cheesedb::limits::PARENTS_PER_LEG_MAX;
-use cheesedb::{Error, Id, Leg, Node, ReadSet};
+use cheesedb::{Error, Id, Leg, Limit, Node, ReadSet};
 
 use crate::agent_handle::AgentHandle;
 use crate::mcp::explain::explain;
@@ -75,7 +75,7 @@ impl ReadTracking {
                 reads.clear();
                 Ok(Remembered { id, tracked_parents })
             }
-            Err(Error::LimitExceeded { what, .. }) if what.contains("read set") => {
+            Err(Error::LimitExceeded { what: Limit::ReadSetIds | Limit::ParentsPerLegWithReadSet, .. }) => {
                 let read = reads.len();
                 reads.clear();
                 Err(too_many_reads(read))

@@ -14,6 +14,7 @@ use crate::codec::segment_header::SEGMENT_HEADER_BYTES;
 use crate::convert::bounded_bytes_usize;
 use crate::digest::Hash;
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::storage::StorageFile;
 
 /// Why the engine stops writing until a reopen. Named so every place that poisons says why.
@@ -175,7 +176,7 @@ impl ActiveLog {
             self.poison(PoisonCause::FailedDurableWrite);
             // Some of the bytes may be on the disk already: the caller cannot know whether the
             // write was stored, and must not take this for a refusal.
-            return Err(outcome_unknown(io_error("writing", &path(), error)));
+            return Err(outcome_unknown(io_error(StorageOperation::Writing, &path(), error)));
         }
         self.write_offset = end;
         self.allocated_end = self.allocated_end.max(offset + written.len() as u64);
@@ -201,7 +202,7 @@ impl ActiveLog {
         let zeros = vec![0u8; usize::try_from(grown_end - self.allocated_end).unwrap_or(0)];
         if let Err(error) = file.write_at(self.allocated_end, &zeros).and_then(|()| file.sync()) {
             self.poison(PoisonCause::FailedDurableWrite);
-            return Err(io_error("growing", &path(), error));
+            return Err(io_error(StorageOperation::Growing, &path(), error));
         }
         self.allocated_end = grown_end;
         Ok(())
@@ -213,7 +214,7 @@ impl ActiveLog {
         let length = self.write_offset;
         if let Err(error) = file.set_len(length).and_then(|()| file.sync()) {
             self.poison(PoisonCause::FailedRoll);
-            return Err(io_error("trimming", path, error));
+            return Err(io_error(StorageOperation::Trimming, path, error));
         }
         self.allocated_end = length;
         Ok(())
@@ -229,6 +230,7 @@ mod tests {
     use crate::codec::segment_header::SEGMENT_HEADER_BYTES;
     use crate::engine::StorageMisbehaved;
     use crate::error::Error;
+    use crate::error_facts::StorageOperation;
     use crate::storage::StorageFile;
 
     /// A file in memory whose writes, syncs or length changes fail when asked to.
@@ -315,7 +317,7 @@ mod tests {
         let mut log = ready_log(32);
         let mut file = FlakyFile { fail_write: true, ..FlakyFile::default() };
         let result = log.append_durably(&mut file, &[7u8; 100], 64, path);
-        assert!(matches!(result, Err(Error::Io { operation: "growing", .. })), "{result:?}");
+        assert!(matches!(result, Err(Error::Io { operation: StorageOperation::Growing, .. })), "{result:?}");
         assert_eq!(log.poison, Some(PoisonCause::FailedDurableWrite));
         assert_eq!(log.write_offset(), SEGMENT_HEADER_BYTES as u64, "the tail does not move");
     }

@@ -9,6 +9,7 @@ use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView
 use crate::convert::{bounded_count_u32, field_length_u16};
 use crate::digest::{chain_next, content_digest};
 use crate::error::Error;
+use crate::error_facts::{InternalRule, Limit, NameProblem, StorageOperation};
 use crate::graph::Location;
 use crate::id::{Id, Leg, Mode, Removal};
 use crate::limits::{
@@ -49,10 +50,10 @@ pub(crate) enum Entry<'a> {
 /// Checks a lot's label and content against the limits.
 pub(crate) fn validate_lot(label: &str, content: &[u8]) -> Result<(), Error> {
     if label.is_empty() {
-        return Err(Error::InvalidName { reason: "a lot label must not be empty" });
+        return Err(Error::InvalidName { reason: NameProblem::LotLabelEmpty });
     }
-    limits::check("label length in bytes", label.len(), LABEL_MAX_BYTES)?;
-    limits::check("content size in bytes", content.len(), CONTENT_MAX_BYTES)
+    limits::check(Limit::LabelBytes, label.len(), LABEL_MAX_BYTES)?;
+    limits::check(Limit::ContentBytes, content.len(), CONTENT_MAX_BYTES)
 }
 
 fn content_block<'a>(salt: &'a [u8; SALT_BYTES], content: &'a [u8]) -> ContentBlock<'a> {
@@ -87,16 +88,16 @@ impl<S: Storage> AgentEngine<S> {
         legs: &[Leg],
         pending: core::ops::Range<u64>,
     ) -> Result<(), Error> {
-        limits::check("content size in bytes", content.len(), CONTENT_MAX_BYTES)?;
+        limits::check(Limit::ContentBytes, content.len(), CONTENT_MAX_BYTES)?;
         if legs.is_empty() {
             return Err(Error::NoLegs);
         }
-        limits::check("legs of one memory", legs.len(), LEGS_PER_MEMORY_MAX)?;
+        limits::check(Limit::LegsPerMemory, legs.len(), LEGS_PER_MEMORY_MAX)?;
         for (leg_index, leg) in legs.iter().enumerate() {
             if leg.is_empty() {
                 return Err(Error::EmptyLeg { leg_index });
             }
-            limits::check("parents of one leg", leg.parents().len(), PARENTS_PER_LEG_MAX)?;
+            limits::check(Limit::ParentsPerLeg, leg.parents().len(), PARENTS_PER_LEG_MAX)?;
             for parent in leg.parents() {
                 if !pending.contains(&parent.get()) {
                     self.graph.check_parent(parent.get())?;
@@ -110,7 +111,7 @@ impl<S: Storage> AgentEngine<S> {
     pub(crate) fn validate_room(&self, count: u64) -> Result<(), Error> {
         let total = self.graph.len().saturating_add(count);
         if total > NODES_PER_AGENT_MAX {
-            return Err(Error::LimitExceeded { what: "nodes of one agent", size: total, limit: NODES_PER_AGENT_MAX });
+            return Err(Error::LimitExceeded { what: Limit::NodesPerAgent, size: total, limit: NODES_PER_AGENT_MAX });
         }
         Ok(())
     }
@@ -129,7 +130,7 @@ impl<S: Storage> AgentEngine<S> {
         validate_lot(label, content)?;
         self.validate_room(1)?;
         let ids = self.write_entries(&[Entry::Lot { label, content }])?;
-        ids.first().copied().ok_or(Error::Internal { what: "a written entry has an id" })
+        ids.first().copied().ok_or(Error::Internal { what: InternalRule::WrittenEntryHasId })
     }
 
     /// Adds a memory learned through `legs`.
@@ -146,7 +147,7 @@ impl<S: Storage> AgentEngine<S> {
         self.validate_memory(content, legs, 0..0)?;
         self.validate_room(1)?;
         let ids = self.write_entries(&[Entry::Memory { legs, tracked: &[], content }])?;
-        ids.first().copied().ok_or(Error::Internal { what: "a written entry has an id" })
+        ids.first().copied().ok_or(Error::Internal { what: InternalRule::WrittenEntryHasId })
     }
 
     /// Writes validated lots and memories durably, then adds them to the graph.
@@ -185,7 +186,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut random = vec![0u8; random_bytes * entries.len()];
         self.storage
             .fill_random(&mut random)
-            .map_err(|error| io_error("drawing random bytes for", &self.folder, error))?;
+            .map_err(|error| io_error(StorageOperation::DrawingRandomBytes, &self.folder, error))?;
         let mut bytes = Vec::new();
         let mut locations = Vec::with_capacity(entries.len());
         let mut sequence = self.log.sequence();
@@ -201,7 +202,7 @@ impl<S: Storage> AgentEngine<S> {
             let salt: &[u8; SALT_BYTES] = chunk
                 .get(..SALT_BYTES)
                 .and_then(|salt| salt.try_into().ok())
-                .ok_or(Error::Internal { what: "an entry's random bytes start with a salt" })?;
+                .ok_or(Error::Internal { what: InternalRule::RandomBytesStartWithSalt })?;
             let sealed_content = sealed.as_ref().and_then(|sealed| sealed.contents.get(index));
             // An encrypted agent's record holds the envelope, and a lot's label only inside it.
             let block = |plain| block_of(salt, sealed_content.map(Vec::as_slice), plain);
@@ -219,7 +220,7 @@ impl<S: Storage> AgentEngine<S> {
                     LegsView::encode(&parents, &mut legs_raw);
                     let view =
                         LegsView::parse(field_length_u16(legs.len()), &legs_raw).ok_or(Error::LimitExceeded {
-                            what: "legs of one memory",
+                            what: Limit::LegsPerMemory,
                             size: legs.len() as u64,
                             limit: LEGS_PER_MEMORY_MAX as u64,
                         })?;
@@ -228,7 +229,7 @@ impl<S: Storage> AgentEngine<S> {
                     TrackedView::encode(&tracked_ids, &mut tracked_raw);
                     let tracked = TrackedView::parse(field_length_u16(tracked.len()), &tracked_raw).ok_or(
                         Error::LimitExceeded {
-                            what: "tracked parents of one memory",
+                            what: Limit::TrackedParentsPerMemory,
                             size: tracked.len() as u64,
                             limit: PARENTS_PER_LEG_MAX as u64,
                         },
@@ -245,7 +246,7 @@ impl<S: Storage> AgentEngine<S> {
             record.encode_chained_fields(&mut fields);
             chain = chain_next(&chain, &fields);
         }
-        limits::check("batch size in bytes", bytes.len(), BATCH_MAX_BYTES)?;
+        limits::check(Limit::BatchBytes, bytes.len(), BATCH_MAX_BYTES)?;
         let identity = Identity { agent: self.agent, segment, sequence };
         commit_marker(identity, self.log.write_offset(), &bytes, bounded_count_u32(entries.len())?, chain)
             .encode(&mut bytes);
@@ -265,7 +266,7 @@ impl<S: Storage> AgentEngine<S> {
         let active = self.active_segment();
         let folder = &self.folder;
         let Some(file) = self.segments.active_mut() else {
-            return Err(Error::Internal { what: "the active segment is open while the agent is in use" });
+            return Err(Error::Internal { what: InternalRule::ActiveSegmentOpenWhileInUse });
         };
         self.log.append_durably(file, bytes, self.options.preallocate_bytes, || segment_path(folder, active))?;
         self.bytes_since_snapshot += bytes.len() as u64;
@@ -291,7 +292,7 @@ impl<S: Storage> AgentEngine<S> {
         let segment = self.active_segment();
         if segment >= SEGMENTS_PER_AGENT_MAX {
             return Err(Error::LimitExceeded {
-                what: "segments of one agent",
+                what: Limit::SegmentsPerAgent,
                 size: segment + 1,
                 limit: SEGMENTS_PER_AGENT_MAX,
             });

@@ -11,6 +11,7 @@ use super::AgentEngine;
 use crate::digest::Hash;
 use crate::error::Error;
 use crate::error::VectorProblem;
+use crate::error_facts::{InternalRule, Limit};
 use crate::id::{Id, Leg};
 use crate::limits::{self, BATCH_MAX_BYTES, BATCH_MAX_RECORDS};
 use crate::read_set::ReadSet;
@@ -113,8 +114,8 @@ impl<'e, S: Storage> Batch<'e, S> {
                 numbers.len()
             }
         };
-        limits::check("records in one batch", self.writes.len() + 1, BATCH_MAX_RECORDS)?;
-        limits::check("batch size in bytes", self.size_bytes + content_bytes, BATCH_MAX_BYTES)?;
+        limits::check(Limit::RecordsPerBatch, self.writes.len() + 1, BATCH_MAX_RECORDS)?;
+        limits::check(Limit::BatchBytes, self.size_bytes + content_bytes, BATCH_MAX_BYTES)?;
         let id = match write {
             Write::Vector { .. } => None,
             Write::Lot { .. } | Write::Memory { .. } => {
@@ -138,7 +139,7 @@ impl<'e, S: Storage> Batch<'e, S> {
 
     /// Collects a write that names a lot or memory, which always gets an id.
     fn push_node(&mut self, write: Write) -> Result<Id, Error> {
-        self.push(write)?.ok_or(Error::Internal { what: "a lot or memory collected without an id" })
+        self.push(write)?.ok_or(Error::Internal { what: InternalRule::CollectedWriteHasId })
     }
 
     /// Adds a source to the batch; same checks as `AgentEngine::add_lot`.

@@ -25,6 +25,7 @@ use crate::codec::segment_header::SEGMENT_HEADER_BYTES;
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::{chain_genesis, chain_next, content_digest, equal_in_constant_time, Hash};
 use crate::error::Error;
+use crate::error_facts::{InternalRule, Limit, StorageOperation};
 use crate::limits::{self, BATCH_MAX_BYTES};
 use crate::log::names::segment_path;
 use crate::log::scan::{check_header, scan_records, Expected};
@@ -91,12 +92,12 @@ impl RandomPool {
             self.bytes.resize(RANDOM_POOL_BYTES.max(N), 0);
             storage
                 .fill_random(&mut self.bytes)
-                .map_err(|error| io_error("drawing random bytes for", folder, error))?;
+                .map_err(|error| io_error(StorageOperation::DrawingRandomBytes, folder, error))?;
             self.used = 0;
         }
         let taken = self.bytes.get(self.used..self.used + N).and_then(|bytes| <[u8; N]>::try_from(bytes).ok());
         self.used += N;
-        taken.ok_or(Error::Internal { what: "the random pool holds the bytes it hands out" })
+        taken.ok_or(Error::Internal { what: InternalRule::RandomPoolHoldsItsBytes })
     }
 }
 
@@ -127,7 +128,7 @@ impl<S: Storage> AgentEngine<S> {
     pub(crate) fn copy_sealed_from(&mut self, source: &AgentEngine<S>) -> Result<(), Error> {
         let empty = self.log.sequence() == 0 && self.graph.is_empty();
         if self.sealing.is_none() || source.sealing.is_some() || !empty {
-            return Err(Error::Internal { what: "a copy goes from a plaintext agent into a new encrypted one" });
+            return Err(Error::Internal { what: InternalRule::CopyIntoNewEncryptedAgent });
         }
         self.check_writable()?;
         let mut pending = PendingCopy {
@@ -188,7 +189,7 @@ impl<S: Storage> AgentEngine<S> {
         }
         let sequence = pending.sequence + 1;
         if record.identity.sequence != sequence {
-            return Err(CopyError::Engine(Error::Internal { what: "a copied record keeps its sequence" }));
+            return Err(CopyError::Engine(Error::Internal { what: InternalRule::CopiedRecordKeepsSequence }));
         }
         let identity = Identity { agent: self.agent, segment: self.active_segment(), sequence };
         let kind = kind_byte(&record.body);
@@ -212,7 +213,7 @@ impl<S: Storage> AgentEngine<S> {
             }
             Body::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
             Body::Commit { .. } | Body::Seal { .. } => {
-                return Err(CopyError::Engine(Error::Internal { what: "only chained records are copied" }))
+                return Err(CopyError::Engine(Error::Internal { what: InternalRule::OnlyChainedRecordsCopied }))
             }
         };
         let copied = Record { identity, body };
@@ -243,11 +244,9 @@ impl<S: Storage> AgentEngine<S> {
         random: &mut RandomPool,
     ) -> Result<NewContent, Error> {
         let Some(plain) = plain else { return self.absent_content(random) };
-        let sealing =
-            self.sealing.as_ref().ok_or(Error::Internal { what: "a copy seals with the new agent's keys" })?;
-        let (epoch, epoch_key) = sealing
-            .current_epoch()
-            .ok_or(Error::Internal { what: "an open encrypted agent has a live epoch in force" })?;
+        let sealing = self.sealing.as_ref().ok_or(Error::Internal { what: InternalRule::CopySealsWithNewKeys })?;
+        let (epoch, epoch_key) =
+            sealing.current_epoch().ok_or(Error::Internal { what: InternalRule::LiveEpochInForce })?;
         let salt: [u8; SALT_BYTES] = random.take(&self.storage, &self.folder)?;
         let secret: SecretKey = random.take(&self.storage, &self.folder)?;
         let nonce: Nonce = random.take(&self.storage, &self.folder)?;
@@ -275,8 +274,7 @@ impl<S: Storage> AgentEngine<S> {
         pending: &PendingCopy,
         random: &mut RandomPool,
     ) -> Result<NewContent, Error> {
-        let sealing =
-            self.sealing.as_ref().ok_or(Error::Internal { what: "a copy seals with the new agent's keys" })?;
+        let sealing = self.sealing.as_ref().ok_or(Error::Internal { what: InternalRule::CopySealsWithNewKeys })?;
         let secret = match pending.secret_of(id) {
             Some(secret) => Some(secret),
             None => sealing.secret(id)?,
@@ -301,13 +299,12 @@ impl<S: Storage> AgentEngine<S> {
         if pending.is_empty() {
             return Ok(());
         }
-        limits::check("batch size in bytes", pending.bytes.len(), BATCH_MAX_BYTES)?;
+        limits::check(Limit::BatchBytes, pending.bytes.len(), BATCH_MAX_BYTES)?;
         let segment = self.active_segment();
         let start = self.log.write_offset();
         let identity = Identity { agent: self.agent, segment, sequence: pending.sequence };
         commit_marker(identity, start, &pending.bytes, pending.records, pending.chain).encode(&mut pending.bytes);
-        let sealing =
-            self.sealing.as_mut().ok_or(Error::Internal { what: "a copy seals with the new agent's keys" })?;
+        let sealing = self.sealing.as_mut().ok_or(Error::Internal { what: InternalRule::CopySealsWithNewKeys })?;
         for (first_id, slots) in &pending.slots {
             sealing.write_slots(*first_id, slots)?;
         }

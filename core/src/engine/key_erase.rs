@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 
 use super::AgentEngine;
 use crate::error::Error;
+use crate::error_facts::InternalRule;
 use crate::storage::Storage;
 
 impl<S: Storage> AgentEngine<S> {
@@ -29,7 +30,7 @@ impl<S: Storage> AgentEngine<S> {
         slots.dedup();
         let next_sequence = self.log.sequence() + 1;
         let sealing =
-            self.sealing.as_mut().ok_or(Error::Internal { what: "keys are destroyed on encrypted agents" })?;
+            self.sealing.as_mut().ok_or(Error::Internal { what: InternalRule::KeysDestroyedOnlyWhenEncrypted })?;
         sealing.sync_key_table()?;
         // The mutant leaves the keys where they are: the text stays readable with the token.
         if !mutant!(SkipKeyDestruction) {

@@ -20,6 +20,7 @@ use crate::convert::bounded_count_u32;
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::chain_genesis;
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::fingerprint::Fingerprint;
 use crate::log::names::{agent_folder, epochs_path, key_table_path, parse_segment_name, segment_path};
 use crate::storage::Storage;
@@ -42,7 +43,8 @@ pub fn verify_files_without_token<S: Storage>(storage: &S, agent: u64, encrypted
     let mut chain = chain_genesis(agent);
     for segment in 1..=last {
         let path = segment_path(&folder, segment);
-        let file = storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+        let file =
+            storage.open_file(&path, false).map_err(|error| io_error(StorageOperation::Opening, &path, error))?;
         let bytes = read_all(&file, &path)?;
         let place = SegmentPlace { agent, segment, last: segment == last, path, encrypted, opener: None };
         let checked = check_segment(&bytes, &place, None).map_err(|failed| failed.error)?;
@@ -60,7 +62,7 @@ pub fn verify_files_without_token<S: Storage>(storage: &S, agent: u64, encrypted
 
 /// How many segments the folder holds, after checking they are numbered 1, 2, … with no gap.
 fn count_segments<S: Storage>(storage: &S, folder: &str) -> Result<u64, Error> {
-    let names = storage.list(folder).map_err(|error| io_error("listing", folder, error))?;
+    let names = storage.list(folder).map_err(|error| io_error(StorageOperation::Listing, folder, error))?;
     let mut numbers: Vec<u64> = names.iter().filter_map(|name| parse_segment_name(name)).collect();
     numbers.sort_unstable();
     for (expected, found) in (1u64..).zip(numbers.iter().copied()) {

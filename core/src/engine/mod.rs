@@ -38,6 +38,7 @@ pub use search::build as search_build;
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::digest::chain_genesis;
 use crate::error::Error;
+use crate::error_facts::{Limit, StorageOperation};
 use crate::graph::{Graph, Kind};
 use crate::id::Id;
 use crate::limits::Options;
@@ -106,7 +107,7 @@ struct StartedSegment<F> {
 }
 
 /// Wraps a backend error with what the engine was doing and where.
-pub(crate) fn io_error(operation: &'static str, path: &str, error: impl StorageError) -> Error {
+pub(crate) fn io_error(operation: StorageOperation, path: &str, error: impl StorageError) -> Error {
     Error::from_storage(operation, path, error)
 }
 
@@ -132,7 +133,7 @@ impl StorageError for StorageMisbehaved {
 /// The error of a file or span too long to read into memory at once on this machine.
 pub(crate) fn too_large_to_read(length_bytes: u64) -> Error {
     Error::LimitExceeded {
-        what: "bytes read into memory at once",
+        what: Limit::ReadIntoMemoryBytes,
         size: length_bytes,
         limit: u64::try_from(usize::MAX).unwrap_or(u64::MAX),
     }
@@ -209,8 +210,8 @@ impl<S: Storage> AgentEngine<S> {
     ) -> Result<AgentEngine<S>, Error> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
         let folder = engine.folder.clone();
-        engine.storage.create_folder(&folder).map_err(|error| io_error("creating", &folder, error))?;
-        engine.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
+        engine.storage.create_folder(&folder).map_err(|error| io_error(StorageOperation::Creating, &folder, error))?;
+        engine.storage.sync_folder("").map_err(|error| io_error(StorageOperation::Syncing, "", error))?;
         if let Some(secrets) = secrets {
             // Made before the first segment, whose folder sync makes them durable with it.
             engine.sealing = Some(sealing::Sealing::create(&engine.storage, &folder, agent, secrets, 1)?);
@@ -248,10 +249,13 @@ impl<S: Storage> AgentEngine<S> {
         }
         .encode_with_write_margin(write_margin_bytes);
         bytes.resize(SEGMENT_HEADER_BYTES + write_margin_bytes as usize, 0);
-        let mut file = self.storage.open_file(&path, true).map_err(|error| io_error("creating", &path, error))?;
+        let mut file =
+            self.storage.open_file(&path, true).map_err(|error| io_error(StorageOperation::Creating, &path, error))?;
         let written = file.set_len(0).and_then(|()| file.write_at(0, &bytes)).and_then(|()| file.sync());
-        written.map_err(|error| io_error("writing", &path, error))?;
-        self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
+        written.map_err(|error| io_error(StorageOperation::Writing, &path, error))?;
+        self.storage
+            .sync_folder(&self.folder)
+            .map_err(|error| io_error(StorageOperation::Syncing, &self.folder, error))?;
         Ok(StartedSegment { number, file, write_margin_bytes: u64::from(write_margin_bytes) })
     }
 

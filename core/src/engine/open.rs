@@ -15,6 +15,7 @@ use crate::codec::snapshot_file::SnapshotPoint;
 use crate::convert::segment_offset_usize;
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::graph::Graph;
 use crate::limits::Options;
 use crate::log::names::{parse_segment_name, segment_path, TEMPORARY_SUFFIX};
@@ -85,7 +86,10 @@ impl<S: Storage> AgentEngine<S> {
         }
         engine.graph.settle();
         // Segment names open relied on may come from a start whose folder sync failed.
-        engine.storage.sync_folder(&engine.folder).map_err(|error| io_error("syncing", &engine.folder, error))?;
+        engine
+            .storage
+            .sync_folder(&engine.folder)
+            .map_err(|error| io_error(StorageOperation::Syncing, &engine.folder, error))?;
         let unfinished = engine.finish_erasures()?;
         engine.report.erasures_completed_on_open = unfinished;
         engine.report.records = engine.log.sequence();
@@ -96,24 +100,33 @@ impl<S: Storage> AgentEngine<S> {
     /// Removes leftovers of interrupted rewrites; returns how many segments there are, after
     /// checking they are numbered 1, 2, … with no gap.
     fn list_segments(&mut self) -> Result<u64, Error> {
-        let names = self.storage.list(&self.folder).map_err(|error| io_error("listing", &self.folder, error))?;
+        let names = self
+            .storage
+            .list(&self.folder)
+            .map_err(|error| io_error(StorageOperation::Listing, &self.folder, error))?;
         let mut numbers = Vec::new();
         for name in names {
             if name.ends_with(TEMPORARY_SUFFIX) {
                 let path = alloc::format!("{}/{name}", self.folder);
                 // Only a plain file there is a rewrite cheesedb left: a folder or a link of that
                 // name is not its own, and is left where it is, as any other name it did not make.
-                if !self.storage.holds(&path, NameKind::File).map_err(|error| io_error("checking", &path, error))? {
+                if !self
+                    .storage
+                    .holds(&path, NameKind::File)
+                    .map_err(|error| io_error(StorageOperation::Checking, &path, error))?
+                {
                     continue;
                 }
-                self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
+                self.storage.remove_file(&path).map_err(|error| io_error(StorageOperation::Removing, &path, error))?;
                 self.report.temporary_files_removed += 1;
             } else if let Some(number) = parse_segment_name(&name) {
                 numbers.push(number);
             }
         }
         if self.report.temporary_files_removed > 0 {
-            self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
+            self.storage
+                .sync_folder(&self.folder)
+                .map_err(|error| io_error(StorageOperation::Syncing, &self.folder, error))?;
         }
         numbers.sort_unstable();
         for (index, number) in numbers.iter().enumerate() {
@@ -147,7 +160,8 @@ impl<S: Storage> AgentEngine<S> {
     fn replay_segment(&mut self, segment: u64, place: Place) -> Result<Replayed, Error> {
         let Place { active, sealed_last, resume, floor } = place;
         let path = segment_path(&self.folder, segment);
-        let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+        let mut file =
+            self.storage.open_file(&path, false).map_err(|error| io_error(StorageOperation::Opening, &path, error))?;
         // Resuming at a snapshot's point, only what follows the point is read.
         let (bytes, base) = match resume {
             Some(offset) => (read_from(&file, &path, offset)?, segment_offset_usize(offset)?),
@@ -164,7 +178,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut header = [0u8; SEGMENT_HEADER_BYTES];
         let header_checked = match resume {
             Some(_) => {
-                file.read_at(0, &mut header).map_err(|error| io_error("reading", &path, error))?;
+                file.read_at(0, &mut header).map_err(|error| io_error(StorageOperation::Reading, &path, error))?;
                 // Where the segment began in the log is behind the snapshot's point: only its
                 // place is checked here, the point itself was checked against the chain.
                 SegmentHeader::decode(&header).map_err(|reason| Damage { offset: 0, reason }).and_then(|found| {
@@ -252,7 +266,7 @@ impl<S: Storage> AgentEngine<S> {
             // Nothing to cut, but the cache may still hold a write whose sync failed before the
             // last close: make what open is about to serve durable, or a crash could take back
             // ids that were already handed out.
-            file.sync().map_err(|error| io_error("syncing", &path, error))?;
+            file.sync().map_err(|error| io_error(StorageOperation::Syncing, &path, error))?;
         } else if active {
             // Whether the damage is a torn write depends on what follows it anywhere in the
             // file, so this rare case looks at the whole of it.
@@ -267,7 +281,7 @@ impl<S: Storage> AgentEngine<S> {
         } else if sealed_last {
             // The seal may be in the cache only, after a roll whose sync failed: it must be
             // durable before writes go to the next segment, or a crash would take it back.
-            file.sync().map_err(|error| io_error("syncing", &path, error))?;
+            file.sync().map_err(|error| io_error(StorageOperation::Syncing, &path, error))?;
         }
         self.log.found_committed_end(end.sequence, end.chain, end.committed_end);
         // Only the active file stays open; sealed ones are opened again when read.
@@ -286,14 +300,15 @@ impl<S: Storage> AgentEngine<S> {
     /// whole header of another identity is not a roll's start.
     fn is_unfinished_roll(&self, next: u64, end: &ScanEnd) -> Result<bool, Error> {
         let path = segment_path(&self.folder, next);
-        if !self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
+        if !self.storage.exists(&path).map_err(|error| io_error(StorageOperation::Checking, &path, error))? {
             return Ok(false);
         }
-        let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+        let file =
+            self.storage.open_file(&path, false).map_err(|error| io_error(StorageOperation::Opening, &path, error))?;
         let bytes = read_all(&file, &path)?;
         // A later segment than `next` means `next` is not the last: not a roll's start.
         let later = segment_path(&self.folder, next + 1);
-        if self.storage.exists(&later).map_err(|error| io_error("checking", &later, error))? {
+        if self.storage.exists(&later).map_err(|error| io_error(StorageOperation::Checking, &later, error))? {
             return Ok(false);
         }
         // Its header and margin of zeros were one write: a crash may have garbled any of it.
@@ -320,8 +335,10 @@ impl<S: Storage> AgentEngine<S> {
     /// is active again, and the next roll starts it anew.
     fn undo_unfinished_roll(&mut self, next: u64) -> Result<(), Error> {
         let path = segment_path(&self.folder, next);
-        self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
-        self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
+        self.storage.remove_file(&path).map_err(|error| io_error(StorageOperation::Removing, &path, error))?;
+        self.storage
+            .sync_folder(&self.folder)
+            .map_err(|error| io_error(StorageOperation::Syncing, &self.folder, error))?;
         self.report.unfinished_rolls_undone_on_open += 1;
         Ok(())
     }
@@ -357,7 +374,7 @@ impl<S: Storage> AgentEngine<S> {
             self.log.found_file_length(end.committed_end);
             file.set_len(end.committed_end)
         };
-        cut.and_then(|()| file.sync()).map_err(|error| io_error("cutting the torn end of", path, error))
+        cut.and_then(|()| file.sync()).map_err(|error| io_error(StorageOperation::CuttingTornEnd, path, error))
     }
 }
 

@@ -10,6 +10,7 @@ use crate::codec::record::{self, Body, HEADER_BYTES};
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::{content_digest, equal_in_constant_time};
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::fingerprint::Fingerprint;
 use crate::id::{Id, Leg};
 use crate::log::names::segment_path;
@@ -52,13 +53,13 @@ impl<S: Storage> AgentEngine<S> {
         let corrupt = |reason| Error::Corrupt { file: path.clone(), offset, reason };
         let bytes = self.with_segment(segment, &path, |file, path| {
             let mut header = [0u8; HEADER_BYTES];
-            file.read_at(offset, &mut header).map_err(|error| io_error("reading", path, error))?;
+            file.read_at(offset, &mut header).map_err(|error| io_error(StorageOperation::Reading, path, error))?;
             let length = record::claimed_length(&header).ok_or(corrupt(CorruptReason::RecordCutShort))? as usize;
             if length > record::RECORD_MAX_BYTES {
                 return Err(corrupt(CorruptReason::ImpossibleRecordLength));
             }
             let mut bytes = vec![0u8; length];
-            file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", path, error))?;
+            file.read_at(offset, &mut bytes).map_err(|error| io_error(StorageOperation::Reading, path, error))?;
             Ok(bytes)
         })?;
         let (record, _) = record::decode(&bytes).map_err(&corrupt)?;

@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use super::append::Entry;
 use super::AgentEngine;
 use crate::error::Error;
+use crate::error_facts::{InternalRule, Limit};
 use crate::id::{Id, Leg};
 use crate::limits::{self, PARENTS_PER_LEG_MAX};
 use crate::read_set::ReadSet;
@@ -36,11 +37,11 @@ pub(crate) fn add_reads(legs: &[Leg], reads: &ReadSet) -> Result<TrackedLegs, Er
     if let Some(leg_index) = legs.iter().position(Leg::is_empty) {
         return Err(Error::EmptyLeg { leg_index });
     }
-    limits::check("ids read since the last write (the read set)", reads.len(), PARENTS_PER_LEG_MAX)?;
+    limits::check(Limit::ReadSetIds, reads.len(), PARENTS_PER_LEG_MAX)?;
     let mut merged = Vec::with_capacity(legs.len());
     for leg in legs {
         let with_reads: Leg = leg.parents().iter().chain(reads.ids()).copied().collect();
-        limits::check("parents of one leg with the read set added", with_reads.parents().len(), PARENTS_PER_LEG_MAX)?;
+        limits::check(Limit::ParentsPerLegWithReadSet, with_reads.parents().len(), PARENTS_PER_LEG_MAX)?;
         merged.push(with_reads);
     }
     let declared_everywhere = |id: &Id| legs.iter().all(|leg| leg.parents().binary_search(id).is_ok());
@@ -67,7 +68,7 @@ impl<S: Storage> AgentEngine<S> {
         self.validate_room(1)?;
         let entry = Entry::Memory { legs: &with_reads.legs, tracked: &with_reads.tracked, content };
         let ids = self.write_entries(&[entry])?;
-        ids.first().copied().ok_or(Error::Internal { what: "a written entry has an id" })
+        ids.first().copied().ok_or(Error::Internal { what: InternalRule::WrittenEntryHasId })
     }
 }
 
@@ -113,13 +114,12 @@ mod tests {
         assert!(add_reads(core::slice::from_ref(&declared), &reads).is_ok(), "64 parents fit");
         let over = leg(&[100, 101, 102, 103, 104]);
         let refused = add_reads(&[over], &reads);
-        assert!(
-            matches!(refused, Err(Error::LimitExceeded { size: 65, limit: 64, what }) if what.contains("read set"))
-        );
+        assert!(matches!(
+            refused,
+            Err(Error::LimitExceeded { size: 65, limit: 64, what: Limit::ParentsPerLegWithReadSet })
+        ));
         let too_many: ReadSet = (1..=100).map(Id::from).collect();
         let refused = add_reads(&[declared], &too_many);
-        assert!(
-            matches!(refused, Err(Error::LimitExceeded { size: 65, limit: 64, what }) if what.contains("read set"))
-        );
+        assert!(matches!(refused, Err(Error::LimitExceeded { size: 65, limit: 64, what: Limit::ReadSetIds })));
     }
 }

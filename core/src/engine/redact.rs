@@ -22,6 +22,7 @@ use crate::convert::bounded_count_u32;
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::graph::Location;
 use crate::limits::BATCH_MAX_BYTES;
 use crate::log::names::{erase_journal_path, segment_path};
@@ -112,7 +113,7 @@ fn read_to_commit_marker<F: StorageFile>(file: &F, path: &str, from: u64) -> Res
         offset,
         reason: CorruptReason::NoCommitMarkerAfterRecord,
     };
-    let file_length = file.len().map_err(|error| io_error("measuring", path, error))?;
+    let file_length = file.len().map_err(|error| io_error(StorageOperation::Measuring, path, error))?;
     let mut walked: Vec<u8> = Vec::new();
     let mut position = from;
     loop {
@@ -127,7 +128,7 @@ fn read_to_commit_marker<F: StorageFile>(file: &F, path: &str, from: u64) -> Res
             let start = walked.len();
             walked.resize(start + length, 0);
             let window = walked.get_mut(start..).unwrap_or_default();
-            file.read_at(next, window).map_err(|error| io_error("reading", path, error))?;
+            file.read_at(next, window).map_err(|error| io_error(StorageOperation::Reading, path, error))?;
         }
         let header = walked.get(at..).filter(|rest| rest.len() >= HEADER_BYTES).ok_or(corrupt(position))?;
         if record::looks_like_commit(header) {
@@ -152,15 +153,16 @@ pub(super) fn overwrite_segment<F: StorageFile>(
     path: &str,
     overwrites: &[&Overwrite],
 ) -> Result<(), Error> {
-    let length = file.len().map_err(|error| io_error("measuring", path, error))?;
+    let length = file.len().map_err(|error| io_error(StorageOperation::Measuring, path, error))?;
     if let Some(outside) = overwrites.iter().find(|overwrite| !matches!(overwrite.end(), Some(end) if end <= length)) {
         let reason = CorruptReason::EraseJournalOverwritePastSegmentEnd;
         return Err(Error::Corrupt { file: alloc::string::String::from(path), offset: outside.offset, reason });
     }
     for overwrite in overwrites {
-        file.write_at(overwrite.offset, &overwrite.bytes()).map_err(|error| io_error("overwriting", path, error))?;
+        file.write_at(overwrite.offset, &overwrite.bytes())
+            .map_err(|error| io_error(StorageOperation::Overwriting, path, error))?;
     }
-    file.sync().map_err(|error| io_error("syncing", path, error))?;
+    file.sync().map_err(|error| io_error(StorageOperation::Syncing, path, error))?;
     check_overwrites_landed(file, path, overwrites)
 }
 
@@ -183,13 +185,17 @@ fn check_overwrites_landed<F: StorageFile>(file: &F, path: &str, overwrites: &[&
         let end = group.iter().filter_map(|overwrite| overwrite.end()).max().unwrap_or(start);
         let length = usize::try_from(end - start).map_err(|_| too_large_to_read(end - start))?;
         let mut read = vec![0u8; length];
-        file.read_at(start, &mut read).map_err(|error| io_error("reading back", path, error))?;
+        file.read_at(start, &mut read).map_err(|error| io_error(StorageOperation::ReadingBack, path, error))?;
         for overwrite in group {
             let expected = overwrite.bytes();
             let at = usize::try_from(overwrite.offset - start).unwrap_or(usize::MAX);
             let landed = read.get(at..).and_then(|tail| tail.get(..expected.len()));
             if landed != Some(expected.as_slice()) {
-                return Err(io_error("reading back", path, StorageMisbehaved("an overwrite did not reach its place")));
+                return Err(io_error(
+                    StorageOperation::ReadingBack,
+                    path,
+                    StorageMisbehaved("an overwrite did not reach its place"),
+                ));
             }
         }
         rest = later;
@@ -287,13 +293,13 @@ impl<S: Storage> AgentEngine<S> {
         let offset = u64::from(location.offset);
         let read = self.with_segment(segment, &path, |file, path| {
             let mut header = [0u8; HEADER_BYTES];
-            file.read_at(offset, &mut header).map_err(|error| io_error("reading", path, error))?;
+            file.read_at(offset, &mut header).map_err(|error| io_error(StorageOperation::Reading, path, error))?;
             let length = record::claimed_length(&header).unwrap_or(0) as usize;
             if !(HEADER_BYTES..=RECORD_MAX_BYTES).contains(&length) {
                 return Ok(None);
             }
             let mut bytes = vec![0u8; length];
-            file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", path, error))?;
+            file.read_at(offset, &mut bytes).map_err(|error| io_error(StorageOperation::Reading, path, error))?;
             Ok(Some(bytes))
         })?;
         let Some(bytes) = read else { return Ok(false) };
@@ -355,7 +361,7 @@ impl<S: Storage> AgentEngine<S> {
             usize::try_from(offset - batch_start).map_err(|_| corrupt(batch_start, CorruptReason::WriteTooLarge))?;
         let mut bytes = vec![0u8; before];
         self.with_segment(segment, path, |file, path| {
-            file.read_at(batch_start, &mut bytes).map_err(|error| io_error("reading", path, error))
+            file.read_at(batch_start, &mut bytes).map_err(|error| io_error(StorageOperation::Reading, path, error))
         })?;
         bytes.extend_from_slice(&walked);
         let batch = bytes.get(..bytes.len() - COMMIT_BYTES).unwrap_or_default();
@@ -384,13 +390,14 @@ impl<S: Storage> AgentEngine<S> {
     /// recall record, still in the log, has the erasure done again after the replay.
     pub(super) fn replay_erase_journal(&mut self, segment_count: u64) -> Result<(), Error> {
         let path = erase_journal_path(&self.folder);
-        if !self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
+        if !self.storage.exists(&path).map_err(|error| io_error(StorageOperation::Checking, &path, error))? {
             return Ok(());
         }
         if mutant!(SkipEraseJournalReplay) {
             return self.remove_erase_journal();
         }
-        let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+        let file =
+            self.storage.open_file(&path, false).map_err(|error| io_error(StorageOperation::Opening, &path, error))?;
         let bytes = read_all(&file, &path)?;
         drop(file);
         match EraseJournal::decode(&bytes) {
@@ -405,7 +412,9 @@ impl<S: Storage> AgentEngine<S> {
                 // The Erase that wrote the journal may have failed at the folder sync after the
                 // rename: the name is then in the cache only. It must be durable before any
                 // segment byte changes, or a crash could keep overwrites and lose the journal.
-                self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
+                self.storage
+                    .sync_folder(&self.folder)
+                    .map_err(|error| io_error(StorageOperation::Syncing, &self.folder, error))?;
                 self.apply_journal(&journal.overwrites, segment_count, &path)?;
                 self.report.erase_journals_replayed_on_open += 1;
             }
@@ -422,7 +431,10 @@ impl<S: Storage> AgentEngine<S> {
                 return Err(Error::Corrupt { file: alloc::string::String::from(journal_path), offset: 0, reason });
             }
             let path = segment_path(&self.folder, segment);
-            let mut file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
+            let mut file = self
+                .storage
+                .open_file(&path, false)
+                .map_err(|error| io_error(StorageOperation::Opening, &path, error))?;
             overwrite_segment(&mut file, &path, &overwrites_of(overwrites, segment))?;
         }
         Ok(())
@@ -432,7 +444,7 @@ impl<S: Storage> AgentEngine<S> {
     /// applied again, since a later compaction moves the records it points at.
     pub(super) fn remove_erase_journal(&self) -> Result<(), Error> {
         let path = erase_journal_path(&self.folder);
-        self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
-        self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))
+        self.storage.remove_file(&path).map_err(|error| io_error(StorageOperation::Removing, &path, error))?;
+        self.storage.sync_folder(&self.folder).map_err(|error| io_error(StorageOperation::Syncing, &self.folder, error))
     }
 }

@@ -15,6 +15,7 @@ use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::convert::segment_offset_usize;
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::graph::Location;
 use crate::log::names::segment_path;
 use crate::log::scan::{scan_records, Expected};
@@ -139,7 +140,7 @@ impl<S: Storage> AgentEngine<S> {
             let reopened = self
                 .storage
                 .open_file(&path, false)
-                .map_err(|error| outcome_unknown(io_error("opening", &path, error)))?;
+                .map_err(|error| outcome_unknown(io_error(StorageOperation::Opening, &path, error)))?;
             self.segments.start(segment, reopened);
         } else {
             self.segments.forget_sealed(segment);

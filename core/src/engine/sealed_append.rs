@@ -8,6 +8,7 @@ use super::AgentEngine;
 use crate::codec::record::SALT_BYTES;
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
+use crate::error_facts::InternalRule;
 use crate::log::names::key_table_path;
 use crate::seal::envelope::{lot_plain_bytes, seal_node, seal_vector, NodeSealing};
 use crate::seal::{content_associated_data, recovery_associated_data, Nonce, SecretKey, KEY_BYTES};
@@ -36,9 +37,8 @@ impl<S: Storage> AgentEngine<S> {
         first_id: u64,
     ) -> Result<Option<SealedEntries>, Error> {
         let Some(sealing) = self.sealing.as_ref() else { return Ok(None) };
-        let (epoch, epoch_key) = sealing
-            .current_epoch()
-            .ok_or(Error::Internal { what: "an open encrypted agent has a live epoch in force" })?;
+        let (epoch, epoch_key) =
+            sealing.current_epoch().ok_or(Error::Internal { what: InternalRule::LiveEpochInForce })?;
         let mut sealed = SealedEntries { first_id, ..SealedEntries::default() };
         let mut new_secrets: Vec<(u64, SecretKey)> = Vec::new();
         let mut next_id = first_id;
@@ -63,7 +63,7 @@ impl<S: Storage> AgentEngine<S> {
                     let (envelope, slot) = match *entry {
                         Entry::Lot { label, content } => new_node(next_id, 1, &lot_plain_bytes(label, content)),
                         Entry::Memory { content, .. } => new_node(next_id, 2, content),
-                        _ => return Err(Error::Internal { what: "only lots and memories are new nodes" }),
+                        _ => return Err(Error::Internal { what: InternalRule::OnlyLotsAndMemoriesAreNewNodes }),
                     };
                     sealed.slots.extend_from_slice(&slot);
                     new_secrets.push((next_id, secret));
@@ -91,8 +91,8 @@ impl<S: Storage> AgentEngine<S> {
 }
 
 fn secret_and_nonce(chunk: &[u8]) -> Result<(SecretKey, Nonce), Error> {
-    let malformed = Error::Internal { what: "an entry's random bytes hold a secret and a nonce" };
+    let malformed = Error::Internal { what: InternalRule::RandomBytesHoldSecretAndNonce };
     let secret = chunk.get(SALT_BYTES..SALT_BYTES + KEY_BYTES).and_then(|bytes| bytes.try_into().ok());
     let nonce = chunk.get(SALT_BYTES + KEY_BYTES..).and_then(|bytes| bytes.try_into().ok());
-    Ok((secret.ok_or(malformed)?, nonce.ok_or(Error::Internal { what: "an entry's random bytes hold a nonce" })?))
+    Ok((secret.ok_or(malformed)?, nonce.ok_or(Error::Internal { what: InternalRule::RandomBytesHoldNonce })?))
 }

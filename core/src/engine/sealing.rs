@@ -24,6 +24,7 @@ use crate::codec::key_table_file::{encode_key_slot, key_slot_offset, KeySlot, KE
 use crate::convert::bounded_count_u32;
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
+use crate::error_facts::{InternalRule, StorageOperation};
 use crate::log::names::{epochs_path, key_table_path};
 use crate::seal::{
     epoch_associated_data, secret_in_slot, slot_associated_data, unwrap_key, wrap_key, AgentSecrets, ContentOpener,
@@ -122,7 +123,7 @@ impl<F: StorageFile> Sealing<F> {
         let key_table_path = key_table_path(folder);
         let epochs_path = epochs_path(folder);
         let key_table = open_key_file(storage, &key_table_path)?;
-        let length = key_table.len().map_err(|error| io_error("measuring", &key_table_path, error))?;
+        let length = key_table.len().map_err(|error| io_error(StorageOperation::Measuring, &key_table_path, error))?;
         if length < KEY_FILE_HEADER_BYTES as u64 {
             let reason = CorruptReason::KeyFileCutShort;
             return Err(Error::Corrupt { file: key_table_path, offset: length, reason });
@@ -191,18 +192,20 @@ impl<F: StorageFile> Sealing<F> {
         }
         if kept_bytes != bytes.len() {
             let cut = self.epochs_file.set_len(kept_bytes as u64);
-            cut.map_err(|error| io_error("cutting a torn epoch from", &path, error))?;
+            cut.map_err(|error| io_error(StorageOperation::CuttingTornEpoch, &path, error))?;
             // Only starting an epoch adds a slot: an Erase's rotation (or this settling at an
             // earlier open) was cut short, and may have been meant to cover an Erase.
             self.rotation_cut_short = true;
         }
         for (offset, slot) in torn_older {
-            self.epochs_file.write_at(offset, &slot).map_err(|error| io_error("writing", &path, error))?;
+            self.epochs_file
+                .write_at(offset, &slot)
+                .map_err(|error| io_error(StorageOperation::Writing, &path, error))?;
             self.epoch_slots_destroyed_on_open += 1;
         }
         // The epochs served from now on must be the medium's: an epoch key an Erase destroyed
         // in the page cache only (its sync failed) is still on the medium until this sync.
-        self.epochs_file.sync().map_err(|error| io_error("syncing", &path, error))?;
+        self.epochs_file.sync().map_err(|error| io_error(StorageOperation::Syncing, &path, error))?;
         Ok(())
     }
 
@@ -268,22 +271,24 @@ impl<F: StorageFile> Sealing<F> {
         if bytes.is_empty() {
             return Ok(());
         }
-        let offset = key_slot_offset(first_id).ok_or(Error::Internal { what: "a node id has a key slot" })?;
+        let offset = key_slot_offset(first_id).ok_or(Error::Internal { what: InternalRule::NodeIdHasKeySlot })?;
         self.key_table_unsynced = true;
         let path = &self.key_table_path;
-        self.key_table.write_at(offset, bytes).map_err(|error| io_error("writing", path, error))
+        self.key_table.write_at(offset, bytes).map_err(|error| io_error(StorageOperation::Writing, path, error))
     }
 
     /// The bytes the key table holds where the slots of ids from `first_id` on lie, `length`
     /// of them: fewer when the table ends before.
     pub(crate) fn slots_held(&self, first_id: u64, length: usize) -> Result<Vec<u8>, Error> {
         let path = &self.key_table_path;
-        let offset = key_slot_offset(first_id).ok_or(Error::Internal { what: "a node id has a key slot" })?;
-        let table_length = self.key_table.len().map_err(|error| io_error("measuring", path, error))?;
+        let offset = key_slot_offset(first_id).ok_or(Error::Internal { what: InternalRule::NodeIdHasKeySlot })?;
+        let table_length = self.key_table.len().map_err(|error| io_error(StorageOperation::Measuring, path, error))?;
         let available = table_length.saturating_sub(offset).min(u64::try_from(length).unwrap_or(u64::MAX));
         let mut bytes = vec![0u8; usize::try_from(available).unwrap_or(0)];
         if !bytes.is_empty() {
-            self.key_table.read_at(offset, &mut bytes).map_err(|error| io_error("reading", path, error))?;
+            self.key_table
+                .read_at(offset, &mut bytes)
+                .map_err(|error| io_error(StorageOperation::Reading, path, error))?;
         }
         Ok(bytes)
     }
@@ -293,8 +298,8 @@ impl<F: StorageFile> Sealing<F> {
     /// A slot the table's end cuts short is `Corrupt` (`KeyFileCutShort`).
     pub(crate) fn secret(&self, id: u64) -> Result<Option<SecretKey>, Error> {
         let path = &self.key_table_path;
-        let offset = key_slot_offset(id).ok_or(Error::Internal { what: "a node id has a key slot" })?;
-        let length = self.key_table.len().map_err(|error| io_error("reading", path, error))?;
+        let offset = key_slot_offset(id).ok_or(Error::Internal { what: InternalRule::NodeIdHasKeySlot })?;
+        let length = self.key_table.len().map_err(|error| io_error(StorageOperation::Reading, path, error))?;
         if offset >= length {
             return Ok(None);
         }
@@ -316,7 +321,7 @@ impl<F: StorageFile> Sealing<F> {
     pub(crate) fn sync_key_table(&mut self) -> Result<(), Error> {
         if self.key_table_unsynced {
             let path = &self.key_table_path;
-            self.key_table.sync().map_err(|error| io_error("syncing", path, error))?;
+            self.key_table.sync().map_err(|error| io_error(StorageOperation::Syncing, path, error))?;
             self.key_table_unsynced = false;
         }
         Ok(())
@@ -327,10 +332,10 @@ impl<F: StorageFile> Sealing<F> {
     /// past the table's end hold no key already.
     pub(crate) fn destroy_slots(&mut self, ids: &[u64]) -> Result<(), Error> {
         let path = self.key_table_path.clone();
-        let length = self.key_table.len().map_err(|error| io_error("reading", &path, error))?;
+        let length = self.key_table.len().map_err(|error| io_error(StorageOperation::Reading, &path, error))?;
         let mut runs: Vec<(u64, usize)> = Vec::new();
         for id in ids {
-            let offset = key_slot_offset(*id).ok_or(Error::Internal { what: "a node id has a key slot" })?;
+            let offset = key_slot_offset(*id).ok_or(Error::Internal { what: InternalRule::NodeIdHasKeySlot })?;
             if offset >= length {
                 continue;
             }
@@ -344,16 +349,18 @@ impl<F: StorageFile> Sealing<F> {
         }
         for (offset, bytes) in &runs {
             let zeros = vec![0u8; *bytes];
-            self.key_table.write_at(*offset, &zeros).map_err(|error| io_error("writing", &path, error))?;
+            self.key_table
+                .write_at(*offset, &zeros)
+                .map_err(|error| io_error(StorageOperation::Writing, &path, error))?;
         }
-        self.key_table.sync().map_err(|error| io_error("syncing", &path, error))?;
+        self.key_table.sync().map_err(|error| io_error(StorageOperation::Syncing, &path, error))?;
         self.key_table_unsynced = false;
         for (offset, bytes) in runs {
             let mut found = vec![0xffu8; bytes];
             read_exactly(&self.key_table, &path, offset, &mut found)?;
             if found.iter().any(|byte| *byte != 0) {
                 let misbehaved = StorageMisbehaved("a key slot read back after it was destroyed still holds its key");
-                return Err(io_error("checking", &path, misbehaved));
+                return Err(io_error(StorageOperation::Checking, &path, misbehaved));
             }
         }
         Ok(())
@@ -366,17 +373,17 @@ impl<F: StorageFile> Sealing<F> {
         let mut random = [0u8; 32 + 24];
         storage
             .fill_random(&mut random)
-            .map_err(|error| io_error("drawing random bytes for", &self.epochs_path, error))?;
+            .map_err(|error| io_error(StorageOperation::DrawingRandomBytes, &self.epochs_path, error))?;
         let (key_part, nonce_part) = random.split_at(32);
-        let key: SecretKey = key_part.try_into().map_err(|_| Error::Internal { what: "a key is 32 bytes" })?;
-        let nonce: Nonce = nonce_part.try_into().map_err(|_| Error::Internal { what: "a nonce is 24 bytes" })?;
+        let key: SecretKey = key_part.try_into().map_err(|_| Error::Internal { what: InternalRule::KeyIs32Bytes })?;
+        let nonce: Nonce = nonce_part.try_into().map_err(|_| Error::Internal { what: InternalRule::NonceIs24Bytes })?;
         let associated = epoch_associated_data(self.agent, epoch, start_sequence);
         let wrapped = wrap_key(&self.secrets.epoch_wrapping_key, &nonce, &associated, &key);
         let slot = encode_epoch_slot(self.agent, epoch, &EpochSlot::Live { start_sequence, nonce, wrapped });
-        let offset = epoch_slot_offset(epoch).ok_or(Error::Internal { what: "an epoch has a slot" })?;
+        let offset = epoch_slot_offset(epoch).ok_or(Error::Internal { what: InternalRule::EpochHasSlot })?;
         let path = &self.epochs_path;
         let written = self.epochs_file.write_at(offset, &slot).and_then(|()| self.epochs_file.sync());
-        written.map_err(|error| io_error("writing", path, error))?;
+        written.map_err(|error| io_error(StorageOperation::Writing, path, error))?;
         self.epochs.push(Epoch::Live { start_sequence, key });
         Ok(())
     }
@@ -391,21 +398,23 @@ impl<F: StorageFile> Sealing<F> {
         for index in 0..older {
             let Some(Epoch::Live { start_sequence, .. }) = self.epochs.get(index).copied() else { continue };
             let epoch = bounded_count_u32(index + 1)?;
-            let offset = epoch_slot_offset(epoch).ok_or(Error::Internal { what: "an epoch has a slot" })?;
+            let offset = epoch_slot_offset(epoch).ok_or(Error::Internal { what: InternalRule::EpochHasSlot })?;
             let slot = encode_epoch_slot(self.agent, epoch, &EpochSlot::Destroyed { start_sequence });
-            self.epochs_file.write_at(offset, &slot).map_err(|error| io_error("writing", &path, error))?;
+            self.epochs_file
+                .write_at(offset, &slot)
+                .map_err(|error| io_error(StorageOperation::Writing, &path, error))?;
             destroyed.push((epoch, offset, slot));
         }
         if destroyed.is_empty() {
             return Ok(());
         }
-        self.epochs_file.sync().map_err(|error| io_error("syncing", &path, error))?;
+        self.epochs_file.sync().map_err(|error| io_error(StorageOperation::Syncing, &path, error))?;
         for (epoch, offset, slot) in destroyed {
             let mut found = [0u8; EPOCH_SLOT_BYTES];
             read_exactly(&self.epochs_file, &path, offset, &mut found)?;
             if found != slot {
                 let misbehaved = StorageMisbehaved("an epoch key read back after it was destroyed is still there");
-                return Err(io_error("checking", &path, misbehaved));
+                return Err(io_error(StorageOperation::Checking, &path, misbehaved));
             }
             if let Some(entry) = usize::try_from(epoch - 1).ok().and_then(|index| self.epochs.get_mut(index)) {
                 *entry = Epoch::Gone;
@@ -432,10 +441,10 @@ impl<F: StorageFile> Sealing<F> {
 /// while it does: one that is gone is damage to the agent (`Corrupt`, `KeyFileMissing`), not a
 /// failure of the storage.
 pub(crate) fn open_key_file<S: Storage>(storage: &S, path: &str) -> Result<S::File, Error> {
-    if !storage.exists(path).map_err(|error| io_error("checking", path, error))? {
+    if !storage.exists(path).map_err(|error| io_error(StorageOperation::Checking, path, error))? {
         return Err(Error::Corrupt { file: String::from(path), offset: 0, reason: CorruptReason::KeyFileMissing });
     }
-    storage.open_file(path, false).map_err(|error| io_error("opening", path, error))
+    storage.open_file(path, false).map_err(|error| io_error(StorageOperation::Opening, path, error))
 }
 
 fn slot_size(bytes: usize) -> u32 {
@@ -443,14 +452,14 @@ fn slot_size(bytes: usize) -> u32 {
 }
 
 fn create_file<S: Storage>(storage: &S, path: &str, header: &[u8]) -> Result<S::File, Error> {
-    let mut file = storage.open_file(path, true).map_err(|error| io_error("creating", path, error))?;
+    let mut file = storage.open_file(path, true).map_err(|error| io_error(StorageOperation::Creating, path, error))?;
     let written = file.set_len(0).and_then(|()| file.write_at(0, header)).and_then(|()| file.sync());
-    written.map_err(|error| io_error("writing", path, error))?;
+    written.map_err(|error| io_error(StorageOperation::Writing, path, error))?;
     Ok(file)
 }
 
 fn read_exactly<F: StorageFile>(file: &F, path: &str, offset: u64, out: &mut [u8]) -> Result<(), Error> {
-    file.read_at(offset, out).map_err(|error| io_error("reading", path, error))
+    file.read_at(offset, out).map_err(|error| io_error(StorageOperation::Reading, path, error))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use alloc::vec::Vec;
 use super::append::Entry;
 use super::AgentEngine;
 use crate::error::Error;
+use crate::error_facts::InternalRule;
 use crate::graph::Location;
 use crate::id::Id;
 use crate::search::{reciprocal_rank_fusion, Hit, KeywordIndex, VectorIndex};
@@ -235,7 +236,7 @@ impl<S: Storage> AgentEngine<S> {
             };
             self.search = Some(built);
         }
-        self.search.as_mut().ok_or(Error::Internal { what: "the search index exists once built" })
+        self.search.as_mut().ok_or(Error::Internal { what: InternalRule::SearchIndexBuilt })
     }
 
     /// Keeps a built index in step with a record just written for node `id`.

@@ -15,6 +15,7 @@ use core::cell::RefCell;
 
 use super::{io_error, AgentEngine};
 use crate::error::Error;
+use crate::error_facts::{InternalRule, StorageOperation};
 use crate::limits::SEALED_FILES_OPEN_MAX;
 use crate::storage::Storage;
 
@@ -102,7 +103,7 @@ impl<S: Storage> AgentEngine<S> {
                 .segments
                 .active
                 .as_ref()
-                .ok_or(Error::Internal { what: "the active segment is open while the agent is in use" })?;
+                .ok_or(Error::Internal { what: InternalRule::ActiveSegmentOpenWhileInUse })?;
             return read(file, path);
         }
         let file = self.sealed_file(segment, path)?;
@@ -126,7 +127,7 @@ impl<S: Storage> AgentEngine<S> {
                 .segments
                 .active
                 .as_mut()
-                .ok_or(Error::Internal { what: "the active segment is open while the agent is in use" })?;
+                .ok_or(Error::Internal { what: InternalRule::ActiveSegmentOpenWhileInUse })?;
             return write(file, path);
         }
         let mut file = self.sealed_file(segment, path)?;
@@ -141,11 +142,13 @@ impl<S: Storage> AgentEngine<S> {
     /// The file of sealed segment `segment`, from the cache or opened now.
     fn sealed_file(&self, segment: u64, path: &str) -> Result<S::File, Error> {
         if !(1..self.segments.count()).contains(&segment) {
-            return Err(Error::Internal { what: "a sealed segment is asked for only by a number the agent has" });
+            return Err(Error::Internal { what: InternalRule::SealedSegmentNumberKnown });
         }
         match self.segments.take_sealed(segment) {
             Some(file) => Ok(file),
-            None => self.storage.open_file(path, false).map_err(|error| io_error("opening", path, error)),
+            None => {
+                self.storage.open_file(path, false).map_err(|error| io_error(StorageOperation::Opening, path, error))
+            }
         }
     }
 }

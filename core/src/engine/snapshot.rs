@@ -9,6 +9,7 @@ use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::{SnapshotFile, SnapshotPoint};
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::graph::Graph;
 use crate::log::names::{segment_path, snapshot_path};
 use crate::storage::{NameKind, Storage, StorageFile};
@@ -123,9 +124,15 @@ impl<S: Storage> AgentEngine<S> {
     pub(crate) fn remove_snapshot(&mut self) -> Result<(), Error> {
         let path = snapshot_path(&self.folder);
         // Only a plain file there is a snapshot: anything else is left where it is.
-        if self.storage.holds(&path, NameKind::File).map_err(|error| io_error("checking", &path, error))? {
-            self.storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
-            self.storage.sync_folder(&self.folder).map_err(|error| io_error("syncing", &self.folder, error))?;
+        if self
+            .storage
+            .holds(&path, NameKind::File)
+            .map_err(|error| io_error(StorageOperation::Checking, &path, error))?
+        {
+            self.storage.remove_file(&path).map_err(|error| io_error(StorageOperation::Removing, &path, error))?;
+            self.storage
+                .sync_folder(&self.folder)
+                .map_err(|error| io_error(StorageOperation::Syncing, &self.folder, error))?;
         }
         // Without a snapshot, open replays the whole log: count all of it as due.
         let sealed_bytes = (self.active_segment() - 1).saturating_mul(self.options.segment_size_max_bytes);
@@ -140,19 +147,24 @@ impl<S: Storage> AgentEngine<S> {
     /// durable commit, so a log that ends before it has lost committed records.
     pub(crate) fn load_snapshot(&mut self, segment_count: u64) -> Result<LoadedSnapshot, Error> {
         let path = snapshot_path(&self.folder);
-        if !self.storage.exists(&path).map_err(|error| io_error("checking", &path, error))? {
+        if !self.storage.exists(&path).map_err(|error| io_error(StorageOperation::Checking, &path, error))? {
             return Ok(LoadedSnapshot { usable: None, floor: None });
         }
         // A snapshot is a cache: a folder, a link or anything else but a plain file at its name
         // is not one, and the agent opens without it, as for any other name cheesedb did not
         // make, leaving it where it is.
-        if !self.storage.holds(&path, NameKind::File).map_err(|error| io_error("checking", &path, error))? {
+        if !self
+            .storage
+            .holds(&path, NameKind::File)
+            .map_err(|error| io_error(StorageOperation::Checking, &path, error))?
+        {
             self.snapshot_name_taken = true;
-            self.report.snapshot_ignored = Some(CorruptReason::SnapshotNotAPlainFile.describe());
+            self.report.snapshot_ignored = Some(CorruptReason::SnapshotNotAPlainFile);
             return Ok(LoadedSnapshot { usable: None, floor: None });
         }
-        let file = self.storage.open_file(&path, false).map_err(|error| io_error("opening", &path, error))?;
-        let length = file.len().map_err(|error| io_error("measuring", &path, error))?;
+        let file =
+            self.storage.open_file(&path, false).map_err(|error| io_error(StorageOperation::Opening, &path, error))?;
+        let length = file.len().map_err(|error| io_error(StorageOperation::Measuring, &path, error))?;
         let read = SnapshotFile::read(length, |offset, out| file.read_at(offset, out).ok());
         let floor = read.as_ref().ok().map(|snapshot| snapshot.point).filter(|point| point.agent == self.agent);
         let checked = read.and_then(|snapshot| {
@@ -179,7 +191,7 @@ impl<S: Storage> AgentEngine<S> {
         match checked {
             Ok(loaded) => Ok(LoadedSnapshot { usable: Some(loaded), floor }),
             Err(reason) => {
-                self.report.snapshot_ignored = Some(reason.describe());
+                self.report.snapshot_ignored = Some(reason);
                 Ok(LoadedSnapshot { usable: None, floor })
             }
         }

@@ -9,6 +9,7 @@ use hashbrown::{HashMap, HashSet};
 
 use super::AgentEngine;
 use crate::error::Error;
+use crate::error_facts::InternalRule;
 use crate::graph::{Graph, Kind};
 use crate::id::Id;
 use crate::node::NodeKind;
@@ -89,7 +90,7 @@ fn compute(id: u64, mut describe: impl FnMut(u64) -> Result<TrustInput, Error>) 
                     // Parents are always older than their children, so the walk ends; a graph
                     // saying otherwise would make it loop.
                     if *parent >= top {
-                        return Err(Error::Internal { what: "a memory's parents are older than it" });
+                        return Err(Error::Internal { what: InternalRule::ParentsOlderThanMemory });
                     }
                     if !known.contains_key(parent) {
                         stack.push(*parent);
@@ -105,7 +106,7 @@ fn compute(id: u64, mut describe: impl FnMut(u64) -> Result<TrustInput, Error>) 
         known.insert(top, level);
         stack.pop();
     }
-    known.get(&id).copied().ok_or(Error::Internal { what: "the trust walk ends with its start known" })
+    known.get(&id).copied().ok_or(Error::Internal { what: InternalRule::TrustWalkKnowsItsStart })
 }
 
 impl<S: Storage> AgentEngine<S> {
@@ -138,7 +139,7 @@ impl<S: Storage> AgentEngine<S> {
             return Ok(label);
         }
         let NodeKind::Lot { label } = self.audit(Id::from(lot))?.kind else {
-            return Err(Error::Internal { what: "a lot's record is a lot" });
+            return Err(Error::Internal { what: InternalRule::LotRecordIsLot });
         };
         Ok(self.lot_labels.insert(lot, &label))
     }

@@ -23,6 +23,7 @@ use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::{chain_genesis, content_digest, Hash};
 use crate::error::Error;
+use crate::error_facts::InternalRule;
 use crate::fingerprint::Fingerprint;
 use crate::graph::Graph;
 use crate::log::names::segment_path;
@@ -293,7 +294,7 @@ impl<S: Storage> AgentEngine<S> {
         let mut chain = chain_genesis(self.agent);
         let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
         for (index, place) in places.iter().enumerate() {
-            let outcome = outcomes.get(index).ok_or(Error::Internal { what: "every segment has a checked outcome" })?;
+            let outcome = outcomes.get(index).ok_or(Error::Internal { what: InternalRule::EverySegmentChecked })?;
             let (header, visited_end) = match outcome {
                 Ok(checked) => (Some((checked.sequence_before, checked.chain_before)), u64::MAX),
                 Err(failed) => (failed.header, failed.visited_end),

@@ -23,6 +23,7 @@ use crate::convert::{
 };
 use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
+use crate::error_facts::Limit;
 use crate::id::Id;
 
 /// The most nodes one graph holds: the agent's limit, which parent indexes packed into 30 bits
@@ -237,7 +238,7 @@ impl Graph {
 
     fn push_slot(&mut self, flags: u8, location: Location) -> Result<u64, Error> {
         if self.len() >= NODES_MAX {
-            return Err(Error::LimitExceeded { what: "nodes of one agent", size: self.len() + 1, limit: NODES_MAX });
+            return Err(Error::LimitExceeded { what: Limit::NodesPerAgent, size: self.len() + 1, limit: NODES_MAX });
         }
         self.slots.push(pack(location, flags));
         Ok(self.len())

@@ -15,6 +15,7 @@ use crate::corrupt_reason::CorruptReason;
 use crate::digest::{replica_piece_digest, Hash};
 use crate::engine::{io_error, verify_files_without_token};
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::fingerprint::Fingerprint;
 use crate::log::names::{agent_folder, parse_segment_name, segment_path};
 use crate::replica::head::{Piece, ReplicaHead};
@@ -165,9 +166,9 @@ pub fn apply_head<S: Storage, B: Bucket>(
     check_update(&view, prefix, head, held)?;
     write_images(storage, &images)?;
     for path in &removed {
-        storage.remove_file(path).map_err(|error| io_error("removing", path, error))?;
+        storage.remove_file(path).map_err(|error| io_error(StorageOperation::Removing, path, error))?;
     }
-    storage.sync_folder(&folder).map_err(|error| io_error("syncing", &folder, error))
+    storage.sync_folder(&folder).map_err(|error| io_error(StorageOperation::Syncing, &folder, error))
 }
 
 /// The write margin the last segment's header promises, read from the header as it will be.
@@ -181,7 +182,7 @@ fn margin_of<S: Storage>(storage: &S, path: &str, image: &Image) -> Result<u64, 
 /// The segments past the head's last one: none unless the files held more than the head does,
 /// which the checks then refuse anyway.
 fn files_after<S: Storage>(storage: &S, folder: &str, last: u64) -> Result<Vec<String>, Error> {
-    let names = storage.list(folder).map_err(|error| io_error("listing", folder, error))?;
+    let names = storage.list(folder).map_err(|error| io_error(StorageOperation::Listing, folder, error))?;
     Ok(names
         .iter()
         .filter_map(|name| parse_segment_name(name))
@@ -216,12 +217,13 @@ fn check_update<S: Storage>(
 
 fn write_images<S: Storage>(storage: &S, images: &[(String, Image)]) -> Result<(), Error> {
     for (path, image) in images {
-        let mut file = storage.open_file(path, true).map_err(|error| io_error("creating", path, error))?;
+        let mut file =
+            storage.open_file(path, true).map_err(|error| io_error(StorageOperation::Creating, path, error))?;
         for (start, bytes) in &image.patches {
-            file.write_at(*start, bytes).map_err(|error| io_error("writing", path, error))?;
+            file.write_at(*start, bytes).map_err(|error| io_error(StorageOperation::Writing, path, error))?;
         }
-        file.set_len(image.length).map_err(|error| io_error("trimming", path, error))?;
-        file.sync().map_err(|error| io_error("syncing", path, error))?;
+        file.set_len(image.length).map_err(|error| io_error(StorageOperation::Trimming, path, error))?;
+        file.sync().map_err(|error| io_error(StorageOperation::Syncing, path, error))?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 use crate::engine::io_error;
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::log::names::{agent_folder, parse_segment_name, segment_path};
 use crate::log::scan::{scan_records_after, Expected};
 use crate::storage::{Storage, StorageFile};
@@ -37,26 +38,26 @@ pub struct Advance {
 
 /// Reads `length` bytes at `offset` of `path`.
 pub(crate) fn read_range<S: Storage>(storage: &S, path: &str, offset: u64, length: u64) -> Result<Vec<u8>, Error> {
-    let file = storage.open_file(path, false).map_err(|error| io_error("opening", path, error))?;
+    let file = storage.open_file(path, false).map_err(|error| io_error(StorageOperation::Opening, path, error))?;
     let length = usize::try_from(length).map_err(|_| crate::engine::too_large_to_read(length))?;
     let mut bytes = alloc::vec![0u8; length];
-    file.read_at(offset, &mut bytes).map_err(|error| io_error("reading", path, error))?;
+    file.read_at(offset, &mut bytes).map_err(|error| io_error(StorageOperation::Reading, path, error))?;
     Ok(bytes)
 }
 
 /// The length of `path`, or `None` when there is no such file.
 pub(crate) fn file_length<S: Storage>(storage: &S, path: &str) -> Result<Option<u64>, Error> {
     match storage.open_file(path, false) {
-        Ok(file) => file.len().map(Some).map_err(|error| io_error("measuring", path, error)),
+        Ok(file) => file.len().map(Some).map_err(|error| io_error(StorageOperation::Measuring, path, error)),
         Err(error) if error.kind() == StorageErrorKind::NotFound => Ok(None),
-        Err(error) => Err(io_error("opening", path, error)),
+        Err(error) => Err(io_error(StorageOperation::Opening, path, error)),
     }
 }
 
 /// The highest segment number in the agent's folder.
 pub(crate) fn last_segment<S: Storage>(storage: &S, agent: u64) -> Result<u64, Error> {
     let folder = agent_folder(agent);
-    let names = storage.list(&folder).map_err(|error| io_error("listing", &folder, error))?;
+    let names = storage.list(&folder).map_err(|error| io_error(StorageOperation::Listing, &folder, error))?;
     Ok(names.iter().filter_map(|name| parse_segment_name(name)).max().unwrap_or(0))
 }
 

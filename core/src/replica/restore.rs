@@ -10,6 +10,7 @@ use crate::corrupt_reason::CorruptReason;
 use crate::digest::replica_piece_digest;
 use crate::engine::{io_error, verify_files_without_token};
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::fingerprint::Fingerprint;
 use crate::log::names::{agent_folder, parse_segment_name, segment_path, EPOCHS_NAME, KEY_TABLE_NAME};
 use crate::replica::head::{Piece, ReplicaHead};
@@ -150,12 +151,13 @@ pub fn restore_agent_files<S: Storage, B: Bucket>(
     let last = last_segment_of(head);
     for (name, pieces) in files_of(head) {
         let path = alloc::format!("{folder}/{name}");
-        let mut file = storage.open_file(&path, true).map_err(|error| io_error("creating", &path, error))?;
+        let mut file =
+            storage.open_file(&path, true).map_err(|error| io_error(StorageOperation::Creating, &path, error))?;
         for piece in pieces {
             let bytes = fetch_piece(bucket, prefix, &head.name, piece)?;
-            file.write_at(piece.start, &bytes).map_err(|error| io_error("writing", &path, error))?;
+            file.write_at(piece.start, &bytes).map_err(|error| io_error(StorageOperation::Writing, &path, error))?;
         }
-        file.sync().map_err(|error| io_error("syncing", &path, error))?;
+        file.sync().map_err(|error| io_error(StorageOperation::Syncing, &path, error))?;
     }
     let wanted = match point {
         Some(point) => {
@@ -169,7 +171,7 @@ pub fn restore_agent_files<S: Storage, B: Bucket>(
             head.fingerprint
         }
     };
-    storage.sync_folder(&folder).map_err(|error| io_error("syncing", &folder, error))?;
+    storage.sync_folder(&folder).map_err(|error| io_error(StorageOperation::Syncing, &folder, error))?;
     let found = verify_files_without_token(storage, head.agent, head.encrypted)?;
     if found != wanted {
         let key = head_key(prefix, &head.name);
@@ -188,7 +190,7 @@ fn cut_at<S: Storage>(storage: &S, head: &ReplicaHead, point: Fingerprint) -> Re
     };
     for segment in commit.segment + 1..=last_segment_of(head) {
         let path = segment_path(&folder, segment);
-        storage.remove_file(&path).map_err(|error| io_error("removing", &path, error))?;
+        storage.remove_file(&path).map_err(|error| io_error(StorageOperation::Removing, &path, error))?;
     }
     extend_by_margin(storage, &segment_path(&folder, commit.segment), Some(commit.end))
 }
@@ -197,13 +199,13 @@ fn cut_at<S: Storage>(storage: &S, head: &ReplicaHead, point: Fingerprint) -> Re
 /// zeros, and syncs it.
 fn extend_by_margin<S: Storage>(storage: &S, path: &str, committed_end: Option<u64>) -> Result<(), Error> {
     let margin = margin_after(storage, path)?;
-    let mut file = storage.open_file(path, false).map_err(|error| io_error("opening", path, error))?;
+    let mut file = storage.open_file(path, false).map_err(|error| io_error(StorageOperation::Opening, path, error))?;
     let end = match committed_end {
         Some(end) => end,
-        None => file.len().map_err(|error| io_error("measuring", path, error))?,
+        None => file.len().map_err(|error| io_error(StorageOperation::Measuring, path, error))?,
     };
     // Two steps, so the bytes after the cut read as zeros whatever the file held there.
-    file.set_len(end).map_err(|error| io_error("trimming", path, error))?;
-    file.set_len(end + margin).map_err(|error| io_error("growing", path, error))?;
-    file.sync().map_err(|error| io_error("syncing", path, error))
+    file.set_len(end).map_err(|error| io_error(StorageOperation::Trimming, path, error))?;
+    file.set_len(end + margin).map_err(|error| io_error(StorageOperation::Growing, path, error))?;
+    file.sync().map_err(|error| io_error(StorageOperation::Syncing, path, error))
 }

@@ -12,6 +12,7 @@ use alloc::vec::Vec;
 
 use crate::digest::{replica_piece_digest, Hash};
 use crate::error::Error;
+use crate::error_facts::FenceReason;
 use crate::fingerprint::Fingerprint;
 use crate::log::names::{agent_folder, epochs_path, key_table_path, segment_path, EPOCHS_NAME, KEY_TABLE_NAME};
 use crate::replica::head::{Piece, ReplicaHead};
@@ -51,7 +52,7 @@ pub struct AgentShipper {
     deletions_pending: BTreeSet<String>,
     /// Whether objects left by earlier runs were looked for since this run wrote a head.
     leftovers_removed: bool,
-    fenced: Option<&'static str>,
+    fenced: Option<FenceReason>,
 }
 
 /// What one agent's ship will do: computed with the agent's writes held, carried out without.
@@ -148,7 +149,7 @@ impl AgentShipper {
         }
     }
 
-    fn fence(&mut self, reason: &'static str) -> Error {
+    fn fence(&mut self, reason: FenceReason) -> Error {
         self.fenced = Some(reason);
         Error::ReplicaFenced { name: self.identity.name.clone(), reason }
     }
@@ -171,7 +172,7 @@ impl AgentShipper {
                 || found.token_hash != identity.token_hash
                 || found.encrypted != identity.encrypted
             {
-                return Err(self.fence("the object store holds another agent of that name"));
+                return Err(self.fence(FenceReason::AnotherAgentOfThatName));
             }
         }
         self.head = head;
@@ -343,7 +344,7 @@ impl AgentShipper {
                 // can have written it, and then with these bytes.
                 match bucket.get(&key).map_err(BucketError::into_error)? {
                     Some((found, _)) if replica_piece_digest(&found) == piece.digest => Ok(()),
-                    _ => Err(self.fence("a piece this store was writing was written by someone else")),
+                    _ => Err(self.fence(FenceReason::PieceWrittenBySomeoneElse)),
                 }
             }
             Err(error) => Err(error.into_error()),
@@ -362,7 +363,7 @@ impl AgentShipper {
             Err(BucketError::PreconditionFailed) => match bucket.get(&key).map_err(BucketError::into_error)? {
                 // An earlier try of this very write landed and its reply was lost.
                 Some((found, tag)) if found == bytes => Ok(tag),
-                _ => Err(self.fence("the head was replaced by another store")),
+                _ => Err(self.fence(FenceReason::HeadReplaced)),
             },
             Err(error) => Err(error.into_error()),
         }
@@ -375,7 +376,7 @@ impl AgentShipper {
         let wanted = head.fingerprint;
         match find_commit_point(storage, self.identity.agent, wanted.records)? {
             Some(point) if point.chain == wanted.chain => Ok(()),
-            _ => Err(self.fence("the object store holds a history this store's log does not contain")),
+            _ => Err(self.fence(FenceReason::HistoryNotInLog)),
         }
     }
 

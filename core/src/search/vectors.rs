@@ -17,6 +17,7 @@ use hashbrown::HashMap;
 use super::hit::Hit;
 use super::top::TopRanked;
 use crate::error::{Error, VectorProblem};
+use crate::error_facts::Limit;
 use crate::id::Id;
 use crate::limits::VECTOR_DIMENSION_MAX;
 
@@ -60,7 +61,7 @@ impl VectorIndex {
         }
         if vector.len() > VECTOR_DIMENSION_MAX {
             return Err(Error::LimitExceeded {
-                what: "numbers in a vector",
+                what: Limit::VectorDimension,
                 size: u64::try_from(vector.len()).unwrap_or(u64::MAX),
                 limit: u64::try_from(VECTOR_DIMENSION_MAX).unwrap_or(u64::MAX),
             });
@@ -246,7 +247,7 @@ mod tests {
         assert_eq!(problem(index.check(&[0.0, -0.0])), Some(VectorProblem::AllZero));
         assert!(matches!(
             index.check(&vec![1.0; VECTOR_DIMENSION_MAX + 1]),
-            Err(Error::LimitExceeded { what: "numbers in a vector", .. })
+            Err(Error::LimitExceeded { what: Limit::VectorDimension, .. })
         ));
         assert!(index.check(&vec![1.0; VECTOR_DIMENSION_MAX]).is_ok());
         assert_eq!(index.dimension(), None);

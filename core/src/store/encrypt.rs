@@ -15,6 +15,7 @@
 use super::{remove_agent_files, stage_catalog, FileRemoval, StoreEngine};
 use crate::engine::{io_error, outcome_unknown, AgentEngine};
 use crate::error::Error;
+use crate::error_facts::StorageOperation;
 use crate::fingerprint::Fingerprint;
 use crate::log::names::{agent_folder, CATALOG_FILE, CATALOG_TEMPORARY_FILE};
 use crate::seal::AgentSecrets;
@@ -62,7 +63,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
         self.switch_to_copy(old, new)?;
         let left = remove_agent_files(&self.storage, &agent_folder(old), FileRemoval::ZerosFirst)?;
         self.left_behind.extend(left);
-        self.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
+        self.storage.sync_folder("").map_err(|error| io_error(StorageOperation::Syncing, "", error))?;
         Ok(head)
     }
 
@@ -106,13 +107,13 @@ impl<S: Storage + Clone> StoreEngine<S> {
         }
         if let Err(error) = self.storage.rename(CATALOG_TEMPORARY_FILE, CATALOG_FILE) {
             self.discard_copy(new);
-            return Err(io_error("renaming", CATALOG_TEMPORARY_FILE, error));
+            return Err(io_error(StorageOperation::Renaming, CATALOG_TEMPORARY_FILE, error));
         }
         // From the rename on, the files name the copy: this store goes on with it. Whether the
         // rename is durable, only a successful folder sync says; until then both folders stay.
         self.catalog = next;
         let synced = self.storage.sync_folder("");
-        synced.map_err(|error| outcome_unknown(io_error("syncing", "", error)))
+        synced.map_err(|error| outcome_unknown(io_error(StorageOperation::Syncing, "", error)))
     }
 }
 

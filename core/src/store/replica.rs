@@ -14,6 +14,7 @@ use crate::codec::catalog_file::CatalogEntry;
 use crate::corrupt_reason::CorruptReason;
 use crate::engine::io_error;
 use crate::error::Error;
+use crate::error_facts::{Limit, StorageOperation};
 use crate::fingerprint::Fingerprint;
 use crate::limits::{self, AGENTS_PER_STORE_MAX};
 use crate::log::names::{agent_folder, CATALOG_FILE};
@@ -60,7 +61,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
         head: &ReplicaHead,
         write: impl FnOnce(&S) -> Result<Fingerprint, Error>,
     ) -> Result<Fingerprint, Error> {
-        limits::check("agents in one store", self.catalog.entries.len() + 1, AGENTS_PER_STORE_MAX)?;
+        limits::check(Limit::AgentsPerStore, self.catalog.entries.len() + 1, AGENTS_PER_STORE_MAX)?;
         let taken = self.catalog.entries.iter().find(|entry| entry.name == head.name || entry.number == head.agent);
         if let Some(entry) = taken {
             return Err(Error::AgentExists { name: entry.name.clone() });
@@ -73,8 +74,8 @@ impl<S: Storage + Clone> StoreEngine<S> {
             return Err(Error::Corrupt { file: String::from(CATALOG_FILE), offset: 0, reason });
         }
         let folder = agent_folder(head.agent);
-        self.storage.create_folder(&folder).map_err(|error| io_error("creating", &folder, error))?;
-        self.storage.sync_folder("").map_err(|error| io_error("syncing", "", error))?;
+        self.storage.create_folder(&folder).map_err(|error| io_error(StorageOperation::Creating, &folder, error))?;
+        self.storage.sync_folder("").map_err(|error| io_error(StorageOperation::Syncing, "", error))?;
         let written = write(&self.storage);
         let fingerprint = match written {
             Ok(fingerprint) => fingerprint,

@@ -4,7 +4,7 @@ use std::io::BufReader;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-use cheesedb_core::Error;
+use cheesedb_core::{Error, MessageProblem};
 
 use crate::protocol::{
     read_frame_body, read_frame_length, write_frame, FrameError, Request, Response, PROTOCOL_VERSION,
@@ -65,7 +65,7 @@ impl Connection {
         }
         match self.decode()? {
             Response::Hello { .. } => Ok(()),
-            Response::Failed(error) => Err(error.into_error()),
+            Response::Failed(error) => Err(error),
             _ => Err(self.unexpected()),
         }
     }
@@ -86,7 +86,7 @@ impl Connection {
         self.send(request)?;
         self.receive(request.is_write())?;
         match self.decode()? {
-            Response::Failed(error) => Err(error.into_error()),
+            Response::Failed(error) => Err(error),
             response => Ok(response),
         }
     }
@@ -108,7 +108,7 @@ impl Connection {
             }
             self.receive(request.is_write())?;
             response = match self.decode()? {
-                Response::Failed(error) => return Err(error.into_error()),
+                Response::Failed(error) => return Err(error),
                 response => response,
             };
         }
@@ -117,7 +117,7 @@ impl Connection {
     /// The error for an answer of the wrong kind; the connection is of no further use.
     pub(crate) fn unexpected(&mut self) -> Error {
         self.broken = true;
-        Error::MalformedMessage { reason: "the server answered with another kind of response" }
+        Error::MalformedMessage { reason: MessageProblem::UnexpectedResponse }
     }
 
     fn check_usable(&self, write_in_flight: bool) -> Result<(), Error> {
@@ -142,7 +142,7 @@ impl Connection {
             Err(FrameError::Io(error)) => match self.receive(false).and_then(|()| self.decode()) {
                 Ok(Response::Failed(refusal)) => {
                     self.broken = true;
-                    Err(refusal.into_error())
+                    Err(refusal)
                 }
                 _ => {
                     self.broken = true;

@@ -4,16 +4,17 @@
 use std::io::{self, Read, Write};
 
 use cheesedb_core::limits::CONTENT_MAX_BYTES;
+use cheesedb_core::MessageProblem;
 
 use crate::Error;
 
 /// Decodes one whole message from a frame's body: `Error::MalformedMessage` saying `not_one`
 /// for bytes that do not decode, or that leave bytes over. Never panics, whatever the bytes.
-pub(crate) fn decode_whole<T: serde::de::DeserializeOwned>(bytes: &[u8], not_one: &'static str) -> Result<T, Error> {
+pub(crate) fn decode_whole<T: serde::de::DeserializeOwned>(bytes: &[u8], not_one: MessageProblem) -> Result<T, Error> {
     let (message, rest) =
         postcard::take_from_bytes::<T>(bytes).map_err(|_| Error::MalformedMessage { reason: not_one })?;
     if !rest.is_empty() {
-        return Err(Error::MalformedMessage { reason: "bytes are left over after the message" });
+        return Err(Error::MalformedMessage { reason: MessageProblem::BytesLeftOver });
     }
     Ok(message)
 }

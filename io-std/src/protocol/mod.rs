@@ -15,16 +15,19 @@
 //! comes in several responses, each but the last marked `more`). Store-level requests
 //! (create, list, encrypt and delete agents) need no open agent.
 //!
-//! Every failure is a [`Response::Failed`] carrying a [`WireError`], which turns back into the
-//! same [`Error`](crate::Error) on the client.
+//! Every failure is a [`Response::Failed`] carrying the [`Error`](crate::Error) itself: its
+//! variant and its facts (enums and numbers, names and paths) encode as they are, and the
+//! backend's error behind `Io` and `OutcomeUnknown` travels as its words. The client gets the
+//! same error back, with no table of texts between: a new variant of `Error`, or of a fact it
+//! carries, changes the encoding, so it comes with a new [`PROTOCOL_VERSION`].
 
 mod bytes;
+#[cfg(test)]
+mod error_round_trip;
 mod frame;
-mod known_text;
 mod request;
 mod response;
 mod wire;
-mod wire_error;
 
 pub use frame::{read_frame_body, read_frame_length, write_frame, FrameError, FRAME_LENGTH_BYTES, FRAME_MAX_BYTES};
 pub use request::{BatchWrite, Request};
@@ -33,14 +36,15 @@ pub(crate) use wire::wire_leg;
 pub use wire::{
     engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireReport, WireTrust,
 };
-pub use wire_error::{WireError, WireStorageKind, WireVectorProblem};
 
 /// The version of the protocol this crate speaks; a client and a server of different versions
 /// refuse each other at the hello. Version 2 added encrypted agents: `CreateAgent` carries an
 /// `encrypted` flag, which a version 1 peer would not decode. Version 3 carries the errors of
 /// replication and of the socket (a write stored but not shipped among them), which a version 2
-/// client would take for bytes that are not a message, though the write was stored.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// client would take for bytes that are not a message, though the write was stored. Version 4
+/// sends an error as itself (`Response::Failed` holds the engine's `Error`, its facts typed
+/// enums rather than texts), which a version 3 client would not decode.
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The name of the server's socket inside the data folder.
 pub const SOCKET_FILE: &str = "cheesedb.sock";

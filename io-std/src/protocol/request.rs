@@ -1,5 +1,6 @@
 //! [`Request`]: what a client asks of the server.
 
+use cheesedb_core::{InternalRule, MessageProblem};
 use serde::{Deserialize, Serialize};
 
 use super::frame::{decode_whole, hello_version};
@@ -221,7 +222,7 @@ impl Request {
                 limit_bytes: u64::try_from(FRAME_MAX_BYTES).unwrap_or(u64::MAX),
             });
         }
-        decode_whole(bytes, "the bytes do not decode as a request")
+        decode_whole(bytes, MessageProblem::RequestUndecodable)
     }
 
     /// The protocol version a hello announces, read from its first bytes alone, so that a hello
@@ -237,7 +238,7 @@ impl Request {
     ///
     /// `Error::Internal` if the encoder fails (it cannot for these types).
     pub fn encode(&self) -> Result<Vec<u8>, Error> {
-        postcard::to_allocvec(self).map_err(|_| Error::Internal { what: "a request encodes" })
+        postcard::to_allocvec(self).map_err(|_| Error::Internal { what: InternalRule::RequestEncodes })
     }
 
     /// Whether the request writes to the store: when its connection breaks before the answer,
@@ -388,12 +389,13 @@ mod tests {
     }
 
     #[test]
-    fn this_version_s_hello_starts_with_version_3() {
+    fn this_version_s_hello_starts_with_version_4() {
         // Version 2 changed `CreateAgent` (its `encrypted` flag), version 3 the errors a server
-        // may answer: an older peer is told at the hello, never left to misread a message.
-        assert_eq!(PROTOCOL_VERSION, 3);
+        // may answer, version 4 their encoding (each error as itself): an older peer is told at
+        // the hello, never left to misread a message.
+        assert_eq!(PROTOCOL_VERSION, 4);
         let bytes = Request::Hello { version: PROTOCOL_VERSION, client: String::from("x") }.encode().unwrap();
-        assert_eq!(bytes.get(..2), Some(&[0u8, 3][..]));
+        assert_eq!(bytes.get(..2), Some(&[0u8, 4][..]));
         let first = Request::Hello { version: 1, client: String::from("x") }.encode().unwrap();
         assert_eq!(Request::hello_version(&first), Some(1));
     }
@@ -410,10 +412,7 @@ mod tests {
     fn leftover_and_cut_bytes_are_refused() {
         let mut bytes = Request::Get { id: 3 }.encode().unwrap();
         bytes.push(0);
-        assert_eq!(
-            Request::decode(&bytes),
-            Err(Error::MalformedMessage { reason: "bytes are left over after the message" })
-        );
+        assert_eq!(Request::decode(&bytes), Err(Error::MalformedMessage { reason: MessageProblem::BytesLeftOver }));
         let bytes = Request::AddLot { label: String::from("label"), content: vec![1; 100] }.encode().unwrap();
         for cut in 0..bytes.len() {
             assert!(matches!(Request::decode(&bytes[..cut]), Err(Error::MalformedMessage { .. })), "cut at {cut}");

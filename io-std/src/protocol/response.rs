@@ -1,10 +1,10 @@
 //! [`Response`]: what the server answers.
 
+use cheesedb_core::{InternalRule, MessageProblem};
 use serde::{Deserialize, Serialize};
 
 use super::frame::{decode_whole, hello_version};
 use super::wire::{WireHit, WireLeftBehind, WireNode, WireReport, WireTrust};
-use super::wire_error::WireError;
 use crate::Error;
 
 /// One answer of the server. A long list comes in several responses, each but the last with
@@ -20,8 +20,8 @@ pub enum Response {
         /// What the server is (such as "cheesedb 1.0.0").
         server: String,
     },
-    /// The request failed.
-    Failed(WireError),
+    /// The request failed: the error itself, with every fact it carries.
+    Failed(Error),
     /// The request succeeded and returns nothing.
     Done,
     /// A new lot's or memory's id.
@@ -82,7 +82,7 @@ impl Response {
     ///
     /// `Error::MalformedMessage` for bytes that are not one whole response.
     pub fn decode(bytes: &[u8]) -> Result<Response, Error> {
-        decode_whole(bytes, "the bytes do not decode as a response")
+        decode_whole(bytes, MessageProblem::ResponseUndecodable)
     }
 
     /// The protocol version a hello answer announces, read from its first bytes alone, so that
@@ -100,13 +100,14 @@ impl Response {
     pub fn encode_into(&self, body: &mut Vec<u8>) -> Result<(), Error> {
         body.clear();
         let taken = std::mem::take(body);
-        *body = postcard::to_extend(self, taken).map_err(|_| Error::Internal { what: "a response encodes" })?;
+        *body =
+            postcard::to_extend(self, taken).map_err(|_| Error::Internal { what: InternalRule::ResponseEncodes })?;
         Ok(())
     }
 
     /// The failure for `error`.
     #[must_use]
     pub fn failed(error: &Error) -> Response {
-        Response::Failed(WireError::from(error))
+        Response::Failed(error.clone())
     }
 }

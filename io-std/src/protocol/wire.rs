@@ -1,10 +1,8 @@
 //! The values of the engine as the protocol carries them: plain data, each with its way back
 //! into the engine's type.
 
-use cheesedb_core::{Hit, Id, LeftBehind, Leg, Mode, Node, NodeKind, Removal, Report, TrustLevel};
+use cheesedb_core::{CorruptReason, Hit, Id, LeftBehind, Leg, Mode, Node, NodeKind, Removal, Report, TrustLevel};
 use serde::{Deserialize, Serialize};
-
-use super::known_text;
 
 /// A lot or memory ([`Node`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,7 +160,7 @@ pub struct WireReport {
     pub segments: u64,
     pub records: u64,
     pub records_from_snapshot: u64,
-    pub snapshot_ignored: Option<String>,
+    pub snapshot_ignored: Option<CorruptReason>,
     pub dropped_bytes: u64,
     pub dropped_records: u64,
     pub erasures_completed_on_open: u64,
@@ -187,7 +185,7 @@ impl From<&Report> for WireReport {
             segments: report.segments,
             records: report.records,
             records_from_snapshot: report.records_from_snapshot,
-            snapshot_ignored: report.snapshot_ignored.map(String::from),
+            snapshot_ignored: report.snapshot_ignored,
             dropped_bytes: report.dropped_bytes,
             dropped_records: report.dropped_records,
             erasures_completed_on_open: report.erasures_completed_on_open,
@@ -212,7 +210,7 @@ impl WireReport {
         report.segments = self.segments;
         report.records = self.records;
         report.records_from_snapshot = self.records_from_snapshot;
-        report.snapshot_ignored = self.snapshot_ignored.as_deref().map(known_text::snapshot_ignored);
+        report.snapshot_ignored = self.snapshot_ignored;
         report.dropped_bytes = self.dropped_bytes;
         report.dropped_records = self.dropped_records;
         report.erasures_completed_on_open = self.erasures_completed_on_open;

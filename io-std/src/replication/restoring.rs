@@ -8,7 +8,7 @@ use cheesedb_core::replica::{
     check_head_grants, fetch_head, head_key, list_replica, parse_head, restore_agent_files, Bucket, BucketError,
     Follower, ReplicaPrefix,
 };
-use cheesedb_core::{Error, Fingerprint};
+use cheesedb_core::{Error, Fingerprint, NameProblem};
 
 use crate::store::Store;
 
@@ -83,7 +83,7 @@ pub fn restore_from<B: Bucket>(
     point: Option<Fingerprint>,
 ) -> Result<RestoreReport, Error> {
     if point.is_some() && agent.is_none() {
-        return Err(Error::InvalidName { reason: "a fingerprint belongs to one agent: name it too" });
+        return Err(Error::InvalidName { reason: NameProblem::FingerprintWithoutAgent });
     }
     let prefix = ReplicaPrefix::new(prefix);
     let (heads, heads_missing) = heads(bucket, &prefix, agent)?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cheesedb_core::replica::{Bucket, BucketError, ObjectTag};
-use cheesedb_core::Error;
+use cheesedb_core::{Error, NameProblem};
 use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
 use object_store::path::Path;
 use object_store::{ObjectStore, PutMode, PutOptions, PutPayload, RetryConfig, UpdateVersion};
@@ -73,7 +73,7 @@ impl std::str::FromStr for ReplicaLocation {
     type Err = Error;
 
     fn from_str(text: &str) -> Result<ReplicaLocation, Error> {
-        let malformed = Error::InvalidName { reason: "a replica location is s3://BUCKET or s3://BUCKET/PREFIX" };
+        let malformed = Error::InvalidName { reason: NameProblem::ReplicaLocationMalformed };
         let rest = text.strip_prefix("s3://").ok_or(malformed.clone())?;
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         let valid = |character: char| character.is_ascii_alphanumeric() || ".-_".contains(character);

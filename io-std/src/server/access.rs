@@ -2,7 +2,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::protocol::{Response, WireError};
+use crate::protocol::Response;
+use crate::Error;
 
 use super::peer::Peer;
 use super::reply::Reply;
@@ -46,7 +47,7 @@ fn outcome(reply: &Reply) -> String {
     }
 }
 
-fn error_kind(error: &WireError) -> String {
+fn error_kind(error: &Error) -> String {
     let debug = format!("{error:?}");
     let kind = debug.split([' ', '{', '(']).next().unwrap_or("error");
     format!("error: {kind}")
@@ -59,7 +60,7 @@ mod tests {
     #[test]
     fn an_entry_names_ids_and_the_kind_of_error_only() {
         let peer = Peer { pid: 7, uid: 1000 };
-        let failed = Reply::One(Response::Failed(WireError::UnknownAgent { name: String::from("secret") }));
+        let failed = Reply::One(Response::Failed(Error::UnknownAgent { name: String::from("secret") }));
         let entry = entry(peer, "delete_agent", Vec::new(), &failed);
         assert_eq!(entry.outcome, "error: UnknownAgent");
         assert_eq!((entry.pid, entry.uid), (7, 1000));

@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::protocol::{
     read_frame_body, read_frame_length, FrameError, Request, Response, FRAME_LENGTH_BYTES, PROTOCOL_VERSION,
 };
-use crate::Error;
+use crate::{Error, MessageProblem};
 
 use super::peer::Peer;
 use super::reply::hello;
@@ -115,7 +115,7 @@ impl Wire {
                 false
             }
             None => {
-                let refusal = Error::MalformedMessage { reason: "the first request was not a hello" };
+                let refusal = Error::MalformedMessage { reason: MessageProblem::FirstRequestNotHello };
                 let _ = self.send_all(&[Response::failed(&refusal)], timeout);
                 false
             }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::protocol::{engine_leg, BatchWrite, Request, Response, WireHit, WireLeftBehind, WireNode, WireReport};
-use crate::{Agent, Error, Fingerprint, Hit, Id, Leg, StagedBatch, Token};
+use crate::{Agent, Error, Fingerprint, Hit, Id, InternalRule, Leg, MessageProblem, StagedBatch, Token};
 
 use super::access;
 use super::gate::Gate;
@@ -192,7 +192,7 @@ impl Session {
 
     fn open_agent(&mut self, token: &Token) -> Result<Reply, Error> {
         if self.agent.is_some() {
-            return Err(Error::MalformedMessage { reason: "an agent is open on this connection already" });
+            return Err(Error::MalformedMessage { reason: MessageProblem::AgentAlreadyOpen });
         }
         let agent = self.state.store.open_agent(token)?;
         let name = agent.name()?;
@@ -202,13 +202,13 @@ impl Session {
     }
 
     fn open(&self) -> Result<&OpenAgent, Error> {
-        self.agent.as_ref().ok_or(Error::MalformedMessage { reason: "a request before an agent was opened" })
+        self.agent.as_ref().ok_or(Error::MalformedMessage { reason: MessageProblem::NoAgentOpen })
     }
 
     /// A write outside a batch: it passes the agent's gate beside other such writes.
     fn write(&mut self, request: Request) -> Result<Reply, Error> {
         if self.batch.is_some() {
-            return Err(Error::MalformedMessage { reason: "a batch is open: write through the batch" });
+            return Err(Error::MalformedMessage { reason: MessageProblem::BatchOpen });
         }
         let open = self.open()?;
         let (agent, gate) = (&open.agent, open.gate.clone());
@@ -226,7 +226,7 @@ impl Session {
                 }
                 Request::Compact => agent.compact().map(|()| done())?,
                 Request::SetVector { id, vector } => agent.set_vector(Id::from(id), &vector).map(|()| done())?,
-                _ => return Err(Error::Internal { what: "a request the server sorts as a write is one" }),
+                _ => return Err(Error::Internal { what: InternalRule::RequestSortedAsWriteIsOne }),
             })
         })?;
         if let Reply::One(Response::Id(_)) = reply {
@@ -266,7 +266,7 @@ impl Session {
             Request::Trust { id } => {
                 Reply::One(Response::Trust(agent.trust(Id::from(id), &self.state.trust_rules)?.into()))
             }
-            _ => return Err(Error::Internal { what: "a request the server sorts as a read is one" }),
+            _ => return Err(Error::Internal { what: InternalRule::RequestSortedAsReadIsOne }),
         })
     }
 
@@ -279,8 +279,7 @@ impl Session {
 
     /// One write of the session's batch; the first opens it, holding the agent's gate.
     fn stage(&mut self, write: BatchWrite) -> Result<Reply, Error> {
-        let open =
-            self.agent.as_ref().ok_or(Error::MalformedMessage { reason: "a request before an agent was opened" })?;
+        let open = self.agent.as_ref().ok_or(Error::MalformedMessage { reason: MessageProblem::NoAgentOpen })?;
         let batch = match &mut self.batch {
             Some(batch) => batch,
             None => {
@@ -302,8 +301,7 @@ impl Session {
 
     /// Writes the session's batch (an empty one if none was staged) and lets go of the gate.
     fn commit(&mut self) -> Result<Reply, Error> {
-        let open =
-            self.agent.as_ref().ok_or(Error::MalformedMessage { reason: "a request before an agent was opened" })?;
+        let open = self.agent.as_ref().ok_or(Error::MalformedMessage { reason: MessageProblem::NoAgentOpen })?;
         let batch = self.batch.take();
         let remembered = batch.as_ref().is_some_and(|batch| batch.remembered);
         let outcome = open.agent.commit_staged(batch.map(|batch| batch.staged).unwrap_or_default());

@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cheesedb_core::log::names::{agent_folder, epochs_path, key_table_path, parse_segment_name, TEMPORARY_SUFFIX};
-use cheesedb_core::{AgentEngine, Error, StoreEngine, Token};
+use cheesedb_core::{AgentEngine, Error, StorageOperation, StoreEngine, Token};
 
 use super::world::{Step, Stop, World};
 use crate::key_oracle::{
@@ -188,7 +188,7 @@ impl World {
     /// of it is stored; the engine need not be poisoned, since a torn slot past the last node
     /// is written again by the write that next takes its id.
     pub(crate) fn key_slots_failed_before_writing(&mut self, agent: usize, error: &Error) -> Result<bool, Stop> {
-        let Error::Io { operation: "writing", path, .. } = error else { return Ok(false) };
+        let Error::Io { operation: StorageOperation::Writing, path, .. } = error else { return Ok(false) };
         if !path.ends_with("/keys") {
             return Ok(false);
         }

@@ -1,7 +1,7 @@
 //! Vectors: the set-vector step (a vector with markers attached to an alive node, or one the
 //! engine must refuse with the model's error), and the vectors a batch attaches.
 
-use cheesedb_core::{Error, Id};
+use cheesedb_core::{Error, Id, StorageOperation};
 
 use super::operations::{describe, WriteKind};
 use super::world::{call, Called, Step, Stop, World};
@@ -13,7 +13,13 @@ const DIMENSIONS: [usize; 5] = [8, 12, 16, 24, 64];
 
 /// The storage operations of a call that only reads: one of them failing leaves nothing
 /// written and the engine usable (the search index is built by reading the log).
-const READING_OPERATIONS: [&str; 5] = ["reading", "opening", "measuring", "checking", "listing"];
+const READING_OPERATIONS: [StorageOperation; 5] = [
+    StorageOperation::Reading,
+    StorageOperation::Opening,
+    StorageOperation::Measuring,
+    StorageOperation::Checking,
+    StorageOperation::Listing,
+];
 
 impl World {
     /// The dimension of a new vector for `model`: its agent's, or any when it has no alive one.

@@ -94,11 +94,16 @@ mod tests {
         };
         assert_eq!(Failure::from(damaged).exit_status(), EXIT_DAMAGED);
         assert_eq!(Failure::from(cheesedb::Error::NoLegs).exit_status(), EXIT_ERROR);
-        let full = cheesedb::Error::from_storage("growing", "segment", std::io::Error::from_raw_os_error(28));
+        let full = cheesedb::Error::from_storage(
+            cheesedb::StorageOperation::Growing,
+            "segment",
+            std::io::Error::from_raw_os_error(28),
+        );
         assert_eq!(Failure::from(full).exit_status(), EXIT_NO_SPACE);
         let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
         assert_eq!(
-            Failure::from(cheesedb::Error::from_storage("opening", "catalog", denied)).exit_status(),
+            Failure::from(cheesedb::Error::from_storage(cheesedb::StorageOperation::Opening, "catalog", denied))
+                .exit_status(),
             EXIT_ACCESS_DENIED
         );
     }

@@ -22,6 +22,7 @@ use crate::corrupt_reason::CorruptReason;
 use crate::engine::verify::SegmentPlace;
 use crate::engine::AgentEngine;
 use crate::error::Error;
+use crate::error_facts::InternalRule;
 use crate::graph::{Graph, Location};
 use crate::log::names::{agent_folder, key_table_path, segment_path};
 use crate::log::scan::{scan_records, Expected};
@@ -251,7 +252,7 @@ impl SearchIndexJoin {
             return Err(failure);
         }
         if self.joined < self.places.len() {
-            return Err(Error::Internal { what: "every segment has its part of the search index" });
+            return Err(Error::Internal { what: InternalRule::EverySegmentIndexed });
         }
         Ok(self.index)
     }
@@ -501,7 +502,7 @@ mod tests {
         join.add(index_segment(&bytes, &places[0], alice.alive_nodes()));
         assert!(matches!(join.finish(), Err(Error::Internal { .. })));
         let mut join = SearchIndexJoin::new(&places);
-        let unreadable = Error::Internal { what: "a segment that could not be read" };
+        let unreadable = Error::Internal { what: InternalRule::KeyIs32Bytes };
         alice.read_segment(&places[2], &mut bytes).unwrap();
         join.add(index_segment(&bytes, &places[2], alice.alive_nodes()));
         join.add(SearchIndexPart::unreadable(&places[1], unreadable.clone()));
