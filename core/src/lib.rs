@@ -102,7 +102,7 @@ pub mod internal {
 }
 
 pub use engine::{verify, AgentEngine, Batch, StagedBatch, Write};
-pub use error::{Error, ErrorSource, SocketProblem, VectorProblem};
+pub use error::{Error, ErrorSource, LocalOperation, SocketProblem, VectorProblem};
 pub use fingerprint::Fingerprint;
 pub use id::{Id, Leg, Mode, Removal};
 pub use left_behind::LeftBehind;

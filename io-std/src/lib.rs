@@ -34,6 +34,8 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod batch;
+mod batch_gate;
 mod builder;
 mod client;
 mod files;
@@ -45,26 +47,31 @@ mod mutex;
 mod permissions;
 mod process;
 pub mod protocol;
+mod read_tracking;
 #[cfg(feature = "replication")]
 pub mod replication;
 mod search;
+mod served_store;
 mod shared;
 mod store;
 mod uring;
 mod verify;
 
 pub use agent::Agent;
+pub use batch::Batch;
 pub use builder::StoreBuilder;
 pub use cheesedb_core::{
-    conceal_token_digits, limits, Batch, CorruptReason, Error, ErrorSource, Fingerprint, Hit, Id, LeftBehind, Leg,
-    Mode, NameKind, Node, NodeKind, Options, ReadSet, Removal, Report, SocketProblem, StagedBatch, Storage,
-    StorageError, StorageErrorKind, StorageFile, Token, TrustLevel, TrustRules, UnknownTrustLevel, VectorProblem,
-    READ_SET_MAX_IDS,
+    conceal_token_digits, limits, CorruptReason, Error, ErrorSource, Fingerprint, Hit, Id, LeftBehind, Leg,
+    LocalOperation, Mode, NameKind, Node, NodeKind, Options, ReadSet, Removal, Report, SocketProblem, StagedBatch,
+    Storage, StorageError, StorageErrorKind, StorageFile, Token, TrustLevel, TrustRules, UnknownTrustLevel,
+    VectorProblem, READ_SET_MAX_IDS,
 };
+#[allow(deprecated)]
 pub use client::{Client, ClientAgent, ClientBatch};
 pub use files::{FileHandle, FileStorage};
 pub use io::{Io, UnknownIo};
 pub use lock::LOCK_FILE;
+pub use read_tracking::ReadTracking;
 pub use shared::SharedStorage;
 pub use store::Store;
 
@@ -73,6 +80,7 @@ mod tests {
     fn assert_send_sync_clone<T: Send + Sync + Clone>() {}
 
     #[test]
+    #[allow(deprecated)]
     fn handles_can_be_shared_between_threads() {
         assert_send_sync_clone::<crate::Store>();
         assert_send_sync_clone::<crate::Agent>();

@@ -33,7 +33,7 @@ pub(crate) use wire::wire_leg;
 pub use wire::{
     engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireReport, WireTrust,
 };
-pub use wire_error::{WireError, WireStorageKind, WireVectorProblem};
+pub use wire_error::{WireError, WireLocalOperation, WireStorageKind, WireVectorProblem};
 
 /// The version of the protocol this crate speaks; a client and a server of different versions
 /// refuse each other at the hello. Version 2 added encrypted agents: `CreateAgent` carries an

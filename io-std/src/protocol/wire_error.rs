@@ -1,6 +1,8 @@
 //! [`WireError`]: every [`Error`] as the protocol carries it, and back.
 
-use cheesedb_core::{Error, ErrorSource, Id, SocketProblem, StorageError, StorageErrorKind, VectorProblem};
+use cheesedb_core::{
+    Error, ErrorSource, Id, LocalOperation, SocketProblem, StorageError, StorageErrorKind, VectorProblem,
+};
 use serde::{Deserialize, Serialize};
 
 use super::known_text;
@@ -144,6 +146,49 @@ pub enum WireError {
     ReplicaNotFound {
         prefix: String,
     },
+    BatchOpen,
+    NeedsLocalStore {
+        operation: WireLocalOperation,
+    },
+}
+
+/// A [`LocalOperation`] as the protocol carries it.
+#[allow(missing_docs)] // Each variant is the `LocalOperation` of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireLocalOperation {
+    TrustUnderGivenRules,
+    BatchHeldByCaller,
+    ReadsGivenInBatch,
+    HeapFigures,
+    VerifyWithoutToken,
+    Replication,
+}
+
+impl From<LocalOperation> for WireLocalOperation {
+    fn from(operation: LocalOperation) -> WireLocalOperation {
+        match operation {
+            LocalOperation::TrustUnderGivenRules => WireLocalOperation::TrustUnderGivenRules,
+            LocalOperation::BatchHeldByCaller => WireLocalOperation::BatchHeldByCaller,
+            LocalOperation::ReadsGivenInBatch => WireLocalOperation::ReadsGivenInBatch,
+            LocalOperation::HeapFigures => WireLocalOperation::HeapFigures,
+            LocalOperation::VerifyWithoutToken => WireLocalOperation::VerifyWithoutToken,
+            // An operation this version does not know cannot come from its own engine.
+            _ => WireLocalOperation::Replication,
+        }
+    }
+}
+
+impl From<WireLocalOperation> for LocalOperation {
+    fn from(operation: WireLocalOperation) -> LocalOperation {
+        match operation {
+            WireLocalOperation::TrustUnderGivenRules => LocalOperation::TrustUnderGivenRules,
+            WireLocalOperation::BatchHeldByCaller => LocalOperation::BatchHeldByCaller,
+            WireLocalOperation::ReadsGivenInBatch => LocalOperation::ReadsGivenInBatch,
+            WireLocalOperation::HeapFigures => LocalOperation::HeapFigures,
+            WireLocalOperation::VerifyWithoutToken => LocalOperation::VerifyWithoutToken,
+            WireLocalOperation::Replication => LocalOperation::Replication,
+        }
+    }
 }
 
 /// A [`SocketProblem`] as the protocol carries it.
@@ -354,6 +399,8 @@ impl From<&Error> for WireError {
                 WireError::ForkedProcess { opening_process_id, current_process_id }
             }
             Error::ReplicaNotFound { prefix } => WireError::ReplicaNotFound { prefix },
+            Error::BatchOpen => WireError::BatchOpen,
+            Error::NeedsLocalStore { operation } => WireError::NeedsLocalStore { operation: operation.into() },
             // A variant added to `Error` without a mapping here fails the test
             // `every_variant_of_the_engine_has_a_wire_mapping` below.
             other => WireError::Other { message: other.to_string() },
@@ -435,6 +482,8 @@ impl WireError {
                 Error::ForkedProcess { opening_process_id, current_process_id }
             }
             WireError::ReplicaNotFound { prefix } => Error::ReplicaNotFound { prefix },
+            WireError::BatchOpen => Error::BatchOpen,
+            WireError::NeedsLocalStore { operation } => Error::NeedsLocalStore { operation: operation.into() },
         }
     }
 }
@@ -511,6 +560,13 @@ mod tests {
             Error::ForkedProcess { opening_process_id: 41, current_process_id: 42 },
             Error::ReplicaNotFound { prefix: String::from("backups/") },
             Error::ReplicaNotFound { prefix: String::new() },
+            Error::BatchOpen,
+            Error::NeedsLocalStore { operation: LocalOperation::TrustUnderGivenRules },
+            Error::NeedsLocalStore { operation: LocalOperation::BatchHeldByCaller },
+            Error::NeedsLocalStore { operation: LocalOperation::ReadsGivenInBatch },
+            Error::NeedsLocalStore { operation: LocalOperation::HeapFigures },
+            Error::NeedsLocalStore { operation: LocalOperation::VerifyWithoutToken },
+            Error::NeedsLocalStore { operation: LocalOperation::Replication },
         ]
     }
 
@@ -557,6 +613,8 @@ mod tests {
         assert_eq!(problems, ["SymbolicLink", "OwnedByAnotherUser"], "a new socket problem needs a wire variant");
         let vector_problems = declared_variants(include_str!("../../../core/src/error.rs"), "VectorProblem");
         assert_eq!(vector_problems.len(), 4, "a new vector problem needs a wire variant: {vector_problems:?}");
+        let operations = declared_variants(include_str!("../../../core/src/error.rs"), "LocalOperation");
+        assert_eq!(operations.len(), 6, "a new local operation needs a wire variant: {operations:?}");
     }
 
     #[test]
