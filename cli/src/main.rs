@@ -4,7 +4,6 @@
 //! a panic, which would be a bug, is reported the same way rather than as a trace.
 
 mod access_log;
-mod agent_handle;
 mod arguments;
 mod bench;
 mod commands;
@@ -24,7 +23,6 @@ mod search;
 mod server;
 mod session;
 mod snippet;
-mod store_handle;
 mod tokens;
 mod trust_rules;
 mod utc_time;
@@ -50,10 +48,11 @@ fn main() -> ExitCode {
         // The benchmark never touches the user's data: without --dir it works in a temporary folder.
         Command::Bench(bench_arguments) => bench::run(bench_arguments, arguments.dir, arguments.io, printer),
         command => {
-            session::choose_access(arguments.io, arguments.read_only);
+            let access = session::Access { io: arguments.io, read_only: arguments.read_only };
             data_folder::resolve(arguments.dir).and_then(|folder| {
                 let shown = folder.clone();
-                commands::run(command, &Context { folder, printer }).map_err(|failure| failure.about_folder(&shown))
+                let context = Context { folder, access, printer };
+                commands::run(command, &context).map_err(|failure| failure.about_folder(&shown))
             })
         }
     };

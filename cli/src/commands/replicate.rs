@@ -41,7 +41,9 @@ pub fn run(arguments: ReplicateArguments, context: &Context) -> Result<(), Failu
                 replication.location
             )
         };
-        return crate::server::serve(&folder, &socket, false, settings, Some(replication.clone()), ready);
+        // The server writes what it ships: it never opens the store read-only.
+        let access = crate::session::Access { read_only: false, ..context.access };
+        return crate::server::serve(&folder, &socket, access, settings, Some(replication.clone()), ready);
     }
     let store = Store::open(&context.folder).map_err(|error| opened_failure(error, &context.folder))?;
     let bucket = connect(&arguments.to, &context.folder)?;

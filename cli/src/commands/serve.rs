@@ -9,7 +9,6 @@ use crate::commands::Context;
 use crate::failure::Failure;
 use crate::output::escaped;
 use crate::server::{serve, Settings};
-use crate::session::chosen_read_only;
 
 /// Serves the data folder until stopped. Once the socket listens it says so: on standard output
 /// as one JSON line with `--json` (the socket, the folder and the pid), else one line on
@@ -41,5 +40,5 @@ pub fn run(arguments: ServeArguments, context: &Context) -> Result<(), Failure> 
         lag_bound: Duration::from_secs(1),
         wait_for_ship: arguments.wait_for_ship,
     });
-    serve(&context.folder, &socket, chosen_read_only(), settings, replication, ready)
+    serve(&context.folder, &socket, context.access, settings, replication, ready)
 }

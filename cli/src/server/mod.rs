@@ -70,17 +70,17 @@ pub struct ServerState {
     pub wait_for_ship: Option<crate::replication::SharedReplicator>,
 }
 
-/// Serves the store in `folder` at `socket` until SIGTERM or SIGINT. `ready` is called once the
-/// socket listens.
+/// Serves the store in `folder`, opened as `access` says, at `socket` until SIGTERM or SIGINT.
+/// `ready` is called once the socket listens.
 pub fn serve(
     folder: &Path,
     socket: &Path,
-    read_only: bool,
+    access: crate::session::Access,
     settings: Settings,
     replication: Option<crate::replication::Replication>,
     ready: impl FnOnce(),
 ) -> Result<(), Failure> {
-    let store = open_store(folder, socket, read_only)?;
+    let store = open_store(folder, socket, access)?;
     let stopping = Arc::new(AtomicBool::new(false));
     let replicator =
         replication.as_ref().map(|replication| crate::replication::start(&store, folder, replication)).transpose()?;
@@ -120,8 +120,8 @@ pub fn serve(
 }
 
 /// Opens the store; when another process holds it, says whether that is a server.
-fn open_store(folder: &Path, socket: &Path, read_only: bool) -> Result<Store, Failure> {
-    let opened = Store::builder(folder).io(crate::session::chosen_io()).read_only(read_only).open();
+fn open_store(folder: &Path, socket: &Path, access: crate::session::Access) -> Result<Store, Failure> {
+    let opened = Store::builder(folder).io(access.io).read_only(access.read_only).open();
     match opened {
         Ok(store) => Ok(store),
         Err(Error::Locked) => match socket_file::inspect(socket) {

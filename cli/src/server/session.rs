@@ -264,7 +264,7 @@ impl Session {
             Request::HasVector { id } => Reply::One(Response::Flag(agent.has_vector(Id::from(id))?)),
             Request::IsEncrypted => Reply::One(Response::Flag(agent.is_encrypted())),
             Request::Trust { id } => {
-                Reply::One(Response::Trust(agent.trust(Id::from(id), &self.state.trust_rules)?.into()))
+                Reply::One(Response::Trust(agent.trust_under(Id::from(id), &self.state.trust_rules)?.into()))
             }
             _ => return Err(Error::Internal { what: "a request the server sorts as a read is one" }),
         })
@@ -290,7 +290,7 @@ impl Session {
         };
         let reads = self.tracking.reads();
         batch.remembered |= matches!(write, BatchWrite::Remember { .. });
-        open.agent.stage(&mut batch.staged, |batch| match write {
+        open.agent.stage_into(&mut batch.staged, |batch| match write {
             BatchWrite::AddLot { label, content } => batch.add_lot(&label, &content).map(new_id),
             BatchWrite::Remember { content, legs: lists } => match reads {
                 Some(reads) => batch.remember_tracked(&content, &legs(&lists), reads).map(new_id),
@@ -306,7 +306,7 @@ impl Session {
             self.agent.as_ref().ok_or(Error::MalformedMessage { reason: "a request before an agent was opened" })?;
         let batch = self.batch.take();
         let remembered = batch.as_ref().is_some_and(|batch| batch.remembered);
-        let outcome = open.agent.commit_staged(batch.map(|batch| batch.staged).unwrap_or_default());
+        let outcome = open.agent.commit_staged_batch(batch.map(|batch| batch.staged).unwrap_or_default());
         open.gate.release(self.id);
         outcome?;
         if remembered {
