@@ -3,7 +3,6 @@
 //! Every error ends the command with one line on standard error and a non-zero exit status;
 //! a panic, which would be a bug, is reported the same way rather than as a trace.
 
-mod agent_handle;
 mod arguments;
 mod commands;
 mod config_file;
@@ -21,7 +20,6 @@ mod output;
 mod progress;
 mod session;
 mod snippet;
-mod store_handle;
 mod tokens;
 mod trust_rules;
 mod utc_time;
@@ -43,10 +41,11 @@ fn main() -> ExitCode {
         Err(error) => return usage_error(&error),
     };
     let printer = Printer::new(arguments.json);
-    session::choose_access(arguments.io, arguments.read_only);
+    let access = session::Access { io: arguments.io, read_only: arguments.read_only };
     let outcome = data_folder::resolve(arguments.dir).and_then(|folder| {
         let shown = folder.clone();
-        commands::run(arguments.command, &Context { folder, printer }).map_err(|failure| failure.about_folder(&shown))
+        let context = Context { folder, access, printer };
+        commands::run(arguments.command, &context).map_err(|failure| failure.about_folder(&shown))
     });
     match outcome {
         Ok(status) => ExitCode::from(status),

@@ -6,10 +6,9 @@
 //! server thinks. Every hit is read back with `get` and shown only while it is alive: the engine
 //! never returns a recalled node, and this is the second look that keeps it so.
 
-use cheesedb::{Error, Hit, Id, NodeKind, TrustLevel};
+use cheesedb::{Agent, Error, Hit, Id, NodeKind, TrustLevel};
 use serde_json::{json, Value};
 
-use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
 use crate::nodes::{ids_json, LotWord};
 use crate::output::content_json;
@@ -111,7 +110,7 @@ pub enum TrustFilter {
 /// that `filter` keeps. Hits left out do not count: the engine is asked for more until `limit`
 /// are kept or it has no more.
 pub fn search(
-    agent: &AgentHandle,
+    agent: &Agent,
     query: &str,
     vector: QueryVector,
     limit: usize,
@@ -137,7 +136,7 @@ pub fn search(
 const HITS_ASKED_MAX: usize = 100_000;
 
 /// One search of at most `limit` alive hits.
-fn search_once(agent: &AgentHandle, query: &str, vector: &QueryVector, limit: usize) -> Result<Searched, Error> {
+fn search_once(agent: &Agent, query: &str, vector: &QueryVector, limit: usize) -> Result<Searched, Error> {
     let (hits, ranking) = match vector.clone() {
         QueryVector::NotConfigured => (agent.search(query, limit)?, Ranking::Keyword),
         QueryVector::Failed(reason) => (agent.search(query, limit)?, Ranking::KeywordInstead(reason)),
@@ -154,7 +153,7 @@ fn search_once(agent: &AgentHandle, query: &str, vector: &QueryVector, limit: us
 }
 
 /// The hits with their content, leaving out any that is not alive or has no content.
-fn alive_hits(agent: &AgentHandle, hits: &[Hit]) -> Result<Vec<Found>, Error> {
+fn alive_hits(agent: &Agent, hits: &[Hit]) -> Result<Vec<Found>, Error> {
     let mut found = Vec::with_capacity(hits.len());
     for hit in hits {
         let node = agent.get(hit.id)?;
@@ -220,7 +219,6 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let store = Store::open(folder.path()).unwrap();
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
-        let agent = AgentHandle::in_process(agent, store, cheesedb::TrustRules::new());
         let lot = agent.add_lot("weather_tool", b"heavy rain tomorrow").unwrap();
         let memory = agent.remember(b"rain is coming", &[Leg::from([lot])]).unwrap();
         agent.set_vector(memory, &[1.0, 0.0]).unwrap();

@@ -2,10 +2,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use cheesedb::{Error, Id, Leg, Node, NodeKind};
+use cheesedb::{Agent, Error, Id, Leg, Node, NodeKind};
 use serde_json::{json, Map, Value};
 
-use crate::agent_handle::AgentHandle;
 use crate::output::content_json;
 
 /// The word for a lot in JSON: `lot` on the command line, `source` for models over MCP.
@@ -74,7 +73,7 @@ pub fn node_json(node: &Node, lot_word: LotWord) -> Value {
 
 /// Every lot and memory of `agent`, alive or recalled, in id order. Ids are sequential from 1
 /// and never reused, so the first unknown id ends the list.
-pub fn all_nodes(agent: &AgentHandle) -> Result<Vec<Node>, Error> {
+pub fn all_nodes(agent: &Agent) -> Result<Vec<Node>, Error> {
     let mut nodes = Vec::new();
     for number in 1.. {
         match agent.get(Id::from(number)) {
@@ -90,13 +89,13 @@ pub fn all_nodes(agent: &AgentHandle) -> Result<Vec<Node>, Error> {
 /// reading each node once.
 #[derive(Debug)]
 pub struct SourceFinder<'agent> {
-    agent: &'agent AgentHandle,
+    agent: &'agent Agent,
     parents_of: HashMap<u64, Option<Vec<Id>>>,
 }
 
 impl<'agent> SourceFinder<'agent> {
     /// A finder reading from `agent`.
-    pub fn new(agent: &'agent AgentHandle) -> SourceFinder<'agent> {
+    pub fn new(agent: &'agent Agent) -> SourceFinder<'agent> {
         SourceFinder { agent, parents_of: HashMap::new() }
     }
 
@@ -142,7 +141,6 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let store = cheesedb::Store::open(folder.path()).unwrap();
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
-        let agent = AgentHandle::in_process(agent, store, cheesedb::TrustRules::new());
         let a = agent.add_lot("x", b"a").unwrap();
         let b = agent.add_lot("x", b"b").unwrap();
         let c = agent.add_lot("x", b"c").unwrap();
@@ -158,7 +156,6 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let store = cheesedb::Store::open(folder.path()).unwrap();
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
-        let agent = AgentHandle::in_process(agent, store, cheesedb::TrustRules::new());
         let a = agent.add_lot("web_page", b"text").unwrap();
         let value = node_json(&agent.get(a).unwrap(), LotWord::Source);
         assert_eq!(

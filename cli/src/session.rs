@@ -6,17 +6,14 @@
 //! time instead of failing at once, and takes the server's way in when one starts meanwhile.
 
 use std::path::Path;
-use std::sync::OnceLock;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use cheesedb::SOCKET_FILE;
-use cheesedb::{Client, Error, Io, Options, Report, Store, Token};
+use cheesedb::{Agent, Error, Io, Options, Report, Store, Token, TrustRules};
 
-use crate::agent_handle::AgentHandle;
 use crate::failure::Failure;
 use crate::output::escaped;
-use crate::store_handle::StoreHandle;
 use crate::tokens::{tokens_path, SavedTokens};
 use crate::trust_rules;
 
@@ -26,61 +23,40 @@ pub const LOCK_WAIT_MAX: Duration = Duration::from_secs(10);
 const LOCK_RETRY_PAUSE_FIRST: Duration = Duration::from_millis(2);
 const LOCK_RETRY_PAUSE_MAX: Duration = Duration::from_millis(100);
 
-/// How this process reaches the store's files, chosen once from `--io` or `CHEESEDB_IO`.
-static CHOSEN_IO: OnceLock<Io> = OnceLock::new();
-/// Whether this process only reads, chosen once from `--read-only`.
-static CHOSEN_READ_ONLY: OnceLock<bool> = OnceLock::new();
-
-/// Sets how every store this process opens reaches its files, and whether it only reads (the
-/// first choice stands).
-pub fn choose_access(io: Io, read_only: bool) {
-    let _ = CHOSEN_IO.set(io);
-    let _ = CHOSEN_READ_ONLY.set(read_only);
+/// How a command reaches the store's files, and whether it only reads: chosen once, from
+/// `--io` (or `CHEESEDB_IO`) and `--read-only`, and passed to whatever opens a store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Access {
+    /// The I/O backend for a store opened in this process (a server uses its own).
+    pub io: Io,
+    /// Whether every write is refused, whether the store is opened here or served.
+    pub read_only: bool,
 }
 
-/// How this process reaches the store's files.
-pub fn chosen_io() -> Io {
-    CHOSEN_IO.get().copied().unwrap_or_default()
-}
-
-/// Whether this process opens stores read-only.
-pub fn chosen_read_only() -> bool {
-    CHOSEN_READ_ONLY.get().copied().unwrap_or(false)
-}
-
-/// The store of a data folder as a command reaches it.
-#[derive(Debug)]
-pub enum Reached {
-    /// Through the memory server that holds it.
-    Server(Client),
-    /// Opened in this process.
-    Opened(Store),
-}
-
-/// Reaches the store of `folder`: through its memory server when one is running there, else
-/// by opening it in this process. While another process holds the folder, it waits up to
-/// [`LOCK_WAIT_MAX`] and looks for a server again at every attempt: the holder may be a server
-/// that has just started, and would keep the folder for good.
-pub fn reach_store(folder: &Path) -> Result<Reached, Failure> {
+/// Reaches the store of `folder`: through its memory server when one is running there (its
+/// trust rules are the server's), else by opening it in this process, judging trust by
+/// `trust_rules`, or by the folder's `trust.toml` when none are given. While another process
+/// holds the folder, it waits up to [`LOCK_WAIT_MAX`] and looks for a server again at every
+/// attempt: the holder may be a server that has just started, and would keep the folder for
+/// good.
+pub fn reach_store(folder: &Path, access: Access, trust_rules: Option<&TrustRules>) -> Result<Store, Failure> {
+    let mut rules = trust_rules.cloned();
     wait_for_folder(folder, || {
-        if let Some(client) = running_server(folder)? {
-            return Ok(Some(Reached::Server(client)));
+        if let Some(store) = running_server(folder, access)? {
+            return Ok(Some(store));
         }
-        Ok(open_store_once(folder)?.map(Reached::Opened))
-    })
-}
-
-/// Reaches the store of `folder` as [`reach_store`] does, with what a command needs beside it.
-pub fn open_store_handle(folder: &Path) -> Result<StoreHandle, Failure> {
-    Ok(match reach_store(folder)? {
-        Reached::Server(client) => StoreHandle::Served { client, read_only: chosen_read_only() },
-        Reached::Opened(store) => StoreHandle::Local { store, trust_rules: trust_rules::load(folder)? },
+        let rules = match &rules {
+            Some(rules) => rules.clone(),
+            None => rules.insert(trust_rules::load(folder)?).clone(),
+        };
+        open_store_once(folder, access, rules)
     })
 }
 
 /// Opens the store in `folder` once; `None` while another process holds it.
-fn open_store_once(folder: &Path) -> Result<Option<Store>, Failure> {
-    match Store::builder(folder).options(Options::default()).io(chosen_io()).read_only(chosen_read_only()).open() {
+fn open_store_once(folder: &Path, access: Access, trust_rules: TrustRules) -> Result<Option<Store>, Failure> {
+    let builder = Store::builder(folder).options(Options::default()).io(access.io).read_only(access.read_only);
+    match builder.trust_rules(trust_rules).open() {
         Ok(store) => Ok(Some(store)),
         Err(Error::Locked) => Ok(None),
         Err(error) => Err(Failure::from(error).context(&format!("opening {}", folder.display()))),
@@ -110,11 +86,11 @@ fn wait_for_folder<T>(folder: &Path, mut attempt: impl FnMut() -> Result<Option<
     }
 }
 
-/// The memory server serving `folder`, when one answers on its socket. A socket left by a
-/// server that was killed answers nothing: the store is then opened here.
-fn running_server(folder: &Path) -> Result<Option<Client>, Failure> {
-    match Client::connect(folder.join(SOCKET_FILE)) {
-        Ok(client) => Ok(Some(client)),
+/// The store of the memory server serving `folder`, when one answers on its socket. A socket
+/// left by a server that was killed answers nothing: the store is then opened here.
+fn running_server(folder: &Path, access: Access) -> Result<Option<Store>, Failure> {
+    match Store::builder(folder.join(SOCKET_FILE)).read_only(access.read_only).connect() {
+        Ok(store) => Ok(Some(store)),
         Err(Error::ServerUnavailable { .. }) => Ok(None),
         Err(error) => Err(Failure::from(error).context("reaching the memory server of this folder")),
     }
@@ -144,7 +120,7 @@ pub fn describe_agent(agent: &str) -> String {
 }
 
 /// The token of the agent that `agent` names: a saved agent name, or a token itself.
-pub fn agent_token(folder: &Path, store: &StoreHandle, agent: &str) -> Result<(Token, TokenSource), Failure> {
+pub fn agent_token(folder: &Path, store: &Store, agent: &str) -> Result<(Token, TokenSource), Failure> {
     if looks_like_token(agent) {
         // Never echo it: a token with a typo is still most of a secret.
         return agent.parse::<Token>().map(|token| (token, TokenSource::Given)).map_err(|_| {
@@ -168,7 +144,7 @@ pub fn agent_token(folder: &Path, store: &StoreHandle, agent: &str) -> Result<(T
 /// Opens the agent that `agent` names in `store`. A token taken from the tokens file must open
 /// the agent of that name: a file with entries swapped or copied would otherwise serve another
 /// agent's memory under this name.
-pub fn open_named_agent(folder: &Path, store: &StoreHandle, agent: &str) -> Result<(Token, AgentHandle), Failure> {
+pub fn open_named_agent(folder: &Path, store: &Store, agent: &str) -> Result<(Token, Agent), Failure> {
     let (token, source) = agent_token(folder, store, agent)?;
     let handle = store.open_agent(&token).map_err(|error| match error {
         Error::UnknownToken => Failure::new(format!(
@@ -190,13 +166,13 @@ pub fn open_named_agent(folder: &Path, store: &StoreHandle, agent: &str) -> Resu
     Ok((token, handle))
 }
 
-/// Reaches the agent named `agent` (a name with a saved token, or a token), through the
-/// folder's memory server when one runs.
-pub fn open_agent(folder: &Path, agent: &str) -> Result<AgentHandle, Failure> {
-    let store = open_store_handle(folder)?;
+/// Reaches the agent named `agent` (a name with a saved token, or a token) in `folder`, through
+/// the folder's memory server when one runs.
+pub fn open_agent(folder: &Path, access: Access, agent: &str) -> Result<Agent, Failure> {
+    let store = reach_store(folder, access, None)?;
     let (_token, handle) = open_named_agent(folder, &store, agent)?;
     if !handle.is_served() {
-        note_repairs(agent, &handle.report()?);
+        note_repairs(agent, &handle.report());
     }
     Ok(handle)
 }

@@ -269,6 +269,50 @@ pub enum Error {
         /// What is wrong with it.
         problem: SocketProblem,
     },
+    /// A staged batch of this agent is open on this thread, through this handle or another
+    /// handle of the agent: a write outside the batch would wait for it to end, which only this
+    /// thread can bring about. Nothing was written; write through the batch, or commit or drop
+    /// it first.
+    BatchOpen,
+    /// The operation needs the store open in this process: a store reached through a memory
+    /// server does not offer it. Nothing was sent.
+    NeedsLocalStore {
+        /// What was asked.
+        operation: LocalOperation,
+    },
+}
+
+/// What only a store open in this process can do: the operations a memory server does not
+/// offer through its protocol.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum LocalOperation {
+    /// Judging trust under rules given with the call rather than the store's.
+    TrustUnderGivenRules,
+    /// A staged batch that the caller holds, rather than the handle.
+    BatchHeldByCaller,
+    /// Reads given to a memory written in a batch, beside those the handle tracks.
+    ReadsGivenInBatch,
+    /// Figures of the RAM an agent's engine holds.
+    HeapFigures,
+    /// Checking an agent's files without its token.
+    VerifyWithoutToken,
+    /// Replicating the store to an object store.
+    Replication,
+}
+
+impl fmt::Display for LocalOperation {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(match self {
+            LocalOperation::TrustUnderGivenRules => "judging trust under rules given with the call",
+            LocalOperation::BatchHeldByCaller => "a staged batch held by the caller",
+            LocalOperation::ReadsGivenInBatch => "reads given to a memory of a batch",
+            LocalOperation::HeapFigures => "the RAM figures of an agent",
+            LocalOperation::VerifyWithoutToken => "checking an agent without its token",
+            LocalOperation::Replication => "replication to an object store",
+        })
+    }
 }
 
 /// Why a client refused a server's socket.
@@ -601,6 +645,14 @@ impl fmt::Display for Error {
             Error::SocketRefused { path, problem } => {
                 write!(formatter, "refusing the server's socket {path}: {problem}; nothing was sent")
             }
+            Error::BatchOpen => write!(
+                formatter,
+                "a batch of this agent is open on this thread: write through the batch, or end it first"
+            ),
+            Error::NeedsLocalStore { operation } => write!(
+                formatter,
+                "{operation} needs the store open in this process; a memory server does not offer it"
+            ),
         }
     }
 }

@@ -103,7 +103,7 @@ pub mod internal {
 }
 
 pub use engine::{verify, AgentEngine, Batch, StagedBatch, Write};
-pub use error::{Error, ErrorSource, SocketProblem, VectorProblem};
+pub use error::{Error, ErrorSource, LocalOperation, SocketProblem, VectorProblem};
 pub use error_facts::{
     FenceReason, InternalRule, Limit, MessageProblem, NameProblem, StorageBackend, StorageOperation,
 };

@@ -1,17 +1,22 @@
-//! [`StoreBuilder`]: every way of opening a store folder, with its settings in one place.
+//! [`StoreBuilder`]: every way of opening a store folder, or of reaching the memory server that
+//! holds it, with its settings in one place.
+#![allow(deprecated)] // `Client` is a served store's connections: deprecated to users only.
 
 use std::path::{Path, PathBuf};
 
-use cheesedb_core::{Error, Options, StorageOperation};
+use cheesedb_core::{Error, Options, StorageOperation, TrustRules};
 
+use crate::client::Client;
 use crate::files::{create_private_folder, FileStorage};
 use crate::io::Io;
 use crate::lock::FolderLock;
 use crate::permissions::check_private;
+use crate::served_store::ServedStore;
 use crate::store::Store;
 
 /// Settings for opening a store folder; made by [`Store::builder`], used by
-/// [`StoreBuilder::open`].
+/// [`StoreBuilder::open`] (the store in this process) or [`StoreBuilder::connect`] (the memory
+/// server that holds it).
 ///
 /// ```
 /// use cheesedb::{Io, Options, Store};
@@ -33,6 +38,7 @@ pub struct StoreBuilder {
     io: Io,
     read_only: bool,
     allow_loose_permissions: bool,
+    trust_rules: TrustRules,
 }
 
 impl StoreBuilder {
@@ -43,6 +49,7 @@ impl StoreBuilder {
             io: Io::default(),
             read_only: false,
             allow_loose_permissions: false,
+            trust_rules: TrustRules::new(),
         }
     }
 
@@ -94,6 +101,33 @@ impl StoreBuilder {
         self
     }
 
+    /// How far the lots of each label are to be believed, for [`crate::Agent::trust`]
+    /// (default: no rules, every label `Normal`). A connected store uses the server's rules
+    /// instead (its data folder's `trust.toml`).
+    #[must_use]
+    pub fn trust_rules(mut self, rules: TrustRules) -> StoreBuilder {
+        self.trust_rules = rules;
+        self
+    }
+
+    /// Reaches the memory server (`cheesedb serve`) that holds the store: the path is its
+    /// socket, or the data folder holding
+    /// [`SOCKET_FILE`](crate::protocol::SOCKET_FILE). One connection is made now, so a
+    /// missing server shows at once. With [`StoreBuilder::read_only`] every write is refused
+    /// here with `Error::ReadOnly`, before any request; the options, the I/O and the trust
+    /// rules are the server's.
+    ///
+    /// # Errors
+    ///
+    /// `Error::ServerUnavailable` when no server answers there; `Error::SocketRefused` when a
+    /// symbolic link or a socket of another user stands at the socket's name (a client never
+    /// follows a link to a server, which could be another folder's); `Error::VersionMismatch`
+    /// for a server of another protocol version; `Error::PeerRefused` for a server of another
+    /// user (other than root); `Error::ServerBusy` when it serves all the connections it allows.
+    pub fn connect(self) -> Result<Store<FileStorage>, Error> {
+        Ok(Store::served(ServedStore::new(Client::connect(&self.path)?, self.read_only)))
+    }
+
     /// Opens the store. A read-write open makes the folder (mode 0700) if it does not exist and
     /// takes it for itself: a second open of the same folder, in this process or another, gets
     /// `Error::Locked`.
@@ -122,7 +156,7 @@ impl StoreBuilder {
             check_private(root, path)?;
         }
         let lock = FolderLock::acquire(root, path, self.read_only)?;
-        Store::open_files(storage, self.options, lock, self.read_only)
+        Ok(Store::open_files(storage, self.options, lock, self.read_only)?.with_trust_rules(self.trust_rules))
     }
 }
 
@@ -153,5 +187,27 @@ impl Store<FileStorage> {
     /// As [`StoreBuilder::open`].
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
         Store::builder(path).read_only(true).open()
+    }
+
+    /// Reaches the store that a memory server (`cheesedb serve`) holds, through the server's
+    /// socket at `path` (or the data folder holding it); see [`StoreBuilder::connect`]. The
+    /// store and the agents it opens have the methods of a store open here.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), cheesedb::Error> {
+    /// let store = cheesedb::Store::connect("/home/me/.cheesedb")?;
+    /// let token = store.create_agent("alice")?;
+    /// let alice = store.open_agent(&token)?;
+    /// let lot = alice.add_lot("note", b"rain in Pune")?;
+    /// assert_eq!(alice.get(lot)?.content(), Some(&b"rain in Pune"[..]));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`StoreBuilder::connect`].
+    pub fn connect(path: impl AsRef<Path>) -> Result<Store<FileStorage>, Error> {
+        Store::builder(path).connect()
     }
 }

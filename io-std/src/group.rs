@@ -11,6 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use cheesedb_core::{AgentEngine, Error, Id, InternalRule, Leg, ReadSet, Report, Storage};
 
+use crate::batch_gate::BatchGate;
 use crate::mutex::{lock, LOCK_POISONED};
 
 /// The most writes one group commits, so a group stays well inside the batch limits.
@@ -46,6 +47,8 @@ pub(crate) struct GroupedEngine<S: Storage> {
     pub(crate) encrypted: bool,
     /// What the open found and did, for a forked process, which must not take the lock.
     pub(crate) report_at_open: Report,
+    /// Who may write while a staged batch of the agent is open: every handle of it passes here.
+    pub(crate) gate: Arc<BatchGate>,
 }
 
 impl<S: Storage> GroupedEngine<S> {
@@ -63,17 +66,13 @@ impl<S: Storage> GroupedEngine<S> {
             group_done: Condvar::new(),
             encrypted,
             report_at_open,
+            gate: Arc::default(),
         }
     }
 
     /// Adds a lot through the group.
     pub(crate) fn add_lot(&self, label: &str, content: &[u8]) -> Result<Id, Error> {
         self.submit(Write::Lot { label: label.to_owned(), content: content.to_vec() })
-    }
-
-    /// Adds a memory through the group.
-    pub(crate) fn remember(&self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
-        self.remember_tracked(content, legs, &ReadSet::new())
     }
 
     /// Adds a memory with read tracking through the group.

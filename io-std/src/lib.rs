@@ -36,6 +36,8 @@
 #[cfg(feature = "server")]
 pub mod access_log;
 mod agent;
+mod batch;
+mod batch_gate;
 mod builder;
 mod client;
 mod files;
@@ -51,9 +53,11 @@ mod process;
 // Programs reach a server through `Client`, or run one with the `server` feature.
 #[doc(hidden)]
 pub mod protocol;
+mod read_tracking;
 #[cfg(feature = "replication")]
 pub mod replication;
 mod search;
+mod served_store;
 #[cfg(feature = "server")]
 pub mod server;
 mod shared;
@@ -63,18 +67,21 @@ mod user;
 mod verify;
 
 pub use agent::Agent;
+pub use batch::Batch;
 pub use builder::StoreBuilder;
 pub use cheesedb_core::{
-    conceal_token_digits, limits, Batch, CorruptReason, Error, ErrorSource, FenceReason, Fingerprint, Hit, Id,
-    InternalRule, LeftBehind, Leg, Limit, MessageProblem, Mode, NameKind, NameProblem, Node, NodeKind, Options,
+    conceal_token_digits, limits, CorruptReason, Error, ErrorSource, FenceReason, Fingerprint, Hit, Id, InternalRule,
+    LeftBehind, Leg, Limit, LocalOperation, MessageProblem, Mode, NameKind, NameProblem, Node, NodeKind, Options,
     ReadSet, Removal, Report, SocketProblem, StagedBatch, Storage, StorageBackend, StorageError, StorageErrorKind,
     StorageFile, StorageOperation, Token, TrustLevel, TrustRules, UnknownTrustLevel, VectorProblem, READ_SET_MAX_IDS,
 };
+#[allow(deprecated)]
 pub use client::{Client, ClientAgent, ClientBatch};
 pub use files::{FileHandle, FileStorage};
 pub use io::{Io, UnknownIo};
 pub use lock::LOCK_FILE;
 pub use protocol::SOCKET_FILE;
+pub use read_tracking::ReadTracking;
 pub use shared::SharedStorage;
 pub use store::Store;
 
@@ -83,6 +90,7 @@ mod tests {
     fn assert_send_sync_clone<T: Send + Sync + Clone>() {}
 
     #[test]
+    #[allow(deprecated)]
     fn handles_can_be_shared_between_threads() {
         assert_send_sync_clone::<crate::Store>();
         assert_send_sync_clone::<crate::Agent>();

@@ -1,16 +1,19 @@
-//! `Store`: a folder of agents, shared safely between threads.
+//! `Store`: a folder of agents, open in this process or served by a memory server, shared
+//! safely between threads.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
-use cheesedb_core::{Error, Fingerprint, LeftBehind, Options, StoreEngine, Token};
+use cheesedb_core::{Error, Fingerprint, LeftBehind, LocalOperation, Options, StoreEngine, Token, TrustRules};
 
-use crate::agent::Agent;
+use crate::agent::{Agent, LocalAgent};
 use crate::files::FileStorage;
 use crate::group::GroupedEngine;
 use crate::lock::FolderLock;
 use crate::mutex::lock;
 use crate::search::build_search_index_on_threads;
+use crate::served_store::ServedStore;
 use crate::shared::{SharedEngine, SharedStorage, StoreShared};
 
 /// Tells a failed open of a read-only store, whose storage refused a change, for what it is: a
@@ -27,24 +30,47 @@ fn explain_refusal(read_only: &Option<Arc<AtomicBool>>, error: Error) -> Error {
 /// An open store: a folder holding any number of agents. Cheap to clone; every clone and every
 /// agent handle shares the folder lock, which is released when the last of them is dropped.
 ///
-/// A store belongs to the process that opened it. In a child forked from that process (as
-/// Python's `os.fork` and `multiprocessing` do), every method of the store, of its agents and
-/// of their batches fails with `Error::ForkedProcess` before it takes a lock or touches a
-/// file, and dropping them there writes nothing: the parent keeps the store to itself. Open
-/// the store in the child instead, once the parent has closed it.
+/// One type whether the folder is open in this process ([`Store::open`], [`Store::builder`])
+/// or held by a memory server (`cheesedb serve`), reached through its socket
+/// ([`Store::connect`]): the methods and their errors are the same, and so are those of the
+/// agents it opens. A connected store keeps a few connections for its own requests; each agent
+/// it opens has one of its own, and a session on the server beside it. The trust rules are the
+/// store's: given to the builder (or [`Store::with_trust_rules`]) for a store open here, those
+/// of the server's data folder (`trust.toml`) through a server.
+///
+/// A store belongs to the process that opened it (or connected). In a child forked from that
+/// process (as Python's `os.fork` and `multiprocessing` do), every method of the store, of its
+/// agents and of their batches fails with `Error::ForkedProcess` before it takes a lock,
+/// touches a file or sends anything, and dropping them there writes nothing: the parent keeps
+/// the store to itself. Open the store (or connect) in the child instead, once the parent has
+/// closed it.
 pub struct Store<S: SharedStorage = FileStorage> {
-    pub(crate) shared: Arc<StoreShared<S>>,
+    reach: StoreReach<S>,
+}
+
+/// Where the store is.
+enum StoreReach<S: SharedStorage> {
+    /// Open in this process, judging trust by `trust_rules`.
+    Local { shared: Arc<StoreShared<S>>, trust_rules: Arc<TrustRules> },
+    /// Held by a memory server.
+    Served(ServedStore),
 }
 
 impl<S: SharedStorage> Clone for Store<S> {
     fn clone(&self) -> Store<S> {
-        Store { shared: self.shared.clone() }
+        let reach = match &self.reach {
+            StoreReach::Local { shared, trust_rules } => {
+                StoreReach::Local { shared: shared.clone(), trust_rules: trust_rules.clone() }
+            }
+            StoreReach::Served(served) => StoreReach::Served(served.clone()),
+        };
+        Store { reach }
     }
 }
 
 impl<S: SharedStorage> std::fmt::Debug for Store<S> {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("Store").finish_non_exhaustive()
+        formatter.debug_struct("Store").field("served", &self.is_served()).finish_non_exhaustive()
     }
 }
 
@@ -57,6 +83,11 @@ impl Store<FileStorage> {
     ) -> Result<Store<FileStorage>, Error> {
         let refused = read_only.then(|| storage.refusal_flag());
         Store::open_locked(storage, options, Some(lock), refused)
+    }
+
+    /// The store a memory server holds, reached through `served`.
+    pub(crate) fn served(served: ServedStore) -> Store<FileStorage> {
+        Store { reach: StoreReach::Served(served) }
     }
 }
 
@@ -80,7 +111,46 @@ impl<S: SharedStorage> Store<S> {
         read_only: Option<Arc<AtomicBool>>,
     ) -> Result<Store<S>, Error> {
         let catalog = StoreEngine::open(storage, options).map_err(|error| explain_refusal(&read_only, error))?;
-        Ok(Store { shared: Arc::new(StoreShared::new(catalog, lock, read_only)) })
+        let shared = Arc::new(StoreShared::new(catalog, lock, read_only));
+        Ok(Store { reach: StoreReach::Local { shared, trust_rules: Arc::default() } })
+    }
+
+    /// The same store, judging the trust of its agents' lots and memories by `rules`
+    /// ([`Agent::trust`]) in the handles opened from the store returned; other handles keep
+    /// theirs. A store reached through a server keeps the server's rules: this changes nothing
+    /// there.
+    #[must_use]
+    pub fn with_trust_rules(self, rules: TrustRules) -> Store<S> {
+        match self.reach {
+            StoreReach::Local { shared, .. } => {
+                Store { reach: StoreReach::Local { shared, trust_rules: Arc::new(rules) } }
+            }
+            served @ StoreReach::Served(_) => Store { reach: served },
+        }
+    }
+
+    /// What every handle of a store open in this process shares, for what only such a store
+    /// offers.
+    pub(crate) fn local(&self, operation: LocalOperation) -> Result<&Arc<StoreShared<S>>, Error> {
+        match &self.reach {
+            StoreReach::Local { shared, .. } => Ok(shared),
+            StoreReach::Served(_) => Err(Error::NeedsLocalStore { operation }),
+        }
+    }
+
+    /// Whether a memory server holds the store (it was made by [`Store::connect`]).
+    #[must_use]
+    pub fn is_served(&self) -> bool {
+        matches!(self.reach, StoreReach::Served(_))
+    }
+
+    /// The socket of the memory server that holds the store; `None` for a store open here.
+    #[must_use]
+    pub fn socket_path(&self) -> Option<&Path> {
+        match &self.reach {
+            StoreReach::Local { .. } => None,
+            StoreReach::Served(served) => Some(served.socket_path()),
+        }
     }
 
     /// Fails with `Error::ForkedProcess` when this is not the process that opened the store
@@ -91,13 +161,20 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// `Error::ForkedProcess` in a process other than the one that opened the store.
     pub fn check_same_process(&self) -> Result<(), Error> {
-        self.shared.check_process()
+        match &self.reach {
+            StoreReach::Local { shared, .. } => shared.check_process(),
+            StoreReach::Served(served) => served.check_same_process(),
+        }
     }
 
-    /// Whether the store was opened read-only.
+    /// Whether the store was opened read-only (for a served store: connected read-only, which
+    /// refuses writes here, before any request).
     #[must_use]
     pub fn is_read_only(&self) -> bool {
-        self.shared.read_only.is_some()
+        match &self.reach {
+            StoreReach::Local { shared, .. } => shared.read_only.is_some(),
+            StoreReach::Served(served) => served.is_read_only(),
+        }
     }
 
     /// What deleting agents left in their folders since this open (names cheesedb did not
@@ -106,9 +183,13 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// # Errors
     ///
-    /// `Error::Internal` when a thread panicked holding the store.
+    /// `Error::Internal` when a thread panicked holding the store; through a server, the errors
+    /// of a connection.
     pub fn left_behind(&self) -> Result<Vec<LeftBehind>, Error> {
-        Ok(self.shared.catalog()?.left_behind().to_vec())
+        match &self.reach {
+            StoreReach::Local { shared, .. } => Ok(shared.catalog()?.left_behind().to_vec()),
+            StoreReach::Served(served) => served.client().left_behind(),
+        }
     }
 
     /// Creates an agent named `name` (any UTF-8 up to 256 bytes, compared byte by byte) and
@@ -120,10 +201,15 @@ impl<S: SharedStorage> Store<S> {
     /// - `Error::InvalidName` when `name` is empty or starts with `cheesedb-`, as tokens do;
     ///   `Error::LimitExceeded` when it is too long or the store is full; `Error::AgentExists`.
     /// - `Error::Io` when the storage fails; `Error::Internal` when a thread panicked holding
-    ///   the store.
+    ///   the store; through a server, the errors of a connection.
     pub fn create_agent(&self, name: &str) -> Result<Token, Error> {
-        self.shared.check_writable()?;
-        self.shared.catalog()?.create_agent(name)
+        match &self.reach {
+            StoreReach::Local { shared, .. } => {
+                shared.check_writable()?;
+                shared.catalog()?.create_agent(name)
+            }
+            StoreReach::Served(served) => served.writable()?.create_agent(name),
+        }
     }
 
     /// Creates an encrypted agent named `name` and returns its token, shown only now. Its
@@ -137,32 +223,52 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// As [`Store::create_agent`].
     pub fn create_encrypted_agent(&self, name: &str) -> Result<Token, Error> {
-        self.shared.check_writable()?;
-        self.shared.catalog()?.create_encrypted_agent(name)
+        match &self.reach {
+            StoreReach::Local { shared, .. } => {
+                shared.check_writable()?;
+                shared.catalog()?.create_encrypted_agent(name)
+            }
+            StoreReach::Served(served) => served.writable()?.create_encrypted_agent(name),
+        }
     }
 
-    /// Opens the agent that `token` belongs to. Handles of one agent share one engine.
+    /// Opens the agent that `token` belongs to: a session of its own (read tracking off, no
+    /// staged batch). Handles of one agent share one engine; through a server, each open has a
+    /// connection of its own.
     ///
     /// # Errors
     ///
-    /// - `Error::UnknownToken` when no agent of this store has that token.
+    /// - `Error::UnknownToken` when no agent of this store has that token (a wrong token gets
+    ///   the same answer).
     /// - `Error::Corrupt` when the agent's files do not hold a valid log; `Error::Io` when the
     ///   storage fails; `Error::RepairNeeded` when a read-only store would have to repair them.
     /// - `Error::Internal` when a thread panicked holding the store.
+    /// - Through a server, the errors of [`Store::connect`] when a new connection is needed, and
+    ///   those of a connection.
     pub fn open_agent(&self, token: &Token) -> Result<Agent<S>, Error> {
-        let catalog = self.shared.catalog()?;
+        let (shared, trust_rules) = match &self.reach {
+            StoreReach::Local { shared, trust_rules } => (shared, trust_rules),
+            StoreReach::Served(served) => return served.open_agent(token).map(Agent::served),
+        };
+        let engine = Store::open_engine(shared, token)?;
+        Ok(Agent::local(LocalAgent::new(engine, shared.clone(), trust_rules.clone())))
+    }
+
+    /// The engine of the agent `token` opens: the one already open, or a new one.
+    fn open_engine(shared: &StoreShared<S>, token: &Token) -> Result<SharedEngine<S>, Error> {
+        let catalog = shared.catalog()?;
         let key = catalog.authenticate(token)?;
         let number = key.number();
-        let mut open_agents = self.shared.open_agents()?;
+        let mut open_agents = shared.open_agents()?;
         if let Some(engine) = open_agents.get(&number).and_then(Weak::upgrade) {
-            return Ok(Agent::new(engine, self.shared.clone()));
+            return Ok(engine);
         }
-        let mut opened = catalog.open_agent(key).map_err(|error| explain_refusal(&self.shared.read_only, error))?;
+        let mut opened = catalog.open_agent(key).map_err(|error| explain_refusal(&shared.read_only, error))?;
         opened.build_search_index_with(build_search_index_on_threads);
         let engine: SharedEngine<S> = Arc::new(GroupedEngine::new(opened));
         open_agents.retain(|_, engine| engine.strong_count() > 0);
         open_agents.insert(number, Arc::downgrade(&engine));
-        Ok(Agent::new(engine, self.shared.clone()))
+        Ok(engine)
     }
 
     /// Checks the files of the agent named `name` without its token: checksums, digests, the
@@ -176,11 +282,12 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// `Error::UnknownAgent` when no agent has that name; `Error::Corrupt` for the first damage;
     /// `Error::Io` when a file cannot be read; `Error::Internal` when a thread panicked holding
-    /// the store or the agent.
+    /// the store or the agent; `Error::NeedsLocalStore` through a server.
     pub fn verify_agent_without_token(&self, name: &str) -> Result<cheesedb_core::Fingerprint, Error> {
-        let catalog = self.shared.catalog()?;
+        let shared = self.local(LocalOperation::VerifyWithoutToken)?;
+        let catalog = shared.catalog()?;
         let number = catalog.agent_number(name)?;
-        let open = self.shared.open_agents()?.get(&number).and_then(Weak::upgrade);
+        let open = shared.open_agents()?.get(&number).and_then(Weak::upgrade);
         // An open agent's active segment may be in the middle of a write: hold its engine.
         let _writes_held = open.as_ref().map(|engine| lock(&engine.engine)).transpose()?;
         catalog.verify_agent_without_token(name)
@@ -194,12 +301,16 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// `Error::ReadOnly` for a read-only store, `Error::UnknownAgent` when no agent has that
     /// name, `Error::Io` when the storage fails, `Error::Internal` when a thread panicked
-    /// holding the store or the agent.
+    /// holding the store or the agent; through a server, the errors of a connection.
     pub fn delete_agent(&self, name: &str) -> Result<(), Error> {
-        self.shared.check_writable()?;
-        let mut catalog = self.shared.catalog()?;
+        let shared = match &self.reach {
+            StoreReach::Local { shared, .. } => shared,
+            StoreReach::Served(served) => return served.writable()?.delete_agent(name),
+        };
+        shared.check_writable()?;
+        let mut catalog = shared.catalog()?;
         let number = catalog.agent_number(name)?;
-        let open = self.shared.open_agents()?.remove(&number).and_then(|engine| engine.upgrade());
+        let open = shared.open_agents()?.remove(&number).and_then(|engine| engine.upgrade());
         match open {
             Some(engine) => {
                 // Hold the engine while its files go, so no write slips in between.
@@ -237,11 +348,17 @@ impl<S: SharedStorage> Store<S> {
     ///   is encrypted and the next open finishes removing the plaintext files.
     ///   `Error::OutcomeUnknown` when the switch may not be durable: reopen the store to see
     ///   which one the disk kept. `Error::Internal` when a thread panicked holding the store.
+    /// - Through a server, the errors of a connection: a broken one during the conversion is
+    ///   `Error::ConnectionLost` with its outcome unknown. No connection may have the agent open.
     pub fn encrypt_agent(&self, token: &Token) -> Result<Fingerprint, Error> {
-        self.shared.check_writable()?;
-        let mut catalog = self.shared.catalog()?;
+        let shared = match &self.reach {
+            StoreReach::Local { shared, .. } => shared,
+            StoreReach::Served(served) => return served.writable()?.encrypt_agent(token),
+        };
+        shared.check_writable()?;
+        let mut catalog = shared.catalog()?;
         let number = catalog.authenticate(token)?.number();
-        if self.shared.open_agents()?.get(&number).and_then(Weak::upgrade).is_some() {
+        if shared.open_agents()?.get(&number).and_then(Weak::upgrade).is_some() {
             return Err(Error::AgentInUse { name: catalog.agent_name(number)? });
         }
         // The catalog stays locked: no handle of the agent can be opened until this is done.
@@ -254,9 +371,13 @@ impl<S: SharedStorage> Store<S> {
     /// # Errors
     ///
     /// `Error::UnknownAgent` when no agent has that name; `Error::Internal` when a thread
-    /// panicked holding the store.
+    /// panicked holding the store; through a server, the errors of a connection.
     pub fn is_encrypted(&self, name: &str) -> Result<bool, Error> {
-        let catalog = self.shared.catalog()?;
+        let shared = match &self.reach {
+            StoreReach::Local { shared, .. } => shared,
+            StoreReach::Served(served) => return served.client().is_encrypted(name),
+        };
+        let catalog = shared.catalog()?;
         Ok(catalog.is_encrypted(catalog.agent_number(name)?))
     }
 
@@ -265,9 +386,13 @@ impl<S: SharedStorage> Store<S> {
     /// # Errors
     ///
     /// `Error::UnknownToken` for a token of no agent; `Error::Internal` when a thread panicked
-    /// holding the store.
+    /// holding the store; through a server, the errors of a connection.
     pub fn agent_name_of(&self, token: &Token) -> Result<String, Error> {
-        let catalog = self.shared.catalog()?;
+        let shared = match &self.reach {
+            StoreReach::Local { shared, .. } => shared,
+            StoreReach::Served(served) => return served.client().agent_name_of(token),
+        };
+        let catalog = shared.catalog()?;
         catalog.agent_name(catalog.authenticate(token)?.number())
     }
 
@@ -275,9 +400,13 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// # Errors
     ///
-    /// `Error::Internal` when a thread panicked holding the store.
+    /// `Error::Internal` when a thread panicked holding the store; through a server, the errors
+    /// of a connection.
     pub fn agent_names(&self) -> Result<Vec<String>, Error> {
-        Ok(self.shared.catalog()?.agent_names())
+        match &self.reach {
+            StoreReach::Local { shared, .. } => Ok(shared.catalog()?.agent_names()),
+            StoreReach::Served(served) => served.client().agent_names(),
+        }
     }
 }
 

@@ -3,18 +3,16 @@
 
 use std::sync::Arc;
 
-use cheesedb::{Fingerprint, Mode, TrustRules};
+use cheesedb::{Fingerprint, Mode};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 
+use crate::agent_slot::AgentSlot;
 use crate::batch::Batch;
 use crate::convert::{self, Content, IdArgument, Legs, Limit, ModeArgument, Vector};
 use crate::errors::{invalid_argument, IntoPython};
-use crate::gate::Gate;
-use crate::handle::{either, AgentSlot, Handle};
 use crate::node::{python_repr, Hit, Node};
 use crate::report::report_dict;
-use crate::tracking::Tracking;
 
 /// One agent's memory, opened with `Store.open_agent(token)` or, through a memory server,
 /// `Client.open_agent(token)`; both give the same methods, values and exceptions.
@@ -27,55 +25,35 @@ use crate::tracking::Tracking;
 #[pyclass(module = "cheesedb", frozen)]
 pub(crate) struct Agent {
     slot: Arc<AgentSlot>,
-    gate: Arc<Gate>,
     name: String,
-    /// The trust rules of a local agent's store (a server applies its own).
-    rules: Arc<TrustRules>,
-    /// Read tracking of a local agent (a server tracks its sessions itself).
-    tracking: Arc<Tracking>,
 }
 
 impl Agent {
     /// An agent object for an open handle.
-    pub(crate) fn new(slot: Arc<AgentSlot>, gate: Arc<Gate>, name: String, rules: Arc<TrustRules>) -> Agent {
-        Agent { slot, gate, name, rules, tracking: Arc::default() }
+    pub(crate) fn new(slot: Arc<AgentSlot>, name: String) -> Agent {
+        Agent { slot, name }
     }
 
-    /// Runs a read on the engine or the server with the GIL released.
-    fn read<T: Send>(
+    /// Runs `action` on the engine or the server with the GIL released: a write may wait there
+    /// for a batch of another thread. A forked process is refused first, before any lock of
+    /// the agent is taken (a thread of the parent may have held it at the fork).
+    fn call<T: Send>(
         &self,
         py: Python<'_>,
-        action: impl FnOnce(&Handle) -> Result<T, cheesedb::Error> + Send,
+        action: impl FnOnce(&cheesedb::Agent) -> Result<T, cheesedb::Error> + Send,
     ) -> PyResult<T> {
         let handle = self.slot.handle()?;
         handle.check_same_process().into_python(py)?;
         py.detach(|| action(&handle)).into_python(py)
     }
 
-    /// Runs a write on the engine or the server with the GIL released, once no batch of
-    /// another thread holds this agent's gate.
-    fn write<T: Send>(
-        &self,
-        py: Python<'_>,
-        action: impl FnOnce(&Handle) -> Result<T, cheesedb::Error> + Send,
-    ) -> PyResult<T> {
-        let handle = self.slot.handle()?;
-        // Before the gate: in a forked child, a batch of a thread of the parent may hold it.
-        handle.check_same_process().into_python(py)?;
-        let gate = &self.gate;
-        let outcome = py.detach(|| gate.pass().map(|_held| action(&handle)))?;
-        outcome.into_python(py)
-    }
-
-    /// Runs a search and notes its hits as read (a local agent tracking reads).
+    /// Runs a search; its hits count as read when the agent tracks reads.
     fn search_with(
         &self,
         py: Python<'_>,
-        action: impl FnOnce(&Handle) -> Result<Vec<cheesedb::Hit>, cheesedb::Error> + Send,
+        action: impl FnOnce(&cheesedb::Agent) -> Result<Vec<cheesedb::Hit>, cheesedb::Error> + Send,
     ) -> PyResult<Vec<Hit>> {
-        let hits = self.read(py, action)?;
-        self.tracking.note_hits(&hits);
-        Ok(hits.into_iter().map(Hit::from).collect())
+        Ok(self.call(py, action)?.into_iter().map(Hit::from).collect())
     }
 }
 
@@ -92,14 +70,14 @@ impl Agent {
     /// encrypt_agent).
     #[getter]
     fn is_encrypted(&self, py: Python<'_>) -> PyResult<bool> {
-        self.read(py, Handle::is_encrypted)
+        self.call(py, |handle| Ok(handle.is_encrypted()))
     }
 
     /// Adds a source (a lot): a non-empty label and its content (str, stored as UTF-8, or
     /// bytes). Returns its id. Durable when it returns.
     #[pyo3(text_signature = "(self, label, content)")]
     fn add_lot(&self, py: Python<'_>, label: String, content: Content) -> PyResult<u64> {
-        self.write(py, |handle| either!(handle, agent => agent.add_lot(&label, &content.0))).map(cheesedb::Id::get)
+        self.call(py, |handle| handle.add_lot(&label, &content.0)).map(cheesedb::Id::get)
     }
 
     /// Adds a memory learned through `legs`: a list of legs, each a list of parent ids (lots or
@@ -107,15 +85,7 @@ impl Agent {
     /// memory lives while at least one leg holds. Returns its id. Durable when it returns.
     #[pyo3(text_signature = "(self, content, legs)")]
     fn remember(&self, py: Python<'_>, content: Content, legs: Legs) -> PyResult<u64> {
-        let reads = self.tracking.snapshot();
-        let id = self.write(py, |handle| match (handle, &reads) {
-            (Handle::Local(agent), Some(reads)) => agent.remember_tracked(&content.0, &legs.0, reads),
-            (handle, _) => either!(handle, agent => agent.remember(&content.0, &legs.0)),
-        })?;
-        if let Some(reads) = &reads {
-            self.tracking.forget(reads);
-        }
-        Ok(id.get())
+        self.call(py, |handle| handle.remember(&content.0, &legs.0)).map(cheesedb::Id::get)
     }
 
     /// The memories that `recall(id, mode)` would remove, ascending, without writing anything.
@@ -123,7 +93,7 @@ impl Agent {
     /// anywhere in its history.
     #[pyo3(signature = (id, mode = ModeArgument(Mode::Fair)), text_signature = "(self, id, mode='fair')")]
     fn preview_recall(&self, py: Python<'_>, id: IdArgument, mode: ModeArgument) -> PyResult<Vec<u64>> {
-        let removed = self.read(py, |handle| either!(handle, agent => agent.preview_recall(id.0, mode.0)))?;
+        let removed = self.call(py, |handle| handle.preview_recall(id.0, mode.0))?;
         Ok(removed.into_iter().map(cheesedb::Id::get).collect())
     }
 
@@ -137,7 +107,7 @@ impl Agent {
     )]
     fn recall(&self, py: Python<'_>, id: IdArgument, mode: ModeArgument, erase: bool) -> PyResult<Vec<u64>> {
         let removal = convert::removal(erase);
-        let removed = self.write(py, |handle| either!(handle, agent => agent.recall(id.0, mode.0, removal)))?;
+        let removed = self.call(py, |handle| handle.recall(id.0, mode.0, removal))?;
         Ok(removed.into_iter().map(cheesedb::Id::get).collect())
     }
 
@@ -145,38 +115,34 @@ impl Agent {
     /// alive False and content None.
     #[pyo3(text_signature = "(self, id)")]
     fn get(&self, py: Python<'_>, id: IdArgument) -> PyResult<Node> {
-        let node = self.read(py, |handle| either!(handle, agent => agent.get(id.0)))?;
-        self.tracking.note_node(&node);
-        Ok(Node::from(node))
+        self.call(py, |handle| handle.get(id.0)).map(Node::from)
     }
 
     /// As get(), but a recalled lot or memory keeps its content until it is erased or
     /// compacted away: for looking into what a recall hid. Not counted as a read.
     #[pyo3(text_signature = "(self, id)")]
     fn audit(&self, py: Python<'_>, id: IdArgument) -> PyResult<Node> {
-        self.read(py, |handle| either!(handle, agent => agent.audit(id.0))).map(Node::from)
+        self.call(py, |handle| handle.audit(id.0)).map(Node::from)
     }
 
     /// The alive lots and memories, ascending by id.
     #[pyo3(text_signature = "(self)")]
     fn list(&self, py: Python<'_>) -> PyResult<Vec<Node>> {
-        let nodes = self.read(py, |handle| {
-            either!(handle, agent => {
-                let mut ids = agent.lots()?;
-                ids.extend(agent.memories()?);
-                ids.sort_unstable();
-                let mut nodes = Vec::with_capacity(ids.len());
-                for id in ids {
-                    // `audit` rather than `get`: a server counts each `get` as a read of its
-                    // session, and listing is not reading. For an alive node the two agree.
-                    let node = agent.audit(id)?;
-                    // A recall on another thread may have come between the listing and the read.
-                    if node.is_alive() {
-                        nodes.push(node);
-                    }
+        let nodes = self.call(py, |agent| {
+            let mut ids = agent.lots()?;
+            ids.extend(agent.memories()?);
+            ids.sort_unstable();
+            let mut nodes = Vec::with_capacity(ids.len());
+            for id in ids {
+                // `audit` rather than `get`: each `get` counts as a read of the session, and
+                // listing is not reading. For an alive node the two agree.
+                let node = agent.audit(id)?;
+                // A recall on another thread may have come between the listing and the read.
+                if node.is_alive() {
+                    nodes.push(node);
                 }
-                Ok(nodes)
-            })
+            }
+            Ok(nodes)
         })?;
         Ok(nodes.into_iter().map(Node::from).collect())
     }
@@ -185,34 +151,34 @@ impl Agent {
     /// `limit`. Recalled ones are never found.
     #[pyo3(signature = (query, limit = Limit(10)), text_signature = "(self, query, limit=10)")]
     fn search(&self, py: Python<'_>, query: String, limit: Limit) -> PyResult<Vec<Hit>> {
-        self.search_with(py, |handle| either!(handle, agent => agent.search(&query, limit.0)))
+        self.search_with(py, |handle| handle.search(&query, limit.0))
     }
 
     /// Attaches a vector (a sequence of finite numbers, not all zero; one dimension per agent)
     /// to the lot or memory `id`, replacing any it had. Durable when it returns.
     #[pyo3(text_signature = "(self, id, vector)")]
     fn set_vector(&self, py: Python<'_>, id: IdArgument, vector: Vector) -> PyResult<()> {
-        self.write(py, |handle| either!(handle, agent => agent.set_vector(id.0, &vector.0)))
+        self.call(py, |handle| handle.set_vector(id.0, &vector.0))
     }
 
     /// The lots and memories whose vectors are nearest to `vector` by cosine, best first, at
     /// most `limit`.
     #[pyo3(signature = (vector, limit = Limit(10)), text_signature = "(self, vector, limit=10)")]
     fn search_vector(&self, py: Python<'_>, vector: Vector, limit: Limit) -> PyResult<Vec<Hit>> {
-        self.search_with(py, |handle| either!(handle, agent => agent.search_vector(&vector.0, limit.0)))
+        self.search_with(py, |handle| handle.search_vector(&vector.0, limit.0))
     }
 
     /// A keyword search and a vector search fused by reciprocal rank, best first, at most
     /// `limit`.
     #[pyo3(signature = (query, vector, limit = Limit(10)), text_signature = "(self, query, vector, limit=10)")]
     fn search_hybrid(&self, py: Python<'_>, query: String, vector: Vector, limit: Limit) -> PyResult<Vec<Hit>> {
-        self.search_with(py, |handle| either!(handle, agent => agent.search_hybrid(&query, &vector.0, limit.0)))
+        self.search_with(py, |handle| handle.search_hybrid(&query, &vector.0, limit.0))
     }
 
     /// Whether the lot or memory `id` has a vector.
     #[pyo3(text_signature = "(self, id)")]
     fn has_vector(&self, py: Python<'_>, id: IdArgument) -> PyResult<bool> {
-        self.read(py, |handle| either!(handle, agent => agent.has_vector(id.0)))
+        self.call(py, |handle| handle.has_vector(id.0))
     }
 
     /// Re-reads and checks the whole history; returns its head fingerprint as text. Keep it
@@ -226,11 +192,9 @@ impl Agent {
                 invalid_argument("a kept fingerprint is the text verify() returned: <records>-<64 hex digits>")
             })?),
         };
-        let fingerprint = self.read(py, |handle| {
-            either!(handle, agent => match &kept {
-                None => agent.verify(),
-                Some(kept) => agent.verify_extends(kept),
-            })
+        let fingerprint = self.call(py, |handle| match &kept {
+            None => handle.verify(),
+            Some(kept) => handle.verify_extends(kept),
         })?;
         Ok(fingerprint.to_string())
     }
@@ -244,19 +208,19 @@ impl Agent {
     fn batch(&self, py: Python<'_>) -> PyResult<Batch> {
         let handle = self.slot.handle()?;
         handle.check_same_process().into_python(py)?;
-        Ok(Batch::new(handle, self.gate.clone(), self.tracking.clone()))
+        Ok(Batch::new(handle))
     }
 
     /// Rewrites the agent's files without the text of recalled lots and memories.
     #[pyo3(text_signature = "(self)")]
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
-        self.write(py, |handle| either!(handle, agent => agent.compact()))
+        self.call(py, cheesedb::Agent::compact)
     }
 
     /// What opening this agent found and did (segments, records, repairs), as a dict.
     #[pyo3(text_signature = "(self)")]
     fn report<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let report = self.read(py, Handle::report)?;
+        let report = self.call(py, |handle| Ok(handle.report()))?;
         report_dict(py, &report)
     }
 
@@ -266,11 +230,7 @@ impl Agent {
     /// them); a memory has the best over its legs of the worst of each leg's parents.
     #[pyo3(text_signature = "(self, id)")]
     fn trust(&self, py: Python<'_>, id: IdArgument) -> PyResult<&'static str> {
-        let rules = &self.rules;
-        let level = self.read(py, |handle| match handle {
-            Handle::Local(agent) => agent.trust(id.0, rules),
-            Handle::Remote(agent) => agent.trust(id.0),
-        })?;
+        let level = self.call(py, |handle| handle.trust(id.0))?;
         Ok(level.as_str())
     }
 
@@ -280,18 +240,7 @@ impl Agent {
     /// (list() does not count as reading). Turning it off forgets what was read.
     #[pyo3(text_signature = "(self, on)")]
     fn track_reads(&self, py: Python<'_>, on: bool) -> PyResult<()> {
-        let handle = self.slot.handle()?;
-        handle.check_same_process().into_python(py)?;
-        match handle {
-            // With the GIL held, as every lock of the package but the gate and a batch's state
-            // is taken: a thread of the parent cannot be holding one at a fork, which the
-            // forking thread makes holding the GIL.
-            Handle::Local(_) => {
-                self.tracking.set(on);
-                Ok(())
-            }
-            Handle::Remote(agent) => py.detach(|| agent.track_reads(on)).into_python(py),
-        }
+        self.call(py, |handle| handle.track_reads(on))
     }
 
     /// Closes this handle; later calls raise ClosedError. When it is the last handle of the

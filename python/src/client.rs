@@ -2,15 +2,14 @@
 //! over its socket; `connect(path)` makes one.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use cheesedb::{Token, TrustRules};
+use cheesedb::Token;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
 use crate::agent::Agent;
 use crate::errors::{closed, to_python, IntoPython};
-use crate::handle::Handle;
 use crate::node::python_repr;
 use crate::opened_agents::{lock, OpenedAgents};
 
@@ -24,12 +23,9 @@ use crate::opened_agents::{lock, OpenedAgents};
 #[pyfunction]
 #[pyo3(text_signature = "(path)")]
 pub(crate) fn connect(py: Python<'_>, path: PathBuf) -> PyResult<Client> {
-    let client = py.detach(|| cheesedb::Client::connect(&path)).into_python(py)?;
-    Ok(Client {
-        socket: client.socket_path().display().to_string(),
-        client: Mutex::new(Some(client)),
-        agents: OpenedAgents::default(),
-    })
+    let client = py.detach(|| cheesedb::Store::connect(&path)).into_python(py)?;
+    let socket = client.socket_path().map(|socket| socket.display().to_string()).unwrap_or_default();
+    Ok(Client { socket, client: Mutex::new(Some(client)), agents: OpenedAgents::default() })
 }
 
 /// A connection to a memory server, made by `cheesedb.connect(path)`: the methods of a Store
@@ -39,14 +35,15 @@ pub(crate) fn connect(py: Python<'_>, path: PathBuf) -> PyResult<Client> {
 #[pyclass(module = "cheesedb", frozen)]
 pub(crate) struct Client {
     socket: String,
-    client: Mutex<Option<cheesedb::Client>>,
-    /// The agents opened through this client, closed with it, and their write gates.
+    /// The store the server holds, reached through its socket.
+    client: Mutex<Option<cheesedb::Store>>,
+    /// The agents opened through this client, closed with it.
     agents: OpenedAgents,
 }
 
 impl Client {
-    /// A clone of the client, for one call.
-    fn handle(&self) -> PyResult<cheesedb::Client> {
+    /// A clone of the connected store, for one call.
+    fn handle(&self) -> PyResult<cheesedb::Store> {
         lock(&self.client).clone().ok_or_else(|| closed("client"))
     }
 }
@@ -94,8 +91,7 @@ impl Client {
                 Ok((handle, name))
             })
             .into_python(py)?;
-        // The server applies its own trust rules; these are never consulted.
-        Ok(self.agents.add(Handle::Remote(handle), name, Arc::new(TrustRules::new())))
+        Ok(self.agents.add(handle, name))
     }
 
     /// Deletes the agent named `name`, as Store.delete_agent.
@@ -120,7 +116,7 @@ impl Client {
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let client = lock(&self.client).take();
         let agents = self.agents.take_all();
-        let forked = client.as_ref().map_or(Ok(()), cheesedb::Client::check_same_process);
+        let forked = client.as_ref().map_or(Ok(()), cheesedb::Store::check_same_process);
         py.detach(|| {
             // Closing a remote handle only closes its connection: it cannot fail but in a fork,
             // which the client's own check reports.

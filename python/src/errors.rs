@@ -258,9 +258,12 @@ pub(crate) fn to_python(py: Python<'_>, error: cheesedb::Error) -> PyErr {
         E::UnknownId { id } => (UnknownIdError::new_err(message), vec![("id", number(py, id.get()))]),
         E::DeadParent { id } => (DeadParentError::new_err(message), vec![("id", number(py, id.get()))]),
         E::AlreadyRecalled { id } => (AlreadyRecalledError::new_err(message), vec![("id", number(py, id.get()))]),
-        E::NoLegs | E::EmptyLeg { .. } | E::LimitExceeded { .. } | E::InvalidName { .. } | E::InvalidVector { .. } => {
-            (InvalidArgumentError::new_err(message), Vec::new())
-        }
+        E::NoLegs
+        | E::EmptyLeg { .. }
+        | E::LimitExceeded { .. }
+        | E::InvalidName { .. }
+        | E::InvalidVector { .. }
+        | E::BatchOpen => (InvalidArgumentError::new_err(message), Vec::new()),
         E::AgentExists { .. } => (AgentExistsError::new_err(message), Vec::new()),
         E::UnknownAgent { .. } | E::UnknownToken | E::MalformedToken => {
             (UnknownAgentError::new_err(message), Vec::new())

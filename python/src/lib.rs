@@ -6,17 +6,15 @@
 //! meanwhile. The Python package `cheesedb` re-exports all of it; see its README.
 
 mod agent;
+mod agent_slot;
 mod batch;
 mod client;
 mod convert;
 mod errors;
-mod gate;
-mod handle;
 mod node;
 mod opened_agents;
 mod report;
 mod store;
-mod tracking;
 
 use pyo3::prelude::*;
 

@@ -1,16 +1,15 @@
 //! `Store`: a folder of agents, opened from Python.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use cheesedb::{Token, TrustRules};
+use cheesedb::Token;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
 use crate::agent::Agent;
 use crate::convert::TrustRulesArgument;
 use crate::errors::{closed, to_python, IntoPython};
-use crate::handle::Handle;
 use crate::node::python_repr;
 use crate::opened_agents::{lock, OpenedAgents};
 
@@ -26,9 +25,8 @@ use crate::opened_agents::{lock, OpenedAgents};
 pub(crate) struct Store {
     path: PathBuf,
     read_only: bool,
-    rules: Arc<TrustRules>,
     store: Mutex<Option<cheesedb::Store>>,
-    /// The agents opened from this store, closed with it, and their write gates.
+    /// The agents opened from this store, closed with it.
     agents: OpenedAgents,
 }
 
@@ -44,14 +42,10 @@ impl Store {
     #[new]
     #[pyo3(signature = (path, *, read_only = false, trust_rules = None))]
     fn new(py: Python<'_>, path: PathBuf, read_only: bool, trust_rules: Option<TrustRulesArgument>) -> PyResult<Store> {
-        let opened = py.detach(|| cheesedb::Store::builder(&path).read_only(read_only).open()).into_python(py)?;
-        Ok(Store {
-            path,
-            read_only,
-            rules: Arc::new(trust_rules.map(|rules| rules.0).unwrap_or_default()),
-            store: Mutex::new(Some(opened)),
-            agents: OpenedAgents::default(),
-        })
+        let rules = trust_rules.map(|rules| rules.0).unwrap_or_default();
+        let builder = cheesedb::Store::builder(&path).read_only(read_only).trust_rules(rules);
+        let opened = py.detach(|| builder.open()).into_python(py)?;
+        Ok(Store { path, read_only, store: Mutex::new(Some(opened)), agents: OpenedAgents::default() })
     }
 
     /// The store folder, as given.
@@ -106,7 +100,7 @@ impl Store {
                 Ok((handle, name))
             })
             .into_python(py)?;
-        Ok(self.agents.add(Handle::Local(handle), name, self.rules.clone()))
+        Ok(self.agents.add(handle, name))
     }
 
     /// Deletes the agent named `name` and every file made for it. Its open handles raise

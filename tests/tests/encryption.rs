@@ -51,9 +51,11 @@ fn write_script<S: cheesedb::SharedStorage>(agent: &Agent<S>) -> Script {
         })
         .unwrap();
     let mut staged = StagedBatch::default();
-    let note = agent.stage(&mut staged, |batch| batch.add_lot("user_message", b"I hate umbrellas")).unwrap();
-    agent.stage(&mut staged, |batch| batch.remember(b"offer a raincoat instead", &[Leg::from([note, rainy])])).unwrap();
-    agent.commit_staged(staged).unwrap();
+    let note = agent.stage_into(&mut staged, |batch| batch.add_lot("user_message", b"I hate umbrellas")).unwrap();
+    agent
+        .stage_into(&mut staged, |batch| batch.remember(b"offer a raincoat instead", &[Leg::from([note, rainy])]))
+        .unwrap();
+    agent.commit_staged_batch(staged).unwrap();
     let mut last = note;
     for index in 0..40 {
         let text = format!("note {index}: rain in Pune is {} mm", index * 3);
@@ -78,7 +80,7 @@ fn answers<S: cheesedb::SharedStorage>(agent: &Agent<S>, last: Id) -> String {
         if node.is_alive() {
             // A recalled node's level may rest on the label of an erased lot: see
             // `an_erase_takes_an_encrypted_lots_label_with_its_content`.
-            out += &format!("trust {id}: {:?}\n", agent.trust(id, &rules()));
+            out += &format!("trust {id}: {:?}\n", agent.trust_under(id, &rules()));
             out += &format!("has_vector {id}: {:?}\n", agent.has_vector(id));
             out += &format!("preview {id}: {:?}\n", agent.preview_recall(id, Mode::Strict));
         }

@@ -125,10 +125,11 @@ fn write_every_way<B: Backend>(place: &B, alice: &Agent<B::Storage>, written: &m
     written.assert_nowhere(place, "a batch");
 
     let mut staged = StagedBatch::default();
-    let staged_lot = alice.stage(&mut staged, |batch| batch.add_lot(STAGED_LABEL, &canary("staged-lot"))).unwrap();
-    let staged_memory =
-        alice.stage(&mut staged, |batch| batch.remember(&canary("staged-memory"), &[Leg::from([staged_lot])])).unwrap();
-    alice.commit_staged(staged).unwrap();
+    let staged_lot = alice.stage_into(&mut staged, |batch| batch.add_lot(STAGED_LABEL, &canary("staged-lot"))).unwrap();
+    let staged_memory = alice
+        .stage_into(&mut staged, |batch| batch.remember(&canary("staged-memory"), &[Leg::from([staged_lot])]))
+        .unwrap();
+    alice.commit_staged_batch(staged).unwrap();
     written.texts.push((staged_lot, canary("staged-lot")));
     written.texts.push((staged_memory, canary("staged-memory")));
     written.labels.push(STAGED_LABEL);

@@ -172,15 +172,15 @@ fn batches_and_staged_batches_track_reads_too<B: Backend>() {
 
     let mut staged = StagedBatch::default();
     let staged_memory =
-        alice.stage(&mut staged, |batch| batch.remember_tracked(b"staged", &[Leg::from([lot])], &read)).unwrap();
-    alice.commit_staged(staged).unwrap();
+        alice.stage_into(&mut staged, |batch| batch.remember_tracked(b"staged", &[Leg::from([lot])], &read)).unwrap();
+    alice.commit_staged_batch(staged).unwrap();
     assert_eq!(alice.get(staged_memory).unwrap().tracked_parents(), &[page]);
 
     // A read source recalled between the step and the commit is caught at the commit.
     let mut staged = StagedBatch::default();
-    alice.stage(&mut staged, |batch| batch.remember_tracked(b"too late", &[Leg::from([lot])], &read)).unwrap();
+    alice.stage_into(&mut staged, |batch| batch.remember_tracked(b"too late", &[Leg::from([lot])], &read)).unwrap();
     alice.recall(page, Mode::Fair, Removal::Untrusted).unwrap();
-    assert_eq!(alice.commit_staged(staged), Err(Error::DeadParent { id: page }));
+    assert_eq!(alice.commit_staged_batch(staged), Err(Error::DeadParent { id: page }));
     assert_eq!(alice.memories().unwrap(), Vec::<Id>::new(), "both tracked memories went with the page");
 }
 

@@ -44,7 +44,7 @@ fn fixture<S: cheesedb::SharedStorage>(alice: &Agent<S>) -> Fixture {
 }
 
 fn levels<S: cheesedb::SharedStorage>(alice: &Agent<S>, ids: &[Id], rules: &TrustRules) -> Vec<TrustLevel> {
-    ids.iter().map(|id| alice.trust(*id, rules).unwrap()).collect()
+    ids.iter().map(|id| alice.trust_under(*id, rules).unwrap()).collect()
 }
 
 fn best_leg_of_worst_parents<B: Backend>() {
@@ -56,7 +56,7 @@ fn best_leg_of_worst_parents<B: Backend>() {
     assert_eq!(levels(&alice, &all, &TrustRules::new()), [Normal; 6], "without rules every level is normal");
     let vouched = rules().with("web_page", High).with("weather_tool", High);
     assert_eq!(levels(&alice, &all, &vouched), [High; 6], "the labels are kept, the rules apply afresh");
-    assert_eq!(alice.trust(Id::from(99), &rules()), Err(Error::UnknownId { id: Id::from(99) }));
+    assert_eq!(alice.trust_under(Id::from(99), &rules()), Err(Error::UnknownId { id: Id::from(99) }));
 }
 
 fn a_recall_leaves_only_the_legs_that_still_hold<B: Backend>() {
@@ -65,8 +65,8 @@ fn a_recall_leaves_only_the_legs_that_still_hold<B: Backend>() {
     let f = fixture(&alice);
     // The message's recall leaves `either` standing on the page alone.
     assert_eq!(alice.recall(f.message, Mode::Fair, Removal::Untrusted).unwrap(), Vec::<Id>::new());
-    assert_eq!(alice.trust(f.either, &rules()), Ok(Low));
-    assert_eq!(alice.trust(f.message, &rules()), Ok(High), "a recalled lot keeps its label's level");
+    assert_eq!(alice.trust_under(f.either, &rules()), Ok(Low));
+    assert_eq!(alice.trust_under(f.message, &rules()), Ok(High), "a recalled lot keeps its label's level");
     // A recalled memory is judged over all its legs, as it was written.
     assert_eq!(alice.recall(f.tool, Mode::Fair, Removal::Untrusted).unwrap(), vec![f.together, f.both]);
     assert_eq!(levels(&alice, &[f.together, f.both], &rules()), [Low, Low]);
@@ -102,16 +102,16 @@ fn a_leg_with_one_of_its_parents_recalled_no_longer_counts<B: Backend>() {
     let page = alice.add_lot("web_page", b"profile: lives in Pune").unwrap();
     let memory = alice.remember(b"rain where they live", &[Leg::from([message, tool]), Leg::from([page])]).unwrap();
     let vouched = rules().with("weather_tool", High);
-    assert_eq!(alice.trust(memory, &rules()), Ok(Normal), "the message and the tool together, normal at worst");
-    assert_eq!(alice.trust(memory, &vouched), Ok(High));
+    assert_eq!(alice.trust_under(memory, &rules()), Ok(Normal), "the message and the tool together, normal at worst");
+    assert_eq!(alice.trust_under(memory, &vouched), Ok(High));
     assert_eq!(alice.recall(message, Mode::Fair, Removal::Untrusted).unwrap(), Vec::<Id>::new());
     assert!(alice.get(memory).unwrap().is_alive(), "the page still holds it");
     for rules in [rules(), vouched] {
-        assert_eq!(alice.trust(memory, &rules), Ok(Low), "only the page's leg holds, though the tool is alive");
+        assert_eq!(alice.trust_under(memory, &rules), Ok(Low), "only the page's leg holds, though the tool is alive");
     }
     drop(alice);
     let alice = place.open(Options::default()).unwrap().open_agent(&token).unwrap();
-    assert_eq!(alice.trust(memory, &rules().with("weather_tool", High)), Ok(Low), "after reopen");
+    assert_eq!(alice.trust_under(memory, &rules().with("weather_tool", High)), Ok(Low), "after reopen");
 }
 
 cheesedb_tests::conformance!(
@@ -246,7 +246,7 @@ proptest! {
             }
         }
         for id in reference.alive.keys() {
-            prop_assert_eq!(alice.trust(Id::from(*id), &rules).unwrap(), reference.trust(*id, &rules), "id {}", id);
+            prop_assert_eq!(alice.trust_under(Id::from(*id), &rules).unwrap(), reference.trust(*id, &rules), "id {}", id);
         }
     }
 }

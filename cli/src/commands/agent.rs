@@ -3,15 +3,14 @@
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use cheesedb::{Error, Fingerprint, Token};
+use cheesedb::{Error, Fingerprint, Store, Token};
 use serde_json::json;
 
 use crate::arguments::AgentCommand;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::output::escaped;
-use crate::session::{agent_token, describe_agent, open_store_handle, TokenSource};
-use crate::store_handle::StoreHandle;
+use crate::session::{agent_token, describe_agent, reach_store, TokenSource};
 use crate::tokens::{tokens_path, SavedTokens};
 use cheesedb::access_log;
 
@@ -26,8 +25,8 @@ pub fn run(command: AgentCommand, context: &Context) -> Result<(), Failure> {
 }
 
 fn create(name: &str, encrypted: bool, context: &Context) -> Result<(), Failure> {
-    let store = open_store_handle(&context.folder)?;
-    let token = store.create_agent(name, encrypted)?;
+    let store = reach_store(&context.folder, context.access, None)?;
+    let token = if encrypted { store.create_encrypted_agent(name)? } else { store.create_agent(name)? };
     let saved = SavedTokens::update(&context.folder, |tokens| tokens.insert(name, &token));
     let tokens_file = tokens_path(&context.folder);
     let value = json!({
@@ -53,7 +52,7 @@ fn create(name: &str, encrypted: bool, context: &Context) -> Result<(), Failure>
 }
 
 fn list(context: &Context) -> Result<(), Failure> {
-    let store = open_store_handle(&context.folder)?;
+    let store = reach_store(&context.folder, context.access, None)?;
     let names = store.agent_names()?;
     let encrypted = names.iter().map(|name| store.is_encrypted(name)).collect::<Result<Vec<bool>, _>>()?;
     let tokens = SavedTokens::load(&context.folder)?;
@@ -85,7 +84,7 @@ fn list(context: &Context) -> Result<(), Failure> {
 }
 
 fn delete(name: &str, context: &Context) -> Result<(), Failure> {
-    let store = open_store_handle(&context.folder)?;
+    let store = reach_store(&context.folder, context.access, None)?;
     store.delete_agent(name)?;
     SavedTokens::update(&context.folder, |tokens| {
         tokens.remove(name);
@@ -123,7 +122,7 @@ fn delete(name: &str, context: &Context) -> Result<(), Failure> {
 }
 
 fn encrypt(agent: &str, context: &Context) -> Result<(), Failure> {
-    let store = open_store_handle(&context.folder)?;
+    let store = reach_store(&context.folder, context.access, None)?;
     let (token, source) = agent_token(&context.folder, &store, agent)?;
     let unknown = |error| match error {
         Error::UnknownToken => Failure::new(format!(
@@ -160,7 +159,7 @@ fn encrypt(agent: &str, context: &Context) -> Result<(), Failure> {
 const IN_USE_WAIT_MAX: Duration = Duration::from_secs(2);
 
 /// Encrypts the agent of `token`, trying again for a moment while it is in use.
-fn encrypt_once_free(store: &StoreHandle, token: &Token) -> Result<Fingerprint, Error> {
+fn encrypt_once_free(store: &Store, token: &Token) -> Result<Fingerprint, Error> {
     let started = Instant::now();
     loop {
         match store.encrypt_agent(token) {

@@ -10,7 +10,7 @@ use crate::session::open_agent;
 
 /// Compacts the agent and prints `{"compacted": true}`.
 pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
-    let agent = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let progress = spinner("compacting");
     let compacted = agent.compact();
     progress.finish_and_clear();

@@ -3,10 +3,9 @@
 //! write per batch. What was stored stays stored if the server fails half-way: running the
 //! command again goes on where it stopped.
 
-use cheesedb::Id;
+use cheesedb::{Agent, Error, Id, VectorProblem};
 use serde_json::json;
 
-use crate::agent_handle::AgentHandle;
 use crate::arguments::AgentOnly;
 use crate::commands::Context;
 use crate::embeddings::attach::embeddable_text;
@@ -40,7 +39,7 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
             context.folder.display()
         )));
     };
-    let agent = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let mut alive = agent.lots()?;
     alive.extend(agent.memories()?);
     alive.sort_unstable();
@@ -71,7 +70,7 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
 
 /// Embeds the content of `ids` a request at a time and stores each request's vectors in one
 /// batch.
-fn fill(agent: &AgentHandle, embedder: &Embedder, ids: &[Id]) -> Result<Filled, Failure> {
+fn fill(agent: &Agent, embedder: &Embedder, ids: &[Id]) -> Result<Filled, Failure> {
     let progress = count_bar(ids.len() as u64, "embedding");
     let mut filled = Filled::default();
     let mut pending: Vec<(Id, String)> = Vec::new();
@@ -102,24 +101,39 @@ fn fill(agent: &AgentHandle, embedder: &Embedder, ids: &[Id]) -> Result<Filled, 
 }
 
 /// Embeds `pending` and stores the vectors in one batch.
-fn send(
-    agent: &AgentHandle,
-    embedder: &Embedder,
-    pending: &[(Id, String)],
-    filled: &mut Filled,
-) -> Result<(), Failure> {
+fn send(agent: &Agent, embedder: &Embedder, pending: &[(Id, String)], filled: &mut Filled) -> Result<(), Failure> {
     let texts: Vec<&str> = pending.iter().map(|(_, text)| text.as_str()).collect();
     let stopped =
         format!("stopped after {} vector(s), which are stored (run the command again to go on)", filled.embedded);
     let vectors = embedder.embed(&texts).map_err(|reason| Failure::new(format!("{stopped}: {reason}")))?;
     let items: Vec<(Id, &[f32])> =
         pending.iter().zip(&vectors).map(|((id, _), vector)| (*id, vector.as_slice())).collect();
-    let refused = agent
-        .set_vectors(&items)
+    let refused = set_vectors(agent, &items)
         .map_err(|error| Failure::from(error).context(&format!("{stopped}; storing the next ones failed")))?;
     let stored = u64::try_from(items.len() - refused.len()).unwrap_or(u64::MAX);
     let refused = refused.into_iter().map(|(id, problem)| (id, format!("the server's vector was refused: {problem}")));
     filled.embedded += stored;
     filled.skipped.extend(refused);
     Ok(())
+}
+
+/// Gives each id its vector, all in one durable write. A vector the engine refuses is left out
+/// and returned with the reason, so the others are still stored.
+///
+/// # Errors
+///
+/// The first error that is not about one vector; then nothing is stored.
+fn set_vectors(agent: &Agent, items: &[(Id, &[f32])]) -> Result<Vec<(Id, VectorProblem)>, Error> {
+    // Each vector is checked before anything of it is in the batch, so the rest can go on.
+    agent.batch(|batch| {
+        let mut refused = Vec::new();
+        for (id, vector) in items {
+            match batch.set_vector(*id, vector) {
+                Ok(()) => {}
+                Err(Error::InvalidVector { problem }) => refused.push((*id, problem)),
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(refused)
+    })
 }

@@ -5,10 +5,9 @@
 //! failed embedding costs only the vector: the command still succeeds, says so on standard
 //! error, and `cheesedb embed` fills the vector in later.
 
-use cheesedb::{Error, Id};
+use cheesedb::{Agent, Error, Id};
 use serde_json::{json, Value};
 
-use crate::agent_handle::AgentHandle;
 use crate::commands::Context;
 use crate::embeddings::attach::{attach_vector, VectorStatus};
 use crate::embeddings::config;
@@ -23,16 +22,16 @@ pub fn write_then_embed(
     context: &Context,
     agent_name: &str,
     content: &[u8],
-    write: impl FnOnce(&AgentHandle) -> Result<Id, Error>,
+    write: impl FnOnce(&Agent) -> Result<Id, Error>,
     describe: impl FnOnce(Id) -> String,
 ) -> Result<(), Failure> {
     // Read before the write: a broken embed.conf stops the command with nothing written.
     let embedder = config::load(&context.folder)?;
     let id = {
-        let agent = open_agent(&context.folder, agent_name)?;
+        let agent = open_agent(&context.folder, context.access, agent_name)?;
         write(&agent)?
     };
-    let reopen = || open_agent(&context.folder, agent_name).map_err(|failure| failure.to_string());
+    let reopen = || open_agent(&context.folder, context.access, agent_name).map_err(|failure| failure.to_string());
     let status = embedder.as_ref().map(|embedder| attach_vector(embedder, id, content, &reopen));
     let mut value = json!({ "id": id.get() });
     if let (Some(status), Value::Object(fields)) = (&status, &mut value) {

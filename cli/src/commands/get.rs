@@ -15,7 +15,7 @@ use crate::session::open_agent;
 /// "content_encoding", "trust"}`,
 /// with `content` null for a recalled node.
 pub fn run(arguments: AgentAndId, context: &Context) -> Result<(), Failure> {
-    let agent = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let node = agent.get(Id::from(arguments.id))?;
     let trust = agent.trust(node.id)?;
     let mut value = node_json(&node, LotWord::Lot);

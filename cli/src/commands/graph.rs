@@ -17,7 +17,7 @@ const LABEL_CHARACTERS_MAX: usize = 48;
 /// Prints the graph. JSON: `{"nodes": [node...], "edges": [{"from", "to", "leg"}]}`, where an
 /// edge runs from a parent to the memory whose leg number `leg` (from 0) names it.
 pub fn run(arguments: GraphArguments, context: &Context) -> Result<(), Failure> {
-    let agent = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let nodes = all_nodes(&agent)?;
     if arguments.dot && !context.printer.is_json() {
         return write_stdout(&dot(&nodes));

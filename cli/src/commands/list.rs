@@ -1,9 +1,8 @@
 //! `cheesedb list AGENT`: the alive lots, and the alive memories with their legs and sources.
 
-use cheesedb::{Id, NodeKind, TrustLevel};
+use cheesedb::{Agent, Id, NodeKind, TrustLevel};
 use serde_json::{json, Value};
 
-use crate::agent_handle::AgentHandle;
 use crate::arguments::ListArguments;
 use crate::commands::remember::describe_legs;
 use crate::commands::Context;
@@ -17,7 +16,7 @@ const PREVIEW_CHARACTERS_MAX: usize = 72;
 /// Prints `{"lots": [{"id", "label", "content", "trust"}], "memories": [{"id", "content", "legs",
 /// "sources", "trust", "tracked_parents"}]}`.
 pub fn run(arguments: ListArguments, context: &Context) -> Result<(), Failure> {
-    let agent = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let shown = Shown { agent: &agent, exclude_low_trust: arguments.exclude_low_trust };
     let (lots, lot_lines) = lots(&shown)?;
     let (memories, memory_lines) = memories(&shown)?;
@@ -32,7 +31,7 @@ pub fn run(arguments: ListArguments, context: &Context) -> Result<(), Failure> {
 
 /// The agent, and which of its nodes the list leaves out.
 struct Shown<'agent> {
-    agent: &'agent AgentHandle,
+    agent: &'agent Agent,
     exclude_low_trust: bool,
 }
 

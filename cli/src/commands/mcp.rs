@@ -6,7 +6,7 @@ use crate::embeddings::config;
 use crate::failure::Failure;
 use crate::mcp::server::{Server, Settings};
 use crate::output::escaped;
-use crate::session::{describe_agent, open_named_agent, open_store_handle};
+use crate::session::{describe_agent, open_named_agent, reach_store};
 use crate::trust_rules;
 
 /// Checks that the agent opens, then serves it until the app closes standard input.
@@ -15,7 +15,7 @@ pub fn run(arguments: McpArguments, context: &Context) -> Result<(), Failure> {
     let trust_rules = trust_rules::load(&context.folder)?;
     let token = {
         // Fail now, with a clear line in the app's log, rather than on every tool call.
-        let store = open_store_handle(&context.folder)?;
+        let store = reach_store(&context.folder, context.access, Some(&trust_rules))?;
         open_named_agent(&context.folder, &store, &arguments.agent)?.0
     };
     let agent = escaped(&describe_agent(&arguments.agent));
@@ -32,6 +32,6 @@ pub fn run(arguments: McpArguments, context: &Context) -> Result<(), Failure> {
         eprintln!("cheesedb mcp: read tracking is off; memories rest only on the legs the model names");
     }
     let settings = Settings { embedder, trust_rules, read_tracking: !arguments.no_read_tracking };
-    let server = Server::new(&context.folder, token, &arguments.agent, settings)?;
+    let server = Server::new(&context.folder, context.access, token, &arguments.agent, settings)?;
     server.run(std::io::stdin(), std::io::stdout())
 }

@@ -28,12 +28,15 @@ use std::path::PathBuf;
 use crate::arguments::Command;
 use crate::failure::{Failure, EXIT_SUCCESS};
 use crate::output::Printer;
+use crate::session::Access;
 
-/// What every subcommand needs: the data folder and how to print.
+/// What every subcommand needs: the data folder, how to reach its store, and how to print.
 #[derive(Debug, Clone)]
 pub struct Context {
     /// The data folder.
     pub folder: PathBuf,
+    /// How the store is reached (`--io`, `--read-only`).
+    pub access: Access,
     /// Where results go, as JSON or text.
     pub printer: Printer,
 }

@@ -12,7 +12,7 @@ use crate::session::open_agent;
 /// asks the same question the recall would, with the same mode and removal, so it gives the
 /// same answer or the same refusal.
 pub fn run(arguments: RecallArguments, context: &Context) -> Result<(), Failure> {
-    let agent = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let id = Id::from(arguments.id);
     let mode = if arguments.strict { Mode::Strict } else { Mode::Fair };
     let removal = if arguments.erase { Removal::Erase } else { Removal::Untrusted };

@@ -38,7 +38,9 @@ pub fn run(arguments: ReplicateArguments, context: &Context) -> Result<(), Failu
             lag_bound: Duration::from_millis(arguments.max_lag_ms),
             wait_for_ship: arguments.wait_for_ship,
         };
-        return serve_until_signalled(folder, &socket, Settings::default(), false, Some(replication), ready);
+        // The server writes what it ships: it never opens the store read-only.
+        let access = crate::session::Access { read_only: false, ..context.access };
+        return serve_until_signalled(folder, &socket, Settings::default(), access, Some(replication), ready);
     }
     let store = Store::open(&context.folder).map_err(|error| opened_failure(error, &context.folder))?;
     let bucket = connect(&arguments.to, &context.folder)?;

@@ -11,8 +11,8 @@ use crate::session::open_agent;
 /// opens the store afresh, so this is what this open found; a repair made by an earlier command
 /// was noted on that command's standard error.
 pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
-    let agent = open_agent(&context.folder, &arguments.agent)?;
-    let report = agent.report()?;
+    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
+    let report = agent.report();
     let value = json!({
         "segments": report.segments,
         "records": report.records,

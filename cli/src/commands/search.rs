@@ -27,7 +27,7 @@ pub fn run(arguments: SearchArguments, context: &Context) -> Result<u8, Failure>
     // Embed the query before taking the store's lock: the server may take its time.
     let embedder = config::load(&context.folder)?;
     let vector = QueryVector::of(query, embedder.as_ref());
-    let agent = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let filter = if arguments.exclude_low_trust { TrustFilter::ExcludeLow } else { TrustFilter::Everything };
     let searched = search(&agent, query, vector, limit, filter)?;
     if let Some(note) = searched.ranking.fallback_note() {

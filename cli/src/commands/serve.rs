@@ -13,7 +13,7 @@ use crate::arguments::ServeArguments;
 use crate::commands::Context;
 use crate::failure::{Failure, EXIT_ERROR};
 use crate::output::escaped;
-use crate::session::{chosen_io, chosen_read_only};
+use crate::session::Access;
 
 /// Serves the data folder until stopped. Once the socket listens it says so: on standard output
 /// as one JSON line with `--json` (the socket, the folder and the pid), else one line on
@@ -47,7 +47,7 @@ pub fn run(arguments: ServeArguments, context: &Context) -> Result<(), Failure> 
         }),
         None => None,
     };
-    serve_until_signalled(&context.folder, &socket, settings, chosen_read_only(), replication, ready)
+    serve_until_signalled(&context.folder, &socket, settings, context.access, replication, ready)
 }
 
 /// Makes the data folder if needed, serves it at `socket` with the folder's trust rules, calls
@@ -57,7 +57,7 @@ pub fn serve_until_signalled(
     folder: &Path,
     socket: &Path,
     settings: Settings,
-    read_only: bool,
+    access: Access,
     replication: Option<Replication>,
     ready: impl FnOnce(),
 ) -> Result<(), Failure> {
@@ -65,8 +65,8 @@ pub fn serve_until_signalled(
         .map_err(|error| Failure::new(format!("cannot make the data folder {}: {error}", folder.display())))?;
     let options = ServeOptions {
         settings,
-        io: chosen_io(),
-        read_only,
+        io: access.io,
+        read_only: access.read_only,
         trust_rules: crate::trust_rules::load(folder)?,
         replication,
     };

@@ -18,7 +18,7 @@ pub fn run(arguments: VerifyArguments, context: &Context) -> Result<(), Failure>
         })?),
         None => None,
     };
-    let agent = open_agent(&context.folder, &arguments.agent)?;
+    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let progress = spinner("verifying");
     let checked = match &expected {
         Some(kept) => agent.verify_extends(kept),

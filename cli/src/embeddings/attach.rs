@@ -3,10 +3,9 @@
 //! nonsense can cost the node its vector, never the node itself: it is still found by its words,
 //! and `cheesedb embed` gives it a vector later.
 
-use cheesedb::Id;
+use cheesedb::{Agent, Id};
 use serde_json::{json, Map, Value};
 
-use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
 
 /// Whether a node just written got its vector.
@@ -60,7 +59,7 @@ pub fn attach_vector(
     embedder: &Embedder,
     id: Id,
     content: &[u8],
-    open: &dyn Fn() -> Result<AgentHandle, String>,
+    open: &dyn Fn() -> Result<Agent, String>,
 ) -> VectorStatus {
     let attached = embeddable_text(content).and_then(|text| embedder.embed_one(text)).and_then(|vector| {
         let agent = open()?;
@@ -104,10 +103,9 @@ mod tests {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let text = format!("base_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"");
         let embedder = Embedder::new(crate::endpoint::parse(&text, std::time::Duration::from_secs(2)).unwrap());
-        let open = || -> Result<AgentHandle, String> {
+        let open = || -> Result<Agent, String> {
             let store = Store::open(folder.path()).map_err(|error| error.to_string())?;
-            let agent = store.open_agent(&token).map_err(|error| error.to_string())?;
-            Ok(AgentHandle::in_process(agent, store, cheesedb::TrustRules::new()))
+            store.open_agent(&token).map_err(|error| error.to_string())
         };
         let status = attach_vector(&embedder, id, b"rain", &open);
         assert!(matches!(&status, VectorStatus::Missing(reason) if reason.contains("no reply")), "{status:?}");

@@ -1,21 +1,16 @@
-//! Read tracking for one MCP session: the ids the model was shown through `get` and
+//! What read tracking means for one MCP session: the ids the model was shown through `get` and
 //! `search_memories` since its previous `remember` become parents of the next memory it
 //! remembers, added to each leg it declared. A model that forgets to name what it read then
 //! still leaves a memory that is recalled with its source. Listing does not count as reading.
-
-use std::sync::{Mutex, MutexGuard, PoisonError};
+//!
+//! The reads are kept by the library's [`ReadTracking`], across the opens of the agent (each
+//! tool call opens it anew). What is the MCP server's own is the answer to a refusal: the model
+//! is told why, in its words, and the reads that caused it are let go.
 
 use cheesedb::limits::PARENTS_PER_LEG_MAX;
-use cheesedb::{Error, Id, Leg, Limit, Node, ReadSet};
+use cheesedb::{Agent, Error, Id, Leg, Limit, ReadTracking};
 
-use crate::agent_handle::AgentHandle;
 use crate::mcp::explain::explain;
-
-/// The session's reads, or nothing when tracking is off.
-#[derive(Debug)]
-pub struct ReadTracking {
-    reads: Option<Mutex<ReadSet>>,
-}
 
 /// A memory just remembered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,67 +21,33 @@ pub struct Remembered {
     pub tracked_parents: Vec<Id>,
 }
 
-impl ReadTracking {
-    /// Tracking on (`true`) or off.
-    pub fn new(on: bool) -> ReadTracking {
-        ReadTracking { reads: on.then(|| Mutex::new(ReadSet::new())) }
-    }
-
-    fn reads(&self) -> Option<MutexGuard<'_, ReadSet>> {
-        self.reads.as_ref().map(|reads| reads.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-
-    /// Notes that the model was shown `ids`.
-    pub fn note(&self, ids: impl IntoIterator<Item = Id>) {
-        if let Some(mut reads) = self.reads() {
-            ids.into_iter().for_each(|id| reads.note(id));
+/// Remembers `content` in `agent`, learned through `legs` and, with `tracking` on, through
+/// everything read since the previous memory; those reads are then forgotten.
+///
+/// A refusal because of the reads (too many, or one forgotten since it was read) says so, and
+/// lets go of the reads that caused it: the model is told, so a second call is its choice,
+/// made knowing what is no longer tracked.
+pub fn remember(tracking: &ReadTracking, agent: &Agent, content: &[u8], legs: &[Leg]) -> Result<Remembered, String> {
+    let Some(reads) = tracking.reads() else {
+        let id = agent.remember(content, legs).map_err(explain)?;
+        return Ok(Remembered { id, tracked_parents: Vec::new() });
+    };
+    match agent.remember_tracked(content, legs, &reads) {
+        Ok(id) => {
+            let declared_everywhere = |id: &Id| legs.iter().all(|leg| leg.parents().contains(id));
+            let tracked_parents = reads.ids().iter().copied().filter(|id| !declared_everywhere(id)).collect();
+            tracking.forget(&reads);
+            Ok(Remembered { id, tracked_parents })
         }
-    }
-
-    /// Notes a node the model was shown through `get` (an alive one only: see
-    /// `ReadSet::note_node`).
-    pub fn note_node(&self, node: &Node) {
-        if let Some(mut reads) = self.reads() {
-            reads.note_node(node);
+        Err(Error::LimitExceeded { what: Limit::ReadSetIds | Limit::ParentsPerLegWithReadSet, .. }) => {
+            tracking.forget(&reads);
+            Err(too_many_reads(reads.len()))
         }
-    }
-
-    /// The ids read since the last memory was remembered.
-    #[cfg(test)]
-    fn read_ids(&self) -> Vec<Id> {
-        self.reads().map(|reads| reads.ids().to_vec()).unwrap_or_default()
-    }
-
-    /// Remembers `content`, learned through `legs` and, with tracking on, through everything
-    /// read since the previous memory; those reads are then forgotten.
-    ///
-    /// A refusal because of the reads (too many, or one forgotten since it was read) says so,
-    /// and lets go of the reads that caused it: the model is told, so a second call is its
-    /// choice, made knowing what is no longer tracked.
-    pub fn remember(&self, agent: &AgentHandle, content: &[u8], legs: &[Leg]) -> Result<Remembered, String> {
-        let Some(mut reads) = self.reads() else {
-            let id = agent.remember(content, legs).map_err(explain)?;
-            return Ok(Remembered { id, tracked_parents: Vec::new() });
-        };
-        match agent.remember_tracked(content, legs, &reads) {
-            Ok(id) => {
-                let declared_everywhere = |id: &Id| legs.iter().all(|leg| leg.parents().contains(id));
-                let tracked_parents = reads.ids().iter().copied().filter(|id| !declared_everywhere(id)).collect();
-                reads.clear();
-                Ok(Remembered { id, tracked_parents })
-            }
-            Err(Error::LimitExceeded { what: Limit::ReadSetIds | Limit::ParentsPerLegWithReadSet, .. }) => {
-                let read = reads.len();
-                reads.clear();
-                Err(too_many_reads(read))
-            }
-            Err(Error::DeadParent { id }) if reads.ids().contains(&id) && !declared(legs, id) => {
-                let kept: ReadSet = reads.ids().iter().copied().filter(|read| *read != id).collect();
-                *reads = kept;
-                Err(forgotten_read(id))
-            }
-            Err(error) => Err(explain(error)),
+        Err(Error::DeadParent { id }) if reads.ids().contains(&id) && !declared(legs, id) => {
+            tracking.forget_id(id);
+            Err(forgotten_read(id))
         }
+        Err(error) => Err(explain(error)),
     }
 }
 
@@ -112,11 +73,15 @@ mod tests {
     use super::*;
     use cheesedb::{Mode, Removal, Store};
 
-    fn agent() -> (tempfile::TempDir, AgentHandle) {
+    fn agent() -> (tempfile::TempDir, Agent) {
         let folder = tempfile::tempdir().unwrap();
         let store = Store::open(folder.path()).unwrap();
         let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
-        (folder, AgentHandle::in_process(agent, store, cheesedb::TrustRules::new()))
+        (folder, agent)
+    }
+
+    fn read_ids(tracking: &ReadTracking) -> Vec<Id> {
+        tracking.reads().map(|reads| reads.ids().to_vec()).unwrap_or_default()
     }
 
     #[test]
@@ -126,11 +91,11 @@ mod tests {
         let declared = agent.add_lot("note", b"declared").unwrap();
         let tracking = ReadTracking::new(true);
         tracking.note([read, declared]);
-        let first = tracking.remember(&agent, b"m", &[Leg::from([declared])]).unwrap();
+        let first = remember(&tracking, &agent, b"m", &[Leg::from([declared])]).unwrap();
         assert_eq!(first.tracked_parents, [read]);
         assert_eq!(agent.get(first.id).unwrap().tracked_parents(), [read]);
-        assert!(tracking.read_ids().is_empty());
-        let second = tracking.remember(&agent, b"n", &[Leg::from([declared])]).unwrap();
+        assert!(read_ids(&tracking).is_empty());
+        let second = remember(&tracking, &agent, b"n", &[Leg::from([declared])]).unwrap();
         assert!(second.tracked_parents.is_empty());
     }
 
@@ -140,9 +105,9 @@ mod tests {
         let read = agent.add_lot("web_page", b"read").unwrap();
         let tracking = ReadTracking::new(false);
         tracking.note([read]);
-        assert!(tracking.read_ids().is_empty());
+        assert!(read_ids(&tracking).is_empty());
         let declared = agent.add_lot("note", b"declared").unwrap();
-        let memory = tracking.remember(&agent, b"m", &[Leg::from([declared])]).unwrap();
+        let memory = remember(&tracking, &agent, b"m", &[Leg::from([declared])]).unwrap();
         assert!(agent.get(memory.id).unwrap().tracked_parents().is_empty());
     }
 
@@ -154,9 +119,9 @@ mod tests {
         let tracking = ReadTracking::new(true);
         tracking.note([read]);
         agent.recall(read, Mode::Fair, Removal::Untrusted).unwrap();
-        let refused = tracking.remember(&agent, b"m", &[Leg::from([declared])]).unwrap_err();
+        let refused = remember(&tracking, &agent, b"m", &[Leg::from([declared])]).unwrap_err();
         assert!(refused.contains("nothing was stored") && refused.contains(&read.to_string()), "{refused}");
-        assert!(tracking.remember(&agent, b"m", &[Leg::from([declared])]).is_ok());
+        assert!(remember(&tracking, &agent, b"m", &[Leg::from([declared])]).is_ok());
     }
 
     #[test]
@@ -166,9 +131,9 @@ mod tests {
             (0..=PARENTS_PER_LEG_MAX).map(|index| agent.add_lot("x", index.to_string().as_bytes()).unwrap()).collect();
         let tracking = ReadTracking::new(true);
         tracking.note(ids.iter().copied());
-        let refused = tracking.remember(&agent, b"m", &[Leg::from([ids[0]])]).unwrap_err();
+        let refused = remember(&tracking, &agent, b"m", &[Leg::from([ids[0]])]).unwrap_err();
         assert!(refused.contains(&format!("more than {PARENTS_PER_LEG_MAX}")), "{refused}");
-        assert!(tracking.read_ids().is_empty());
-        assert!(tracking.remember(&agent, b"m", &[Leg::from([ids[0]])]).is_ok());
+        assert!(read_ids(&tracking).is_empty());
+        assert!(remember(&tracking, &agent, b"m", &[Leg::from([ids[0]])]).is_ok());
     }
 }

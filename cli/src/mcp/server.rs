@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cheesedb::{Error, Token, TrustRules};
+use cheesedb::{Agent, Error, ReadTracking, Token, TrustRules};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode,
     Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
@@ -22,16 +22,14 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use crate::agent_handle::AgentHandle;
 use crate::embeddings::client::Embedder;
 use crate::failure::Failure;
 use crate::mcp::definitions;
 use crate::mcp::explain::explain;
 use crate::mcp::protocol::RpcError;
-use crate::mcp::reading::ReadTracking;
 use crate::mcp::tools::{self, Served, ToolOutcome};
 use crate::mcp::transport::StdioTransport;
-use crate::session::{describe_agent, note_repairs, reach_store, Reached};
+use crate::session::{describe_agent, note_repairs, reach_store, Access};
 
 /// What the server tells the model about itself when the session starts.
 const INSTRUCTIONS: &str = "Long-term memory with provenance. Before you answer anything that earlier conversations or stored sources could bear on, call search_memories to find what you know. Store every source you learn from with add_source, then store what you learn with remember, naming the ids it came from as legs. If a source later proves wrong, malicious or private, forget_source DELETES it and everything learned from it. Read with search_memories, get and list_memories. What you read with get and search_memories is added to the legs of the next memory you remember (read tracking). Everything shown has a trust level: low means learned only from sources the user marked low trust, so treat it as unverified.";
@@ -42,6 +40,7 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 struct ServedAgent {
     folder: PathBuf,
+    access: Access,
     token: Token,
     agent_name: String,
     /// The embeddings server of `embed.conf`, if there is one.
@@ -75,18 +74,16 @@ impl ServedAgent {
     /// else in this process. The caller drops the handle when done, so neither the folder lock
     /// nor a connection is held between calls, and a server restarted between two calls is
     /// simply reached again (the session's reads are kept here, not on the server).
-    fn open_agent(&self) -> Result<AgentHandle, String> {
-        let opened = match reach_store(&self.folder).map_err(|failure| failure.to_string())? {
-            Reached::Server(client) => {
-                client.open_agent(&self.token).map(|agent| AgentHandle::Served { agent, read_only: false })
+    fn open_agent(&self) -> Result<Agent, String> {
+        let store =
+            reach_store(&self.folder, self.access, Some(&self.trust_rules)).map_err(|failure| failure.to_string())?;
+        match store.open_agent(&self.token) {
+            Ok(agent) => {
+                if !agent.is_served() {
+                    note_repairs(&self.agent_name, &agent.report());
+                }
+                Ok(agent)
             }
-            Reached::Opened(store) => store.open_agent(&self.token).map(|agent| {
-                note_repairs(&self.agent_name, &agent.report());
-                AgentHandle::in_process(agent, store, self.trust_rules.clone())
-            }),
-        };
-        match opened {
-            Ok(agent) => Ok(agent),
             Err(Error::UnknownToken) => {
                 Err(format!("{} was deleted; this server can no longer reach it", describe_agent(&self.agent_name)))
             }
@@ -105,14 +102,22 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server for the agent that `token` opens in the store at `folder`, as `settings` say.
+    /// A server for the agent that `token` opens in the store at `folder` (reached as `access`
+    /// says), as `settings` say.
     ///
     /// # Errors
     ///
     /// When the tool definitions do not fit the SDK's types (a mistake in this program).
-    pub fn new(folder: &Path, token: Token, agent_name: &str, settings: Settings) -> Result<Server, Failure> {
+    pub fn new(
+        folder: &Path,
+        access: Access,
+        token: Token,
+        agent_name: &str,
+        settings: Settings,
+    ) -> Result<Server, Failure> {
         let agent = ServedAgent {
             folder: folder.to_path_buf(),
+            access,
             token,
             agent_name: agent_name.to_owned(),
             embedder: settings.embedder,

@@ -9,16 +9,15 @@
 //! Every source and memory shown carries its trust under the rules of `trust.toml`; what `get`
 //! and `search_memories` show is noted for read tracking ([`ReadTracking`]).
 
-use cheesedb::{Id, Mode, Node, NodeKind, Removal, TrustLevel};
+use cheesedb::{Agent, Id, Mode, Node, NodeKind, ReadTracking, Removal, TrustLevel};
 use serde_json::{json, Map, Value};
 
-use crate::agent_handle::AgentHandle;
 use crate::embeddings::attach::attach_vector;
 use crate::embeddings::client::Embedder;
 use crate::mcp::arguments::ToolArguments;
 use crate::mcp::explain::explain;
 use crate::mcp::protocol::{ErrorCode, RpcError};
-use crate::mcp::reading::ReadTracking;
+use crate::mcp::reading;
 use crate::memory_search::{hits_json, search, QueryVector, TrustFilter, HITS_DEFAULT};
 use crate::nodes::{legs_json, node_json, LotWord, SourceFinder};
 use crate::output::content_json;
@@ -43,7 +42,7 @@ pub enum ToolOutcome {
 }
 
 /// Opens the served agent for one call; the store is dropped with the returned pair.
-pub type OpenAgent<'open> = dyn Fn() -> Result<AgentHandle, String> + 'open;
+pub type OpenAgent<'open> = dyn Fn() -> Result<Agent, String> + 'open;
 
 /// What a tool call may use: the served agent (judged by the rules of `trust.toml`), the
 /// embeddings server if there is one, and the session's reads.
@@ -95,7 +94,7 @@ fn remember(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, Str
     let legs = arguments.legs("legs")?;
     let remembered = {
         let agent = (served.open)()?;
-        served.reads.remember(&agent, text.as_bytes(), &legs)?
+        reading::remember(served.reads, &agent, text.as_bytes(), &legs)?
     };
     let mut result = written(remembered.id, text, served);
     if !remembered.tracked_parents.is_empty() {
@@ -206,7 +205,7 @@ fn list_memories(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value
 }
 
 /// The ids among `ids` whose trust is not low.
-fn not_low_trust(agent: &AgentHandle, ids: Vec<Id>) -> Result<Vec<Id>, String> {
+fn not_low_trust(agent: &Agent, ids: Vec<Id>) -> Result<Vec<Id>, String> {
     let mut kept = Vec::with_capacity(ids.len());
     for id in ids {
         if agent.trust(id).map_err(explain)? != TrustLevel::Low {

@@ -1,5 +1,6 @@
 //! [`ClientAgent`]: an agent reached through the memory server, with the methods of
 //! [`Agent`](crate::Agent).
+#![allow(deprecated)] // The deprecated type is this module's own.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -25,6 +26,12 @@ use crate::protocol::{wire_leg, Request, Response};
 /// (`--wait-for-ship`) answers a write it stored but could not ship with
 /// `Error::StoredNotShipped`, carrying the id the write was given: it is kept, and must not be
 /// made again.
+///
+/// Deprecated: [`Store::connect`](crate::Store::connect) opens agents as [`Agent`](crate::Agent)s,
+/// with the signatures of a local agent (`trust(id)`, `report() -> Report`, `is_encrypted() ->
+/// bool`), the same staged batch (`stage`, `commit_staged`, `drop_staged`), and a gate that
+/// keeps a write of this process from waiting on the server for a batch of its own thread.
+#[deprecated(since = "1.1.0", note = "use the `Agent` of a store made by `Store::connect`")]
 #[derive(Clone)]
 pub struct ClientAgent {
     connection: Arc<Mutex<Connection>>,

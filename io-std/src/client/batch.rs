@@ -1,5 +1,6 @@
 //! [`ClientBatch`]: the writes of [`ClientAgent::batch`](super::ClientAgent::batch), staged on
 //! the server one request each.
+#![allow(deprecated)] // The deprecated type is this module's own.
 
 use cheesedb_core::{Error, Id, Leg};
 
@@ -8,6 +9,10 @@ use crate::protocol::{wire_leg, BatchWrite, Request, Response};
 
 /// Collects writes that commit together, as [`Batch`](crate::Batch) does: each is checked by
 /// the server when made, and ids handed out are final.
+///
+/// Deprecated: the [`Batch`](crate::Batch) of an [`Agent`](crate::Agent) is one type whether
+/// the agent is local or served.
+#[deprecated(since = "1.1.0", note = "use `Batch`, the batch of a local or served `Agent`")]
 pub struct ClientBatch<'c> {
     connection: &'c mut Connection,
     staged: usize,

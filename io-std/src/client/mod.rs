@@ -1,5 +1,8 @@
-//! [`Client`]: the library's way to a memory server (`cheesedb serve`), with the methods of
-//! [`Store`](crate::Store) and [`Agent`](crate::Agent) over its socket.
+//! [`Client`]: the connections to a memory server (`cheesedb serve`), with the methods of
+//! [`Store`](crate::Store) and [`Agent`](crate::Agent) over its socket. A store made by
+//! [`Store::connect`](crate::Store::connect) runs on them; before that existed, programs used
+//! them directly, which they still may (deprecated).
+#![allow(deprecated)] // The deprecated types are this module's own.
 
 mod agent;
 mod batch;
@@ -40,7 +43,12 @@ const IDLE_CONNECTIONS_MAX: usize = 4;
 /// the client and of the agents it opened fails with `Error::ForkedProcess` and nothing is sent
 /// on the parent's connections; connect again in the child.
 ///
+/// Deprecated: [`Store::connect`](crate::Store::connect) gives a [`Store`](crate::Store) with
+/// the same methods, whose agents are [`Agent`](crate::Agent)s like those of a store open in
+/// this process.
+///
 /// ```no_run
+/// # #![allow(deprecated)]
 /// # fn main() -> Result<(), cheesedb::Error> {
 /// let client = cheesedb::Client::connect("/home/me/.cheesedb")?;
 /// let token = client.create_agent("alice")?;
@@ -50,6 +58,7 @@ const IDLE_CONNECTIONS_MAX: usize = 4;
 /// # Ok(())
 /// # }
 /// ```
+#[deprecated(since = "1.1.0", note = "use `Store::connect`, whose store and agents are those of a local store")]
 #[derive(Clone)]
 pub struct Client {
     shared: Arc<ClientShared>,

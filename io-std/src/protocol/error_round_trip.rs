@@ -3,8 +3,8 @@
 //! that one added later cannot be left out, and the protocol version that fixes their encoding.
 
 use cheesedb_core::{
-    CorruptReason, Error, ErrorSource, FenceReason, Id, InternalRule, Limit, MessageProblem, NameProblem,
-    SocketProblem, StorageBackend, StorageErrorKind, StorageOperation, VectorProblem,
+    CorruptReason, Error, ErrorSource, FenceReason, Id, InternalRule, Limit, LocalOperation, MessageProblem,
+    NameProblem, SocketProblem, StorageBackend, StorageErrorKind, StorageOperation, VectorProblem,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -85,6 +85,8 @@ fn every_error() -> Vec<Error> {
         Error::ForkedProcess { opening_process_id: 41, current_process_id: 42 },
         Error::ReplicaNotFound { prefix: String::from("backups/") },
         Error::ReplicaNotFound { prefix: String::new() },
+        Error::BatchOpen,
+        Error::NeedsLocalStore { operation: LocalOperation::TrustUnderGivenRules },
     ]
 }
 
@@ -208,6 +210,9 @@ fn every_fact_of_every_kind_comes_back_in_its_error() {
         let reason = String::from("refused");
         assert_fact_comes_back(Error::BackendUnavailable { backend, reason }, backend.describe());
     }
+    for operation in every_variant::<LocalOperation>("error.rs", "LocalOperation") {
+        assert_fact_comes_back(Error::NeedsLocalStore { operation }, &operation.to_string());
+    }
     for reason in every_variant::<CorruptReason>("corrupt_reason.rs", "CorruptReason") {
         assert_fact_comes_back(Error::Corrupt { file: path(), offset: 0, reason }, reason.describe());
     }
@@ -269,7 +274,8 @@ fn declaration_fingerprint(source: &str, name: &str) -> u64 {
 /// field added, removed or moved must come with a new protocol version, or a client would take
 /// the server's error for bytes that are not a message.
 const ENCODED_ENUMS: &[(&str, &str, usize, u64)] = &[
-    ("error.rs", "Error", 40, 0x8d43_4f10_ffb9_dd46),
+    ("error.rs", "Error", 42, 0x8f82_1c74_e139_3140),
+    ("error.rs", "LocalOperation", 6, 0xc188_cfce_8b6d_45c3),
     ("error.rs", "SocketProblem", 2, 0x8172_ada1_80a7_8c70),
     ("error.rs", "VectorProblem", 4, 0x9ad4_58b4_3fb2_9737),
     ("corrupt_reason.rs", "CorruptReason", 144, 0xebab_9394_4e15_5fa1),

@@ -2,14 +2,14 @@
 //! again from a loop (the `cheesedb replicate` command, or a thread of the memory server).
 
 use std::collections::BTreeMap;
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use cheesedb_core::replica::{AgentShipper, Bucket, ReplicaPrefix};
-use cheesedb_core::{Error, Fingerprint};
+use cheesedb_core::{Error, Fingerprint, LocalOperation};
 
 use crate::mutex::lock;
-use crate::shared::SharedStorage;
+use crate::shared::{SharedStorage, StoreShared};
 use crate::store::Store;
 
 /// How far one agent's replica is behind the agent.
@@ -56,7 +56,7 @@ struct AgentState {
 
 /// Ships the agents of one store to one place in a bucket.
 pub struct Replicator<B: Bucket, S: SharedStorage> {
-    store: Store<S>,
+    store: Arc<StoreShared<S>>,
     bucket: B,
     prefix: ReplicaPrefix,
     run: u64,
@@ -75,12 +75,14 @@ impl<B: Bucket, S: SharedStorage> Replicator<B, S> {
     ///
     /// # Errors
     ///
-    /// `Error::Io` when no random run number can be drawn.
+    /// `Error::Io` when no random run number can be drawn; `Error::NeedsLocalStore` for a store
+    /// reached through a memory server (the server replicates its own store).
     pub fn new(store: &Store<S>, bucket: B, prefix: &str) -> Result<Replicator<B, S>, Error> {
+        let store = store.local(LocalOperation::Replication)?.clone();
         let mut run = [0u8; 8];
         getrandom::fill(&mut run).map_err(|error| Error::ObjectStore { detail: error.to_string() })?;
         Ok(Replicator {
-            store: store.clone(),
+            store,
             bucket,
             prefix: ReplicaPrefix::new(prefix),
             run: u64::from_le_bytes(run),
@@ -98,7 +100,7 @@ impl<B: Bucket, S: SharedStorage> Replicator<B, S> {
     /// `Error::ObjectStore` when the bucket fails (a later pass goes on where this one
     /// stopped); `Error::Corrupt` or `Error::Io` when an agent's files cannot be read.
     pub fn ship(&mut self) -> Result<ShipReport, Error> {
-        let entries = self.store.shared.catalog()?.agent_entries();
+        let entries = self.store.catalog()?.agent_entries();
         self.agents.retain(|name, _| entries.iter().any(|entry| entry.name == *name));
         let mut report = ShipReport::default();
         for entry in entries {
@@ -157,12 +159,12 @@ impl<B: Bucket, S: SharedStorage> Replicator<B, S> {
 /// Plans one agent's ship with its writes held: with the store's catalog locked (no handle of
 /// the agent can be opened meanwhile) and, when a handle is open, its engine too.
 fn plan_with_writes_held<S: SharedStorage>(
-    store: &Store<S>,
+    store: &StoreShared<S>,
     number: u64,
     state: &mut AgentState,
 ) -> Result<Option<cheesedb_core::replica::ShipPlan>, Error> {
-    let catalog = store.shared.catalog()?;
-    let open = store.shared.open_agents()?.get(&number).and_then(Weak::upgrade);
+    let catalog = store.catalog()?;
+    let open = store.open_agents()?.get(&number).and_then(Weak::upgrade);
     let engine = open.as_ref().map(|engine| lock(&engine.engine)).transpose()?;
     let seen = (
         open.as_ref().map(|engine| std::sync::Arc::as_ptr(engine) as usize),

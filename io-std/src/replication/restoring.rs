@@ -8,7 +8,7 @@ use cheesedb_core::replica::{
     check_head_grants, fetch_head, head_key, list_replica, parse_head, restore_agent_files, Bucket, BucketError,
     Follower, ReplicaPrefix,
 };
-use cheesedb_core::{Error, Fingerprint, NameProblem};
+use cheesedb_core::{Error, Fingerprint, LocalOperation, NameProblem};
 
 use crate::store::Store;
 
@@ -92,7 +92,7 @@ pub fn restore_from<B: Bucket>(
         return Err(Error::ReplicaNotFound { prefix: prefix.as_str().to_owned() });
     }
     let store = Store::open(folder)?;
-    let mut catalog = store.shared.catalog()?;
+    let mut catalog = store.local(LocalOperation::Replication)?.catalog()?;
     check_head_grants(&prefix, &heads, &catalog.agent_entries())?;
     let mut restored = Vec::new();
     for head in heads.iter().filter(|head| agent.is_none_or(|name| head.name == name)) {
@@ -143,7 +143,7 @@ impl<B: Bucket> Follow<B> {
     /// folder open; `Error::ObjectStore` when the bucket fails.
     pub fn step(&mut self) -> Result<Vec<(String, Fingerprint)>, Error> {
         let store = Store::open(&self.folder)?;
-        let mut catalog = store.shared.catalog()?;
+        let mut catalog = store.local(LocalOperation::Replication)?.catalog()?;
         let mut changed = Vec::new();
         let (heads, _) = heads(&mut self.bucket, &self.prefix, self.agent.as_deref())?;
         check_head_grants(&self.prefix, &heads, &catalog.agent_entries())?;

@@ -264,7 +264,7 @@ impl Session {
             Request::HasVector { id } => Reply::One(Response::Flag(agent.has_vector(Id::from(id))?)),
             Request::IsEncrypted => Reply::One(Response::Flag(agent.is_encrypted())),
             Request::Trust { id } => {
-                Reply::One(Response::Trust(agent.trust(Id::from(id), &self.state.trust_rules)?.into()))
+                Reply::One(Response::Trust(agent.trust_under(Id::from(id), &self.state.trust_rules)?.into()))
             }
             _ => return Err(Error::Internal { what: InternalRule::RequestSortedAsReadIsOne }),
         })
@@ -289,7 +289,7 @@ impl Session {
         };
         let reads = self.tracking.reads();
         batch.remembered |= matches!(write, BatchWrite::Remember { .. });
-        open.agent.stage(&mut batch.staged, |batch| match write {
+        open.agent.stage_into(&mut batch.staged, |batch| match write {
             BatchWrite::AddLot { label, content } => batch.add_lot(&label, &content).map(new_id),
             BatchWrite::Remember { content, legs: lists } => match reads {
                 Some(reads) => batch.remember_tracked(&content, &legs(&lists), reads).map(new_id),
@@ -304,7 +304,7 @@ impl Session {
         let open = self.agent.as_ref().ok_or(Error::MalformedMessage { reason: MessageProblem::NoAgentOpen })?;
         let batch = self.batch.take();
         let remembered = batch.as_ref().is_some_and(|batch| batch.remembered);
-        let outcome = open.agent.commit_staged(batch.map(|batch| batch.staged).unwrap_or_default());
+        let outcome = open.agent.commit_staged_batch(batch.map(|batch| batch.staged).unwrap_or_default());
         open.gate.release(self.id);
         outcome?;
         if remembered {

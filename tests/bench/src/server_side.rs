@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Instant;
 
-use cheesedb::{Agent, Client, ClientAgent, Error, Id, Io, Store, Token};
+use cheesedb::{Agent, Error, Id, Io, Store, Token};
 use serde_json::json;
 
 use crate::cheesedb_command;
@@ -74,12 +74,12 @@ impl Side for Agent {
     }
 }
 
-/// A client's agent, with the means to open another connection to it.
+/// An agent served by the server, with the means to open another connection to it.
 #[derive(Clone)]
 struct Remote {
-    client: Client,
+    client: Store,
     token: Arc<Token>,
-    agent: ClientAgent,
+    agent: Agent,
 }
 
 impl Side for Remote {
@@ -221,7 +221,7 @@ impl Drop for ServerChild {
 fn through_server(program: &Path, folder: &Path, io: Io, size: ServerBenchSize) -> Result<SideFigures, Failure> {
     let token = prepare(folder, io, size.lots)?;
     let server = ServerChild::start(program, folder, io)?;
-    let client = Client::connect(&server.socket).map_err(engine_failure("connecting to the server"))?;
+    let client = Store::connect(&server.socket).map_err(engine_failure("connecting to the server"))?;
     let agent = client.open_agent(&token).map_err(engine_failure("opening the agent through the server"))?;
     let remote = Remote { client, token: Arc::new(token), agent };
     let figures = measure(&remote, size)?;
