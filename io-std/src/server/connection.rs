@@ -38,7 +38,7 @@ struct Wire {
 }
 
 /// Serves the connection `stream` from `peer` until it ends.
-pub fn serve(state: &Arc<ServerState>, session_id: u64, stream: UnixStream, peer: Peer) -> Ended {
+pub fn serve(state: &Arc<ServerState>, stream: UnixStream, peer: Peer) -> Ended {
     let timeout = state.settings.client_timeout;
     let Ok(reader) = stream.try_clone() else { return Ended::Dropped };
     if stream.set_write_timeout(Some(timeout)).is_err() {
@@ -50,7 +50,7 @@ pub fn serve(state: &Arc<ServerState>, session_id: u64, stream: UnixStream, peer
         body: Vec::new(),
         frame: Vec::new(),
     };
-    let mut session = Session::new(state.clone(), session_id, peer);
+    let mut session = Session::new(state.clone(), peer);
     if !wire.hello_exchanged(state) {
         return Ended::Dropped;
     }

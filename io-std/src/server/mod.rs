@@ -32,7 +32,6 @@ mod access;
 mod access_writer;
 mod connection;
 mod connections;
-mod gate;
 mod peer;
 mod reply;
 mod serve_error;
@@ -42,7 +41,6 @@ mod shipping;
 mod socket_file;
 mod stop;
 mod timed_stream;
-mod tracking;
 
 use std::io::ErrorKind;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -57,7 +55,6 @@ use crate::protocol::{write_frame, Response};
 use crate::{Error, Io, Store, TrustRules};
 use access_writer::AccessRecorder;
 use connections::Connections;
-use gate::Gates;
 use peer::peer_of;
 pub use serve_error::{ServeError, ServerThread, SocketStep};
 pub use settings::{Settings, CLIENT_TIMEOUT_DEFAULT_MS, CONNECTIONS_MAX_DEFAULT};
@@ -92,14 +89,10 @@ pub struct ServeOptions {
 pub(crate) struct ServerState {
     /// The store, open for the server's whole life.
     pub(crate) store: Store,
-    /// The write gates of the agents in use.
-    pub(crate) gates: Gates,
     /// The server's limits.
     pub(crate) settings: Settings,
     /// The access logs.
     pub(crate) access: AccessRecorder,
-    /// The rules of `trust.toml`.
-    pub(crate) trust_rules: TrustRules,
     /// When writes are answered only once shipped to the object store: the replicator.
     pub(crate) wait_for_ship: Option<SharedReplicator>,
 }
@@ -127,7 +120,7 @@ impl Server {
     /// claimed, or the access log or replication cannot start.
     pub fn bind(folder: &Path, socket: &Path, options: ServeOptions) -> Result<Server, ServeError> {
         let ServeOptions { settings, io, read_only, trust_rules, replication } = options;
-        let store = open_store(folder, socket, io, read_only)?;
+        let store = open_store(folder, socket, io, read_only)?.with_trust_rules(trust_rules);
         let stopping = Arc::new(AtomicBool::new(false));
         let (wait_for_ship, shipper) = match replication {
             Some(replication) => {
@@ -150,8 +143,7 @@ impl Server {
             kind: error.kind(),
         })?;
         let stopper = Stopper::new(stopping.clone(), socket.to_path_buf(), shared);
-        let state =
-            Arc::new(ServerState { store, gates: Gates::default(), settings, access, trust_rules, wait_for_ship });
+        let state = Arc::new(ServerState { store, settings, access, wait_for_ship });
         Ok(Server { state, listener, socket: socket.to_path_buf(), stopping, stopper, shipper })
     }
 
@@ -230,7 +222,7 @@ fn admit(stream: UnixStream, state: &Arc<ServerState>, connections: &Arc<Connect
     let spawned = std::thread::Builder::new().name(format!("cheesedb-client-{session_id}")).spawn({
         let connections = connections.clone();
         move || {
-            let _ended = connection::serve(&state, session_id, stream, peer);
+            let _ended = connection::serve(&state, stream, peer);
             connections.leave(session_id);
         }
     });

@@ -1,24 +1,24 @@
-//! One connection's session: the agent it opened, its read tracking and its open batch, and
-//! what each request does to them.
+//! One connection's session: the agent it opened and what each request does to it. The
+//! session's read tracking and its staged batch are those of its own handle of the agent (the
+//! library's `ReadTracking` and batch gate, as for an agent open in a program), so a session
+//! only remembers whether it opened a batch.
 
 use std::sync::Arc;
 
 use crate::protocol::{engine_leg, BatchWrite, Request, Response, WireHit, WireLeftBehind, WireNode, WireReport};
-use crate::{Agent, Error, Fingerprint, Hit, Id, InternalRule, Leg, MessageProblem, StagedBatch, Token};
+use crate::{Agent, Error, Fingerprint, Hit, Id, InternalRule, Leg, MessageProblem, ReadSet, Token};
 
 use super::access;
-use super::gate::Gate;
 use super::peer::Peer;
 use super::reply::Reply;
-use super::tracking::Tracking;
 use super::ServerState;
 use crate::access_log::AccessEntry;
 
-/// The agent a session opened.
+/// The agent a session opened: a handle of its own, whose reads and staged batch are the
+/// session's.
 struct OpenAgent {
     agent: Agent,
     name: String,
-    gate: Arc<Gate>,
 }
 
 /// Which agent's access log a request goes to.
@@ -33,23 +33,15 @@ enum Logged {
     Not,
 }
 
-/// A batch being staged.
-struct OpenBatch {
-    staged: StagedBatch,
-    /// Whether a memory was staged: its commit used the reads, which are then forgotten.
-    remembered: bool,
-}
-
 /// One connection's state on the server.
 pub struct Session {
     state: Arc<ServerState>,
-    /// Tells this session's batch apart at its agent's gate.
-    id: u64,
     peer: Peer,
     agent: Option<OpenAgent>,
-    tracking: Tracking,
-    /// The batch being staged; while it is, this session holds its agent's gate.
-    batch: Option<OpenBatch>,
+    /// Whether read tracking was asked for, so that an agent opened after the request tracks.
+    tracking_asked: bool,
+    /// Whether this session is staging a batch; while it is, its agent's other writers wait.
+    batch_open: bool,
     /// The access log entry of the request just served, with its agent's name: written once
     /// the answer is on its way ([`Session::log_served`]), so the client does not wait for it.
     served: Option<(String, AccessEntry)>,
@@ -87,13 +79,13 @@ fn new_id(id: Id) -> Reply {
 
 impl Session {
     /// A session for `peer`, before any agent is opened.
-    pub fn new(state: Arc<ServerState>, id: u64, peer: Peer) -> Session {
-        Session { state, id, peer, agent: None, tracking: Tracking::default(), batch: None, served: None }
+    pub fn new(state: Arc<ServerState>, peer: Peer) -> Session {
+        Session { state, peer, agent: None, tracking_asked: false, batch_open: false, served: None }
     }
 
     /// Whether a batch is being staged (its client must not keep the agent's writers waiting).
     pub fn batch_open(&self) -> bool {
-        self.batch.is_some()
+        self.batch_open
     }
 
     /// Serves `request`, and keeps its access log entry for [`Session::log_served`].
@@ -176,7 +168,10 @@ impl Session {
                 Ok(Reply::LeftBehind(self.state.store.left_behind()?.iter().map(WireLeftBehind::from).collect()))
             }
             Request::TrackReads { on } => {
-                self.tracking.set(on);
+                self.tracking_asked = on;
+                if let Some(open) = &self.agent {
+                    open.agent.track_reads(on)?;
+                }
                 Ok(done())
             }
             Request::BatchStage(write) => self.stage(write),
@@ -196,8 +191,10 @@ impl Session {
         }
         let agent = self.state.store.open_agent(token)?;
         let name = agent.name()?;
-        let gate = self.state.gates.of(&name);
-        self.agent = Some(OpenAgent { agent, name, gate });
+        if self.tracking_asked {
+            agent.track_reads(true)?;
+        }
+        self.agent = Some(OpenAgent { agent, name });
         Ok(done())
     }
 
@@ -205,34 +202,24 @@ impl Session {
         self.agent.as_ref().ok_or(Error::MalformedMessage { reason: MessageProblem::NoAgentOpen })
     }
 
-    /// A write outside a batch: it passes the agent's gate beside other such writes.
+    /// A write outside a batch: it waits while another session stages a batch of the agent. A
+    /// memory gets the session's tracked reads, which the agent forgets once it is written.
     fn write(&mut self, request: Request) -> Result<Reply, Error> {
-        if self.batch.is_some() {
+        if self.batch_open {
             return Err(Error::MalformedMessage { reason: MessageProblem::BatchOpen });
         }
-        let open = self.open()?;
-        let (agent, gate) = (&open.agent, open.gate.clone());
-        let reads = self.tracking.reads();
-        let reply = gate.write(|| -> Result<Reply, Error> {
-            Ok(match request {
-                Request::AddLot { label, content } => new_id(agent.add_lot(&label, &content)?),
-                Request::Remember { content, legs: lists, reads: given } => {
-                    let mut all_reads = reads.cloned().unwrap_or_default();
-                    given.into_iter().for_each(|id| all_reads.note(Id::from(id)));
-                    new_id(agent.remember_tracked(&content, &legs(&lists), &all_reads)?)
-                }
-                Request::Recall { id, mode, removal } => {
-                    ids(agent.recall(Id::from(id), mode.into(), removal.into())?)
-                }
-                Request::Compact => agent.compact().map(|()| done())?,
-                Request::SetVector { id, vector } => agent.set_vector(Id::from(id), &vector).map(|()| done())?,
-                _ => return Err(Error::Internal { what: InternalRule::RequestSortedAsWriteIsOne }),
-            })
-        })?;
-        if let Reply::One(Response::Id(_)) = reply {
-            self.tracking.clear();
-        }
-        Ok(reply)
+        let agent = &self.open()?.agent;
+        Ok(match request {
+            Request::AddLot { label, content } => new_id(agent.add_lot(&label, &content)?),
+            Request::Remember { content, legs: lists, reads: given } => {
+                let given: ReadSet = given.into_iter().map(Id::from).collect();
+                new_id(agent.remember_tracked(&content, &legs(&lists), &given)?)
+            }
+            Request::Recall { id, mode, removal } => ids(agent.recall(Id::from(id), mode.into(), removal.into())?),
+            Request::Compact => agent.compact().map(|()| done())?,
+            Request::SetVector { id, vector } => agent.set_vector(Id::from(id), &vector).map(|()| done())?,
+            _ => return Err(Error::Internal { what: InternalRule::RequestSortedAsWriteIsOne }),
+        })
     }
 
     /// A request that writes nothing.
@@ -242,11 +229,7 @@ impl Session {
             Request::PreviewRecall { id, mode, removal } => {
                 ids(agent.preview_recall_with(Id::from(id), mode.into(), removal.into())?)
             }
-            Request::Get { id } => {
-                let node = agent.get(Id::from(id))?;
-                self.tracking.note_node(&node);
-                Reply::One(Response::Node(WireNode::from(&node)))
-            }
+            Request::Get { id } => Reply::One(Response::Node(WireNode::from(&agent.get(Id::from(id))?))),
             Request::Audit { id } => Reply::One(Response::Node(WireNode::from(&agent.audit(Id::from(id))?))),
             Request::Name => Reply::One(Response::Name(agent.name()?)),
             Request::Lots => ids(agent.lots()?),
@@ -256,71 +239,53 @@ impl Session {
                 fingerprint(agent.verify_extends(&Fingerprint { records, chain })?)
             }
             Request::Report => Reply::One(Response::Report(WireReport::from(&agent.report()))),
-            Request::Search { query, limit: most } => self.found(&agent.search(&query, limit(most))?),
-            Request::SearchVector { vector, limit: most } => self.found(&agent.search_vector(&vector, limit(most))?),
+            Request::Search { query, limit: most } => found(&agent.search(&query, limit(most))?),
+            Request::SearchVector { vector, limit: most } => found(&agent.search_vector(&vector, limit(most))?),
             Request::SearchHybrid { query, vector, limit: most } => {
-                self.found(&agent.search_hybrid(&query, &vector, limit(most))?)
+                found(&agent.search_hybrid(&query, &vector, limit(most))?)
             }
             Request::HasVector { id } => Reply::One(Response::Flag(agent.has_vector(Id::from(id))?)),
             Request::IsEncrypted => Reply::One(Response::Flag(agent.is_encrypted())),
-            Request::Trust { id } => {
-                Reply::One(Response::Trust(agent.trust_under(Id::from(id), &self.state.trust_rules)?.into()))
-            }
+            Request::Trust { id } => Reply::One(Response::Trust(agent.trust(Id::from(id))?.into())),
             _ => return Err(Error::Internal { what: InternalRule::RequestSortedAsReadIsOne }),
         })
     }
 
-    /// The hits of a search, noted as read.
-    fn found(&mut self, found: &[Hit]) -> Reply {
-        let hits = hits(found);
-        self.tracking.note_hits(&hits);
-        Reply::Hits(hits)
-    }
-
-    /// One write of the session's batch; the first opens it, holding the agent's gate.
+    /// One write of the session's batch; the first opens it, and the agent's other writers
+    /// wait until it ends.
     fn stage(&mut self, write: BatchWrite) -> Result<Reply, Error> {
-        let open = self.agent.as_ref().ok_or(Error::MalformedMessage { reason: MessageProblem::NoAgentOpen })?;
-        let batch = match &mut self.batch {
-            Some(batch) => batch,
-            None => {
-                open.gate.hold(self.id);
-                self.batch.insert(OpenBatch { staged: StagedBatch::default(), remembered: false })
-            }
-        };
-        let reads = self.tracking.reads();
-        batch.remembered |= matches!(write, BatchWrite::Remember { .. });
-        open.agent.stage_into(&mut batch.staged, |batch| match write {
+        let agent = &self.agent.as_ref().ok_or(Error::MalformedMessage { reason: MessageProblem::NoAgentOpen })?.agent;
+        if !self.batch_open {
+            agent.begin_staged()?;
+            self.batch_open = true;
+        }
+        agent.stage(|batch| match write {
             BatchWrite::AddLot { label, content } => batch.add_lot(&label, &content).map(new_id),
-            BatchWrite::Remember { content, legs: lists } => match reads {
-                Some(reads) => batch.remember_tracked(&content, &legs(&lists), reads).map(new_id),
-                None => batch.remember(&content, &legs(&lists)).map(new_id),
-            },
+            BatchWrite::Remember { content, legs: lists } => batch.remember(&content, &legs(&lists)).map(new_id),
             BatchWrite::SetVector { id, vector } => batch.set_vector(Id::from(id), &vector).map(|()| done()),
         })
     }
 
-    /// Writes the session's batch (an empty one if none was staged) and lets go of the gate.
+    /// Writes the session's batch (nothing if none was staged) and lets the other writers go on.
     fn commit(&mut self) -> Result<Reply, Error> {
-        let open = self.agent.as_ref().ok_or(Error::MalformedMessage { reason: MessageProblem::NoAgentOpen })?;
-        let batch = self.batch.take();
-        let remembered = batch.as_ref().is_some_and(|batch| batch.remembered);
-        let outcome = open.agent.commit_staged_batch(batch.map(|batch| batch.staged).unwrap_or_default());
-        open.gate.release(self.id);
-        outcome?;
-        if remembered {
-            self.tracking.clear();
-        }
-        Ok(done())
+        let agent = &self.agent.as_ref().ok_or(Error::MalformedMessage { reason: MessageProblem::NoAgentOpen })?.agent;
+        self.batch_open = false;
+        agent.commit_staged().map(|()| done())
     }
 
-    /// Drops the session's batch, if any, and lets go of the gate.
+    /// Drops the session's batch, if any, and lets the other writers go on.
     fn drop_batch(&mut self) {
-        if self.batch.take().is_some() {
+        if std::mem::take(&mut self.batch_open) {
             if let Some(open) = &self.agent {
-                open.gate.release(self.id);
+                let _ = open.agent.drop_staged();
             }
         }
     }
+}
+
+/// The hits of a search (the agent notes them as read when it tracks reads).
+fn found(found: &[Hit]) -> Reply {
+    Reply::Hits(hits(found))
 }
 
 impl Drop for Session {
