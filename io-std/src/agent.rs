@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use cheesedb_core::{
-    AgentEngine, Batch, Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, StagedBatch,
-    TrustLevel, TrustRules,
+    AgentEngine, Batch, Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, SearchPage,
+    SearchQuery, StagedBatch, TrustLevel, TrustRules,
 };
 
 use crate::files::FileStorage;
@@ -414,6 +414,44 @@ impl<S: SharedStorage> Agent<S> {
     /// as for [`Agent::search`].
     pub fn has_vector(&self, id: Id) -> Result<bool, Error> {
         self.with(|engine| engine.has_vector(id))
+    }
+
+    /// One page of hits with what a caller shows of each, in one call: the best `query.limit`
+    /// alive lots and memories, each with its score, kind (a lot's label, a memory's tracked
+    /// parents), content, trust level under `rules` (as [`Agent::trust`] judges it) and whether
+    /// it has a vector.
+    ///
+    /// By words as [`Agent::search`] ranks them; with `query.vector`, by words and vector
+    /// fused as [`Agent::search_hybrid`] fuses them, or by words when the vector cannot be
+    /// compared with the agent's, which [`Ranking::KeywordInstead`](crate::Ranking) says with
+    /// the reason. Hits below `query.least_trust` or outside `query.among` are passed over while
+    /// the ranking is collected, so the page is full whenever enough hits match, however many
+    /// better-ranked ones were passed over. A recalled lot or memory is never found.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cheesedb::Error> {
+    /// use cheesedb::{Leg, SearchQuery, TrustLevel, TrustRules};
+    ///
+    /// # let folder = tempfile::tempdir().unwrap();
+    /// let store = cheesedb::Store::open(folder.path())?;
+    /// let alice = store.open_agent(&store.create_agent("alice")?)?;
+    /// let web = alice.add_lot("web_page", b"rain in Pune all week")?;
+    /// let user = alice.add_lot("user_message", b"it will rain, take the bus")?;
+    /// let rules = TrustRules::new().with("web_page", TrustLevel::Low);
+    /// let page = alice.search_page(&SearchQuery::new("rain", 10).least_trust(TrustLevel::Normal), &rules)?;
+    /// assert_eq!(page.found.len(), 1);
+    /// assert_eq!((page.found[0].id, page.found[0].label()), (user, Some("user_message")));
+    /// # let _ = web;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::search`]; `Error::Corrupt` or `Error::Io` when the record of a hit, or of a
+    /// lot a hit's trust rests on, cannot be read.
+    pub fn search_page(&self, query: &SearchQuery, rules: &TrustRules) -> Result<SearchPage, Error> {
+        self.with(|engine| engine.search_page(query, rules))
     }
 
     /// Bytes of RAM held by this agent's search index (0 until the first search builds it).

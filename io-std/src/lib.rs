@@ -64,10 +64,10 @@ mod verify;
 pub use agent::Agent;
 pub use builder::StoreBuilder;
 pub use cheesedb_core::{
-    conceal_token_digits, limits, Batch, CorruptReason, Error, ErrorSource, Fingerprint, Hit, Id, LeftBehind, Leg,
-    Mode, NameKind, Node, NodeKind, Options, ReadSet, Removal, Report, SocketProblem, StagedBatch, Storage,
-    StorageError, StorageErrorKind, StorageFile, Token, TrustLevel, TrustRules, UnknownTrustLevel, VectorProblem,
-    READ_SET_MAX_IDS,
+    conceal_token_digits, limits, Batch, CorruptReason, Error, ErrorSource, Fingerprint, Found, FoundKind, Hit, Id,
+    LeftBehind, Leg, Mode, NameKind, Node, NodeKind, Options, Ranking, ReadSet, Removal, Report, SearchPage,
+    SearchQuery, SocketProblem, StagedBatch, Storage, StorageError, StorageErrorKind, StorageFile, Token, TrustLevel,
+    TrustRules, UnknownTrustLevel, VectorProblem, READ_SET_MAX_IDS,
 };
 pub use client::{Client, ClientAgent, ClientBatch};
 pub use files::{FileHandle, FileStorage};

@@ -25,6 +25,7 @@ mod request;
 mod response;
 mod wire;
 mod wire_error;
+mod wire_page;
 
 pub use frame::{read_frame_body, read_frame_length, write_frame, FrameError, FRAME_LENGTH_BYTES, FRAME_MAX_BYTES};
 pub use request::{BatchWrite, Request};
@@ -34,6 +35,7 @@ pub use wire::{
     engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireReport, WireTrust,
 };
 pub use wire_error::{WireError, WireStorageKind, WireVectorProblem};
+pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 
 /// The version of the protocol this crate speaks; a client and a server of different versions
 /// refuse each other at the hello. Version 2 added encrypted agents: `CreateAgent` carries an

@@ -3,8 +3,10 @@
 
 use std::sync::Arc;
 
-use crate::protocol::{engine_leg, BatchWrite, Request, Response, WireHit, WireLeftBehind, WireNode, WireReport};
-use crate::{Agent, Error, Fingerprint, Hit, Id, Leg, StagedBatch, Token};
+use crate::protocol::{
+    engine_leg, BatchWrite, Request, Response, WireFound, WireHit, WireLeftBehind, WireNode, WireRanking, WireReport,
+};
+use crate::{Agent, Error, Fingerprint, Hit, Id, Leg, SearchPage, SearchQuery, StagedBatch, Token};
 
 use super::access;
 use super::gate::Gate;
@@ -266,6 +268,12 @@ impl Session {
             Request::Trust { id } => {
                 Reply::One(Response::Trust(agent.trust(Id::from(id), &self.state.trust_rules)?.into()))
             }
+            Request::SearchPage { query, vector, limit: most, least_trust, among } => {
+                let mut asked = SearchQuery::new(&query, limit(most)).least_trust(least_trust.into());
+                asked.vector = vector;
+                asked.among = among.map(|ids| ids.into_iter().map(Id::from).collect());
+                self.page(&agent.search_page(&asked, &self.state.trust_rules)?)
+            }
             _ => return Err(Error::Internal { what: "a request the server sorts as a read is one" }),
         })
     }
@@ -275,6 +283,15 @@ impl Session {
         let hits = hits(found);
         self.tracking.note_hits(&hits);
         Reply::Hits(hits)
+    }
+
+    /// A page of hits, noted as read.
+    fn page(&mut self, page: &SearchPage) -> Reply {
+        self.tracking.note_ids(page.found.iter().map(|found| found.id));
+        Reply::Page {
+            ranking: WireRanking::from(&page.ranking),
+            found: page.found.iter().map(WireFound::from).collect(),
+        }
     }
 
     /// One write of the session's batch; the first opens it, holding the agent's gate.

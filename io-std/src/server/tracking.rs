@@ -34,6 +34,13 @@ impl Tracking {
         }
     }
 
+    /// Notes the ids a search page found.
+    pub fn note_ids(&mut self, ids: impl IntoIterator<Item = Id>) {
+        if let Some(reads) = &mut self.reads {
+            ids.into_iter().for_each(|id| reads.note(id));
+        }
+    }
+
     /// What was read, when tracking is on.
     pub fn reads(&self) -> Option<&ReadSet> {
         self.reads.as_ref()
