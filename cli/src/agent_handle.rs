@@ -3,8 +3,8 @@
 //! command never asks which it has.
 
 use cheesedb::{
-    Agent, ClientAgent, Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, Store, TrustLevel,
-    TrustRules, VectorProblem,
+    Agent, ClientAgent, Error, Fingerprint, Id, Leg, Mode, Node, ReadSet, Removal, Report, SearchPage, SearchQuery,
+    Store, TrustLevel, TrustRules, VectorProblem,
 };
 
 /// An opened agent.
@@ -77,10 +77,6 @@ impl AgentHandle {
         read fn lots() -> Vec<Id>;
         /// The alive memories, in id order.
         read fn memories() -> Vec<Id>;
-        /// The best matches of `query` by words.
-        read fn search(query: &str, limit: usize) -> Vec<Hit>;
-        /// The best matches of `query` by words and of `vector` by meaning.
-        read fn search_hybrid(query: &str, vector: &[f32], limit: usize) -> Vec<Hit>;
         /// Gives `id` its vector.
         write fn set_vector(id: Id, vector: &[f32]) -> ();
         /// Whether `id` has a vector.
@@ -108,6 +104,19 @@ impl AgentHandle {
         match self {
             AgentHandle::Local { agent, trust_rules, .. } => agent.trust(id, trust_rules),
             AgentHandle::Served { agent, .. } => agent.trust(id),
+        }
+    }
+
+    /// One page of hits with their content and trust, by the rules of the data folder's
+    /// `trust.toml`, low-trust hits passed over inside the engine: one request when served.
+    ///
+    /// # Errors
+    ///
+    /// As `Agent::search_page`; the server's errors when served.
+    pub fn search_page(&self, query: &SearchQuery) -> Result<SearchPage, Error> {
+        match self {
+            AgentHandle::Local { agent, trust_rules, .. } => agent.search_page(query, trust_rules),
+            AgentHandle::Served { agent, .. } => agent.search_page(query),
         }
     }
 
