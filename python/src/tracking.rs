@@ -42,6 +42,13 @@ impl Tracking {
         }
     }
 
+    /// Notes the ids a search page found.
+    pub(crate) fn note_ids(&self, ids: impl IntoIterator<Item = Id>) {
+        if let Some(reads) = &mut *self.reads() {
+            ids.into_iter().for_each(|id| reads.note(id));
+        }
+    }
+
     /// A copy of what was read, when tracking is on, for one write.
     pub(crate) fn snapshot(&self) -> Option<ReadSet> {
         self.reads().clone()
