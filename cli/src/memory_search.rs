@@ -3,10 +3,12 @@
 //! otherwise, and by keywords too, saying why, when the query could not be embedded.
 //!
 //! The query is embedded before the store is opened, so the store's lock is never held while a
-//! server thinks. Every hit is read back with `get` and shown only while it is alive: the engine
-//! never returns a recalled node, and this is the second look that keeps it so.
+//! server thinks. The library's page search does the rest in one call (one request when a
+//! memory server holds the store): it ranks, passes over low-trust hits while ranking so the
+//! page is full, and returns each alive hit with its content and trust; a recalled node is never
+//! among them.
 
-use cheesedb::{Agent, Error, Hit, Id, NodeKind, TrustLevel};
+use cheesedb::{Agent, Error, Found, SearchQuery, TrustLevel};
 use serde_json::{json, Value};
 
 use crate::embeddings::client::Embedder;
@@ -41,14 +43,24 @@ impl QueryVector {
 }
 
 /// How a search ranked its hits.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Ranking {
     /// BM25 over the words.
     Keyword,
     /// BM25 and cosine similarity fused by reciprocal rank.
     Hybrid,
     /// BM25 alone, because the vector search could not be done, for this reason.
-    KeywordInstead(String),
+    KeywordInstead(Fallback),
+}
+
+/// Why a search meant to be hybrid went by keywords.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fallback {
+    /// The embeddings server gave no vector, for this reason (its own words).
+    NotEmbedded(String),
+    /// The engine could not compare the query's vector with the agent's (another model than
+    /// the one the stored vectors came from, say).
+    Refused(Error),
 }
 
 impl Ranking {
@@ -62,30 +74,13 @@ impl Ranking {
 
     /// Why a search meant to be hybrid fell back to keywords, in a sentence.
     pub fn fallback_note(&self) -> Option<String> {
-        match self {
-            Ranking::KeywordInstead(reason) => {
-                Some(format!("searched by keywords only: the query got no usable vector ({reason})"))
-            }
-            Ranking::Keyword | Ranking::Hybrid => None,
-        }
+        let reason = match self {
+            Ranking::KeywordInstead(Fallback::NotEmbedded(reason)) => reason.clone(),
+            Ranking::KeywordInstead(Fallback::Refused(error)) => error.to_string(),
+            Ranking::Keyword | Ranking::Hybrid => return None,
+        };
+        Some(format!("searched by keywords only: the query got no usable vector ({reason})"))
     }
-}
-
-/// One alive lot or memory a search found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Found {
-    /// Its id.
-    pub id: Id,
-    /// How well it matched; higher is better.
-    pub score: f32,
-    /// The label of a lot; `None` for a memory.
-    pub label: Option<String>,
-    /// Its content.
-    pub content: Vec<u8>,
-    /// How far it can be trusted, by the data folder's `trust.toml`.
-    pub trust: TrustLevel,
-    /// The parents a memory got from read tracking; empty for a lot.
-    pub tracked_parents: Vec<Id>,
 }
 
 /// What a search found and how it ranked it.
@@ -106,9 +101,18 @@ pub enum TrustFilter {
     ExcludeLow,
 }
 
+impl TrustFilter {
+    /// The least trust level of a hit kept.
+    fn least_trust(self) -> TrustLevel {
+        match self {
+            TrustFilter::Everything => TrustLevel::Low,
+            TrustFilter::ExcludeLow => TrustLevel::Normal,
+        }
+    }
+}
+
 /// Searches `agent` for `query`, with its vector when there is one, for at most `limit` hits
-/// that `filter` keeps. Hits left out do not count: the engine is asked for more until `limit`
-/// are kept or it has no more.
+/// that `filter` keeps: hits left out do not count, so the page is full whenever enough match.
 pub fn search(
     agent: &Agent,
     query: &str,
@@ -116,57 +120,23 @@ pub fn search(
     limit: usize,
     filter: TrustFilter,
 ) -> Result<Searched, Error> {
-    let mut asked = limit;
-    loop {
-        let mut searched = search_once(agent, query, &vector, asked)?;
-        let returned = searched.found.len();
-        if filter == TrustFilter::ExcludeLow {
-            searched.found.retain(|found| found.trust != TrustLevel::Low);
+    let mut asked = SearchQuery::new(query, limit).least_trust(filter.least_trust());
+    let not_embedded = match vector {
+        QueryVector::NotConfigured => None,
+        QueryVector::Failed(reason) => Some(reason),
+        QueryVector::Embedded(vector) => {
+            asked = asked.vector(vector);
+            None
         }
-        let engine_has_no_more = returned < asked || asked >= HITS_ASKED_MAX;
-        if searched.found.len() >= limit || engine_has_no_more {
-            searched.found.truncate(limit);
-            return Ok(searched);
-        }
-        asked = asked.saturating_mul(2).min(HITS_ASKED_MAX);
-    }
-}
-
-/// The most hits one search asks the engine for while leaving some out.
-const HITS_ASKED_MAX: usize = 100_000;
-
-/// One search of at most `limit` alive hits.
-fn search_once(agent: &Agent, query: &str, vector: &QueryVector, limit: usize) -> Result<Searched, Error> {
-    let (hits, ranking) = match vector.clone() {
-        QueryVector::NotConfigured => (agent.search(query, limit)?, Ranking::Keyword),
-        QueryVector::Failed(reason) => (agent.search(query, limit)?, Ranking::KeywordInstead(reason)),
-        QueryVector::Embedded(vector) => match agent.search_hybrid(query, &vector, limit) {
-            Ok(hits) => (hits, Ranking::Hybrid),
-            // Another model than the one the stored vectors came from, say: the words still work.
-            Err(error @ (Error::InvalidVector { .. } | Error::LimitExceeded { .. })) => {
-                (agent.search(query, limit)?, Ranking::KeywordInstead(error.to_string()))
-            }
-            Err(error) => return Err(error),
-        },
     };
-    Ok(Searched { found: alive_hits(agent, &hits)?, ranking })
-}
-
-/// The hits with their content, leaving out any that is not alive or has no content.
-fn alive_hits(agent: &Agent, hits: &[Hit]) -> Result<Vec<Found>, Error> {
-    let mut found = Vec::with_capacity(hits.len());
-    for hit in hits {
-        let node = agent.get(hit.id)?;
-        let Some(content) = node.content().filter(|_| node.is_alive()) else { continue };
-        let trust = agent.trust(hit.id)?;
-        let tracked_parents = node.tracked_parents().to_vec();
-        let label = match &node.kind {
-            NodeKind::Lot { label } => Some(label.clone()),
-            NodeKind::Memory { .. } => None,
-        };
-        found.push(Found { id: hit.id, score: hit.score, label, content: content.to_vec(), trust, tracked_parents });
-    }
-    Ok(found)
+    let page = agent.search_page(&asked)?;
+    let ranking = match (page.ranking, not_embedded) {
+        (_, Some(reason)) => Ranking::KeywordInstead(Fallback::NotEmbedded(reason)),
+        (cheesedb::Ranking::Keyword, None) => Ranking::Keyword,
+        (cheesedb::Ranking::Hybrid, None) => Ranking::Hybrid,
+        (cheesedb::Ranking::KeywordInstead { refused }, None) => Ranking::KeywordInstead(Fallback::Refused(refused)),
+    };
+    Ok(Searched { found: page.found, ranking })
 }
 
 /// A score as JSON, with the fewest digits that give back the same `f32` (`0.5`, not
@@ -185,7 +155,7 @@ pub fn hits_json(found: &[Found], lot_word: LotWord) -> Value {
         found
             .iter()
             .map(|hit| {
-                let kind = if hit.label.is_some() { lot } else { "memory" };
+                let kind = if hit.label().is_some() { lot } else { "memory" };
                 let mut value = json!({
                     "id": hit.id.get(),
                     "score": score_json(hit.score),
@@ -193,8 +163,8 @@ pub fn hits_json(found: &[Found], lot_word: LotWord) -> Value {
                     "content": content_json(&hit.content).0,
                     "trust": hit.trust.as_str(),
                 });
-                if hit.label.is_none() {
-                    value["tracked_parents"] = ids_json(&hit.tracked_parents);
+                if hit.label().is_none() {
+                    value["tracked_parents"] = ids_json(hit.tracked_parents());
                 }
                 value
             })
@@ -205,13 +175,36 @@ pub fn hits_json(found: &[Found], lot_word: LotWord) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cheesedb::{Leg, Mode, Removal, Store};
+    use cheesedb::{Id, Leg, Mode, Removal, Store};
 
     #[test]
     fn scores_keep_their_short_form() {
         assert_eq!(score_json(0.5).to_string(), "0.5");
         assert_eq!(score_json(0.1).to_string(), "0.1");
         assert_eq!(score_json(f32::NAN), Value::Null);
+    }
+
+    #[test]
+    fn leaving_out_low_trust_hits_still_fills_the_page() {
+        let folder = tempfile::tempdir().unwrap();
+        let rules = cheesedb::TrustRules::new().with("web_page", TrustLevel::Low);
+        let store = Store::builder(folder.path()).trust_rules(rules).open().unwrap();
+        let agent = store.open_agent(&store.create_agent("a").unwrap()).unwrap();
+        for index in 0..30 {
+            agent.add_lot("web_page", format!("rain rain rain {index}").as_bytes()).unwrap();
+        }
+        let user: Vec<Id> =
+            (0..4).map(|index| agent.add_lot("user", format!("rain later, {index}").as_bytes()).unwrap()).collect();
+        let searched = search(&agent, "rain", QueryVector::NotConfigured, 3, TrustFilter::ExcludeLow).unwrap();
+        assert_eq!(searched.found.len(), 3);
+        assert!(searched.found.iter().all(|found| user.contains(&found.id) && found.trust == TrustLevel::Normal));
+        let failed = QueryVector::Failed(String::from("the server said no"));
+        let searched = search(&agent, "rain", failed, 3, TrustFilter::Everything).unwrap();
+        assert_eq!(
+            searched.ranking.fallback_note().as_deref(),
+            Some("searched by keywords only: the query got no usable vector (the server said no)")
+        );
+        assert!(searched.found.iter().all(|found| found.trust == TrustLevel::Low));
     }
 
     #[test]

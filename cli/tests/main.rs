@@ -38,6 +38,7 @@ mod serve_hostile_bytes;
 mod serve_mixed_clients;
 mod serve_read_tracking;
 mod serve_round_trip;
+mod serve_search_page;
 mod serve_socket;
 mod serve_staged_batch;
 mod serve_started_while_waiting;

@@ -84,6 +84,7 @@ mod report;
 pub mod seal;
 #[doc(hidden)]
 pub mod search;
+mod search_page;
 mod storage;
 mod storage_error;
 mod store;
@@ -115,6 +116,7 @@ pub use node::{Node, NodeKind};
 pub use read_set::{ReadSet, READ_SET_MAX_IDS};
 pub use report::Report;
 pub use search::Hit;
+pub use search_page::{Found, FoundKind, Ranking, SearchPage, SearchQuery};
 pub use storage::{NameKind, Storage, StorageFile};
 pub use storage_error::{StorageError, StorageErrorKind};
 pub use store::{AgentEntry, AgentKey, StoreEngine};

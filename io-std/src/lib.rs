@@ -70,10 +70,11 @@ pub use agent::Agent;
 pub use batch::Batch;
 pub use builder::StoreBuilder;
 pub use cheesedb_core::{
-    conceal_token_digits, limits, CorruptReason, Error, ErrorSource, FenceReason, Fingerprint, Hit, Id, InternalRule,
-    LeftBehind, Leg, Limit, LocalOperation, MessageProblem, Mode, NameKind, NameProblem, Node, NodeKind, Options,
-    ReadSet, Removal, Report, SocketProblem, StagedBatch, Storage, StorageBackend, StorageError, StorageErrorKind,
-    StorageFile, StorageOperation, Token, TrustLevel, TrustRules, UnknownTrustLevel, VectorProblem, READ_SET_MAX_IDS,
+    conceal_token_digits, limits, CorruptReason, Error, ErrorSource, FenceReason, Fingerprint, Found, FoundKind, Hit,
+    Id, InternalRule, LeftBehind, Leg, Limit, LocalOperation, MessageProblem, Mode, NameKind, NameProblem, Node,
+    NodeKind, Options, Ranking, ReadSet, Removal, Report, SearchPage, SearchQuery, SocketProblem, StagedBatch, Storage,
+    StorageBackend, StorageError, StorageErrorKind, StorageFile, StorageOperation, Token, TrustLevel, TrustRules,
+    UnknownTrustLevel, VectorProblem, READ_SET_MAX_IDS,
 };
 #[allow(deprecated)]
 pub use client::{Client, ClientAgent, ClientBatch};

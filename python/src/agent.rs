@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cheesedb::{Fingerprint, Mode};
+use cheesedb::{Fingerprint, Mode, SearchQuery, TrustLevel};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 
@@ -13,6 +13,7 @@ use crate::convert::{self, Content, IdArgument, Legs, Limit, ModeArgument, Vecto
 use crate::errors::{invalid_argument, IntoPython};
 use crate::node::{python_repr, Hit, Node};
 use crate::report::report_dict;
+use crate::search_page::{python_page, Among, LeastTrust, SearchPage};
 
 /// One agent's memory, opened with `Store.open_agent(token)` or, through a memory server,
 /// `Client.open_agent(token)`; both give the same methods, values and exceptions.
@@ -173,6 +174,35 @@ impl Agent {
     #[pyo3(signature = (query, vector, limit = Limit(10)), text_signature = "(self, query, vector, limit=10)")]
     fn search_hybrid(&self, py: Python<'_>, query: String, vector: Vector, limit: Limit) -> PyResult<Vec<Hit>> {
         self.search_with(py, |handle| handle.search_hybrid(&query, &vector.0, limit.0))
+    }
+
+    /// One page of hits in one call, each with what is shown of it (a Found: id, score, kind,
+    /// label or tracked_parents, content, trust, has_vector): at most `limit` alive lots and
+    /// memories matching the words of `query`, best first (BM25), or with `vector`, words and
+    /// vector fused by reciprocal rank. Hits below `least_trust` ("low" keeps all, "normal",
+    /// "high"; under the same rules as trust()) or, when `among` is given, not among those ids
+    /// are passed over while the hits are ranked, so the page is full whenever enough match.
+    /// A vector that cannot be compared with the agent's (another dimension, say) is not
+    /// raised: the page is ranked by words, and its vector_refused holds the exception. Through
+    /// a server it is one request; the ids found count as read when reads are tracked.
+    #[pyo3(
+        signature = (query, vector = None, limit = Limit(10), least_trust = LeastTrust(TrustLevel::Low), among = None),
+        text_signature = "(self, query, vector=None, limit=10, least_trust='low', among=None)"
+    )]
+    fn search_page(
+        &self,
+        py: Python<'_>,
+        query: String,
+        vector: Option<Vector>,
+        limit: Limit,
+        least_trust: LeastTrust,
+        among: Option<Among>,
+    ) -> PyResult<SearchPage> {
+        let mut asked = SearchQuery::new(&query, limit.0).least_trust(least_trust.0);
+        asked.vector = vector.map(|vector| vector.0);
+        asked.among = among.map(|among| among.0);
+        let page = self.call(py, |handle| handle.search_page(&asked))?;
+        python_page(py, page)
     }
 
     /// Whether the lot or memory `id` has a vector.

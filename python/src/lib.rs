@@ -14,6 +14,7 @@ mod errors;
 mod node;
 mod opened_agents;
 mod report;
+mod search_page;
 mod store;
 
 use pyo3::prelude::*;
@@ -28,6 +29,8 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(client::connect, module)?)?;
     module.add_class::<node::Node>()?;
     module.add_class::<node::Hit>()?;
+    module.add_class::<search_page::SearchPage>()?;
+    module.add_class::<search_page::Found>()?;
     errors::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -146,6 +146,41 @@ def test_vectors(alice):
         alice.search_vector([1.0, 0.0, 0.0])
 
 
+def test_a_search_page_is_full_past_low_trust_hits_and_shows_each_hit(tmp_path):
+    rules = {"web_page": "low", "user_message": "high"}
+    with cheesedb.Store(tmp_path / "store", trust_rules=rules) as store:
+        alice = store.open_agent(store.create_agent("alice"))
+        for index in range(30):
+            alice.add_lot("web_page", f"rain rain rain {index}")
+        user = [alice.add_lot("user_message", f"it may rain later, {index}") for index in range(4)]
+        alice.set_vector(user[0], [1.0, 0.0])
+        memory = alice.remember("rain is coming", [[user[1]]])
+        assert {hit.id for hit in alice.search("rain", limit=3)}.isdisjoint(user)
+        page = alice.search_page("rain", limit=3, least_trust="normal")
+        assert (len(page), page.ranking, page.vector_refused) == (3, "keyword", None)
+        assert all(found.id in user + [memory] and found.trust == "high" for found in page.found)
+        every = alice.search_page("rain", limit=100, among=[user[0], memory])
+        assert sorted(found.id for found in every.found) == [user[0], memory]
+        shown = {found.id: found for found in every.found}
+        lot, learned = shown[user[0]], shown[memory]
+        assert (lot.kind, lot.label, lot.content, lot.has_vector) == ("lot", "user_message", b"it may rain later, 0", True)
+        assert (learned.kind, learned.label, learned.tracked_parents, learned.has_vector) == ("memory", None, [], False)
+        assert repr(lot).startswith(f"Found(id={user[0]}, score=")
+        hybrid = alice.search_page("rain", vector=[1.0, 0.0], limit=3, least_trust="high")
+        assert hybrid.ranking == "hybrid" and hybrid.found[0].id == user[0]
+        refused = alice.search_page("rain", vector=[1.0, 0.0, 0.0], limit=3, least_trust="normal")
+        assert refused.ranking == "keyword"
+        assert isinstance(refused.vector_refused, cheesedb.InvalidArgumentError)
+        assert "dimension" in str(refused.vector_refused)
+        assert [found.id for found in refused.found] == [found.id for found in page.found]
+        alice.recall(user[1])
+        assert memory not in {found.id for found in alice.search_page("rain", limit=100).found}
+        with pytest.raises(cheesedb.InvalidArgumentError):
+            alice.search_page("rain", least_trust="shady")
+        with pytest.raises(TypeError):
+            alice.search_page("rain", among="12")
+
+
 def test_verify_returns_a_fingerprint_that_grows(alice):
     empty = alice.verify()
     assert isinstance(empty, str)
@@ -208,6 +243,7 @@ def test_every_call_on_a_closed_agent_raises_closed_error(alice):
         lambda: alice.batch(),
         lambda: alice.compact(),
         lambda: alice.report(),
+        lambda: alice.search_page("x"),
     ]
     for call in calls:
         with pytest.raises(cheesedb.ClosedError, match="closed"):
@@ -216,7 +252,15 @@ def test_every_call_on_a_closed_agent_raises_closed_error(alice):
 
 
 def test_docstrings_on_every_public_method():
-    for cls in (cheesedb.Store, cheesedb.Agent, cheesedb.Batch, cheesedb.Node, cheesedb.Hit):
+    for cls in (
+        cheesedb.Store,
+        cheesedb.Agent,
+        cheesedb.Batch,
+        cheesedb.Node,
+        cheesedb.Hit,
+        cheesedb.SearchPage,
+        cheesedb.Found,
+    ):
         assert cls.__doc__, cls
         for name in dir(cls):
             if name.startswith("_"):

@@ -359,6 +359,36 @@ def trust_levels(agent):
     return [agent.trust(node) for node in (low, high, normal, either, both)]
 
 
+def test_a_search_page_is_the_same_through_a_server(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir(mode=0o700)
+    (folder / "trust.toml").write_text('[labels]\nweb_page = "low"\nuser_message = "high"\n')
+    running = Server(folder)
+    try:
+        with cheesedb.connect(folder) as client:
+            remote = client.open_agent(client.create_agent("alice"))
+            remote_page = page_facts(remote)
+            remote.track_reads(True)
+            found = [found.id for found in remote.search_page("rain", limit=2, least_trust="normal").found]
+            memory = remote.remember("read through a page", [[1]])
+            assert remote.get(memory).tracked_parents == sorted(found)
+    finally:
+        running.kill()
+    with cheesedb.Store(tmp_path / "store", trust_rules={"web_page": "low", "user_message": "high"}) as store:
+        local_page = page_facts(store.open_agent(store.create_agent("alice")))
+    assert remote_page == local_page
+    assert len(local_page) == 3 and all(trust == "high" for _id, _kind, _content, trust in local_page)
+
+
+def page_facts(agent):
+    for index in range(20):
+        agent.add_lot("web_page", f"rain rain rain {index}")
+    for index in range(4):
+        agent.add_lot("user_message", f"it may rain later, {index}")
+    page = agent.search_page("rain", limit=3, least_trust="normal")
+    return [(found.id, found.kind, found.content, found.trust) for found in page.found]
+
+
 def test_what_the_server_wrote_is_in_the_store_once_it_stops(server):
     with cheesedb.connect(server.folder) as client:
         token = client.create_agent("alice")

@@ -31,6 +31,7 @@ mod read_tracking;
 mod repeated_recall;
 mod search;
 mod search_build;
+mod search_page;
 mod semantics;
 mod silent_edit;
 mod snapshots;

@@ -1,13 +1,14 @@
 //! `cheesedb search AGENT QUERY [--limit N]`: the alive lots and memories that match, best
 //! first, with grep's exit status.
 
+use cheesedb::Found;
 use serde_json::json;
 
 use crate::arguments::SearchArguments;
 use crate::commands::Context;
 use crate::embeddings::config;
 use crate::failure::{Failure, EXIT_NOT_FOUND, EXIT_SUCCESS};
-use crate::memory_search::{hits_json, search, Found, QueryVector, Ranking, TrustFilter};
+use crate::memory_search::{hits_json, search, QueryVector, Ranking, TrustFilter};
 use crate::nodes::LotWord;
 use crate::output::escaped;
 use crate::session::open_agent;
@@ -52,7 +53,7 @@ fn describe(query: &str, found: &[Found], ranking: &Ranking) -> String {
     let mut lines = vec![format!("{} hit(s) for {quoted}, best first by {by}:", found.len())];
     for hit in found {
         let text = snippet(&hit.content, query, SNIPPET_CHARACTERS_MAX);
-        let (kind, shown) = match &hit.label {
+        let (kind, shown) = match hit.label() {
             Some(label) => ("lot", format!("{}: {text}", escaped(label))),
             None => ("memory", text),
         };

@@ -12,6 +12,7 @@
 //! index remembers where each vector record still holding numbers lies, so both can find them.
 
 pub mod build;
+mod page;
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;

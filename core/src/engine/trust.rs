@@ -72,10 +72,18 @@ fn counting_legs(graph: &Graph, id: u64) -> Result<Vec<Vec<u64>>, Error> {
     Ok(if holding.is_empty() { legs } else { holding })
 }
 
+/// The trust levels worked out so far, by node: valid while the graph and the rules stay as they
+/// were (within one call holding the engine).
+pub(crate) type KnownLevels = HashMap<u64, TrustLevel>;
+
 /// The trust level of `id`, with an explicit stack and a memo rather than recursion, so that a
-/// deep chain of memories costs heap, not call stack. `describe` tells what a node is.
-fn compute(id: u64, mut describe: impl FnMut(u64) -> Result<TrustInput, Error>) -> Result<TrustLevel, Error> {
-    let mut known: HashMap<u64, TrustLevel> = HashMap::new();
+/// deep chain of memories costs heap, not call stack. `describe` tells what a node is; `known`
+/// holds the levels worked out before, and gains those worked out now.
+fn compute(
+    id: u64,
+    known: &mut KnownLevels,
+    mut describe: impl FnMut(u64) -> Result<TrustInput, Error>,
+) -> Result<TrustLevel, Error> {
     let mut stack = vec![id];
     while let Some(&top) = stack.last() {
         if known.contains_key(&top) {
@@ -126,8 +134,20 @@ impl<S: Storage> AgentEngine<S> {
     /// - `Error::Corrupt` or `Error::Io` when the record of a lot it rests on cannot be read.
     pub fn trust(&mut self, id: Id, rules: &TrustRules) -> Result<TrustLevel, Error> {
         self.check_readable()?;
+        self.trust_knowing(id, rules, &mut KnownLevels::new())
+    }
+
+    /// [`AgentEngine::trust`] of a readable agent, starting from the levels in `known` and
+    /// adding to it those worked out, so that judging many nodes in one call walks each parent
+    /// they share once.
+    pub(crate) fn trust_knowing(
+        &mut self,
+        id: Id,
+        rules: &TrustRules,
+        known: &mut KnownLevels,
+    ) -> Result<TrustLevel, Error> {
         self.graph.kind(id.get())?;
-        compute(id.get(), |node| match self.graph.kind(node)? {
+        compute(id.get(), known, |node| match self.graph.kind(node)? {
             Kind::Lot => Ok(TrustInput::Lot(rules.level_of(&self.lot_label(node)?))),
             Kind::Memory => Ok(TrustInput::Memory(counting_legs(&self.graph, node)?)),
         })
@@ -165,7 +185,7 @@ mod tests {
     }
 
     fn trust_in(graph: &Graph, lots: &[TrustLevel], id: u64) -> Result<TrustLevel, Error> {
-        compute(id, |node| match graph.kind(node)? {
+        compute(id, &mut KnownLevels::new(), |node| match graph.kind(node)? {
             Kind::Lot => {
                 let index = usize::try_from(node - 1).unwrap();
                 lots.get(index).copied().map(TrustInput::Lot).ok_or(Error::UnknownId { id: Id::from(node) })

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use super::hit::Hit;
-use super::top::TopRanked;
+use super::top::{Candidates, TopRanked};
 use crate::id::Id;
 
 /// The k of reciprocal rank fusion.

@@ -18,7 +18,7 @@ use core::mem::size_of;
 
 use super::dictionary::{Dictionary, Listing};
 use super::hit::Hit;
-use super::top::TopRanked;
+use super::top::{AllRanked, Candidates, TopRanked};
 use super::words::{for_each_word, for_each_word_packing, Word};
 use crate::id::Id;
 
@@ -150,16 +150,56 @@ impl KeywordIndex {
     /// b 0.75), ties by ascending id; at most `limit` of them. A word repeated in the query
     /// counts once. An empty query, or a limit of 0, finds nothing.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
-        self.search_choosing(query, limit, |postings_total, documents| {
-            postings_total.saturating_mul(SPARSE_QUERY_RATIO) < documents
-        })
+        self.search_choosing(query, limit, is_sparse)
     }
 
     /// `search`, adding up scores the sparse way when `sparse(postings of the query's words,
     /// documents)` says so (both ways give the same hits).
     fn search_choosing(&self, query: &str, limit: usize, sparse: impl Fn(usize, usize) -> bool) -> Vec<Hit> {
-        if limit == 0 || self.alive_words == 0 {
+        if limit == 0 {
             return Vec::new();
+        }
+        let Some(top) = self.rank(query, sparse, |expected| TopRanked::new(limit, expected)) else {
+            return Vec::new();
+        };
+        top.into_best_first().into_iter().filter_map(|ranked| self.hit_of(ranked.score, ranked.key)).collect()
+    }
+
+    /// The alive documents that hold at least one word of `query` and that `keep` accepts (it
+    /// is given their ids), ranked as by [`KeywordIndex::search`]; at most `limit` of them.
+    /// `keep` is asked of the matching documents in rank order only, until `limit` are kept,
+    /// so a page is filled in one pass however many documents it turns away.
+    ///
+    /// # Errors
+    ///
+    /// The first error of `keep`.
+    pub fn search_kept<E>(
+        &self,
+        query: &str,
+        limit: usize,
+        mut keep: impl FnMut(u64) -> Result<bool, E>,
+    ) -> Result<Vec<Hit>, E> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let Some(all) = self.rank(query, is_sparse, AllRanked::new) else { return Ok(Vec::new()) };
+        let kept = all.best_kept(limit, |key| match self.id_of(key) {
+            Some(id) => keep(id),
+            None => Ok(false),
+        })?;
+        Ok(kept.into_iter().filter_map(|ranked| self.hit_of(ranked.score, ranked.key)).collect())
+    }
+
+    /// Scores every alive document holding a word of `query` into the candidates `make` gives
+    /// (told how many may come), keyed by document number; `None` when nothing can match.
+    fn rank<C: Candidates>(
+        &self,
+        query: &str,
+        sparse: impl Fn(usize, usize) -> bool,
+        make: impl FnOnce(usize) -> C,
+    ) -> Option<C> {
+        if self.alive_words == 0 {
+            return None;
         }
         let mut query_words = Vec::new();
         for_each_word(query.as_bytes(), |word| query_words.push(String::from(word)));
@@ -175,18 +215,21 @@ impl KeywordIndex {
             norm_base: K1 * (1.0 - B),
             norm_per_word: K1 * B * self.alive_documents as f32 / self.alive_words as f32,
         };
-        let top = if sparse(postings_total, self.document_ids.len()) {
-            self.rank_sparse(&weighted, &scoring, limit, postings_total)
+        Some(if sparse(postings_total, self.document_ids.len()) {
+            self.rank_sparse(&weighted, &scoring, make, postings_total)
         } else {
-            self.rank_dense(&weighted, &scoring, limit, postings_total)
-        };
-        top.into_best_first()
-            .into_iter()
-            .filter_map(|ranked| {
-                let id = self.document_ids.get(usize::try_from(ranked.key).ok()?)?;
-                Some(Hit::new(Id::from(*id), ranked.score))
-            })
-            .collect()
+            self.rank_dense(&weighted, &scoring, make, postings_total)
+        })
+    }
+
+    /// The id of document number `key`.
+    fn id_of(&self, key: u64) -> Option<u64> {
+        self.document_ids.get(usize::try_from(key).ok()?).copied()
+    }
+
+    /// The hit of document number `key`.
+    fn hit_of(&self, score: f32, key: u64) -> Option<Hit> {
+        self.id_of(key).map(|id| Hit::new(Id::from(id), score))
     }
 
     /// How many documents are alive.
@@ -234,14 +277,14 @@ impl KeywordIndex {
         libm::log1pf((documents - holding + 0.5) / (holding + 0.5))
     }
 
-    /// Adds up scores in one slot per document, then keeps the best.
-    fn rank_dense(
+    /// Adds up scores in one slot per document, then offers each matching one.
+    fn rank_dense<C: Candidates>(
         &self,
         weighted: &[(Listing<'_>, f32)],
         scoring: &Bm25,
-        limit: usize,
+        make: impl FnOnce(usize) -> C,
         postings_total: usize,
-    ) -> TopRanked {
+    ) -> C {
         let mut scores = vec![0.0f32; self.document_ids.len()];
         for &(postings, weight) in weighted {
             self.for_each_alive_posting(postings, |document, frequency| {
@@ -252,7 +295,7 @@ impl KeywordIndex {
             });
         }
         // No more documents match than there are postings.
-        let mut top = TopRanked::new(limit, postings_total);
+        let mut top = make(postings_total);
         for (document, &score) in scores.iter().enumerate() {
             // Every term weight and frequency is above zero, so a document that holds a word
             // of the query scores above zero and one that holds none scores zero.
@@ -265,13 +308,13 @@ impl KeywordIndex {
 
     /// Lists each posting's score, sorts the list by document and adds up each document's
     /// scores, in the same order as `rank_dense` so that both give the same sums.
-    fn rank_sparse(
+    fn rank_sparse<C: Candidates>(
         &self,
         weighted: &[(Listing<'_>, f32)],
         scoring: &Bm25,
-        limit: usize,
+        make: impl FnOnce(usize) -> C,
         postings_total: usize,
-    ) -> TopRanked {
+    ) -> C {
         let mut scored: Vec<(usize, f32)> = Vec::with_capacity(postings_total);
         for &(postings, weight) in weighted {
             self.for_each_alive_posting(postings, |document, frequency| {
@@ -281,7 +324,7 @@ impl KeywordIndex {
         }
         // Stable, so each document's scores stay in query-word order.
         scored.sort_by_key(|&(document, _)| document);
-        let mut top = TopRanked::new(limit, scored.len());
+        let mut top = make(scored.len());
         let mut scored = scored.into_iter().peekable();
         while let Some((document, mut score)) = scored.next() {
             while let Some((_, more)) = scored.next_if(|&(next, _)| next == document) {
@@ -308,6 +351,12 @@ impl Bm25 {
         let frequency = frequency as f32;
         weight * frequency * (K1 + 1.0) / (frequency + self.norm_base + self.norm_per_word * length as f32)
     }
+}
+
+/// Whether a query whose words have `postings_total` postings among `documents` documents adds
+/// up its scores the sparse way.
+fn is_sparse(postings_total: usize, documents: usize) -> bool {
+    postings_total.saturating_mul(SPARSE_QUERY_RATIO) < documents
 }
 
 /// A document or term number as a position in memory (32 bits always fit).
@@ -464,6 +513,32 @@ mod tests {
         assert_eq!(ids(&sparse), ids(&dense));
     }
 
+    #[test]
+    fn a_kept_search_ranks_as_the_search_and_asks_only_until_the_page_is_full() {
+        let mut index = KeywordIndex::default();
+        for id in 1..=40u64 {
+            let text = if id % 4 == 0 { "rain rain" } else { "rain and more words here" };
+            index.add(id, text.as_bytes());
+        }
+        index.remove(8);
+        let everything = index.search("rain", usize::MAX);
+        let mut asked = Vec::new();
+        let kept = index
+            .search_kept("rain", 3, |id| -> Result<bool, ()> {
+                asked.push(id);
+                Ok(id % 3 == 0)
+            })
+            .unwrap();
+        let expected: Vec<Hit> = everything.iter().filter(|hit| hit.id.get() % 3 == 0).take(3).copied().collect();
+        assert_eq!(kept, expected);
+        let last = everything.iter().position(|hit| hit.id == expected[2].id).unwrap();
+        assert_eq!(asked, ids(&everything[..=last]), "asked in rank order, and no further");
+        assert_eq!(index.search_kept("rain", 100, |_| Ok::<_, ()>(true)).unwrap(), everything);
+        assert_eq!(index.search_kept("rain", 2, |id| if id == 4 { Err(id) } else { Ok(true) }), Err(4));
+        assert!(index.search_kept("rain", 0, |_| Ok::<_, ()>(true)).unwrap().is_empty());
+        assert!(index.search_kept("", 5, |_| Ok::<_, ()>(true)).unwrap().is_empty());
+    }
+
     /// The reference: BM25 by brute force over a list of the alive documents.
     fn reference_search(documents: &[(u64, String)], query: &str, limit: usize) -> Vec<(u64, f64)> {
         let tokenized: Vec<(u64, Vec<String>)> = documents
@@ -558,6 +633,7 @@ mod tests {
             let found = index.search(&query, limit);
             prop_assert_eq!(&index.search_choosing(&query, limit, |_, _| true), &found);
             prop_assert_eq!(&index.search_choosing(&query, limit, |_, _| false), &found);
+            prop_assert_eq!(&index.search_kept(&query, limit, |_| Ok::<_, ()>(true)).unwrap(), &found);
             let expected = reference_search(&alive, &query, limit);
             prop_assert_eq!(index.alive_documents(), alive.len());
             prop_assert_eq!(found.len(), expected.len(), "{:?} against {:?}", found, expected);

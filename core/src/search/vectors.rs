@@ -15,7 +15,7 @@ use core::mem::size_of;
 use hashbrown::HashMap;
 
 use super::hit::Hit;
-use super::top::TopRanked;
+use super::top::{AllRanked, Candidates, TopRanked};
 use crate::error::{Error, VectorProblem};
 use crate::error_facts::Limit;
 use crate::id::Id;
@@ -150,12 +150,39 @@ impl VectorIndex {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let query = unit_vector(query);
-        let mut top = TopRanked::new(limit, self.ids.len());
-        for (row, &id) in self.rows.chunks_exact(self.dimension).zip(&self.ids) {
-            top.offer(dot(row, &query).clamp(-1.0, 1.0), id);
-        }
+        let top = self.rank(query, TopRanked::new(limit, self.ids.len()));
         Ok(top.into_best_first().into_iter().map(|ranked| Hit::new(Id::from(ranked.key), ranked.score)).collect())
+    }
+
+    /// The ids that `keep` accepts, ranked as by [`VectorIndex::search`]; at most `limit` of
+    /// them. `keep` is asked in rank order only, until `limit` are kept.
+    ///
+    /// # Errors
+    ///
+    /// [`VectorIndex::search`]'s errors for the query, checked first; then the first error of
+    /// `keep`.
+    pub fn search_kept<E: From<Error>>(
+        &self,
+        query: &[f32],
+        limit: usize,
+        keep: impl FnMut(u64) -> Result<bool, E>,
+    ) -> Result<Vec<Hit>, E> {
+        if self.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.check(query)?;
+        let all = self.rank(query, AllRanked::new(self.ids.len()));
+        let kept = all.best_kept(limit, keep)?;
+        Ok(kept.into_iter().map(|ranked| Hit::new(Id::from(ranked.key), ranked.score)).collect())
+    }
+
+    /// Offers every id, scored by the cosine of its vector and the checked `query`.
+    fn rank<C: Candidates>(&self, query: &[f32], mut candidates: C) -> C {
+        let query = unit_vector(query);
+        for (row, &id) in self.rows.chunks_exact(self.dimension).zip(&self.ids) {
+            candidates.offer(dot(row, &query).clamp(-1.0, 1.0), id);
+        }
+        candidates
     }
 
     /// The bytes of RAM it holds (its allocations, not counting the allocator's own overhead).
@@ -223,6 +250,32 @@ mod tests {
         assert!((hits[3].score + 1.0).abs() < 1e-6);
         assert_eq!(ids(&index.search(&[1.0, 1.0], 2).unwrap()), [3, 1]);
         assert!(index.search(&[1.0, 1.0], 0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_kept_search_ranks_as_the_search_and_checks_the_query() {
+        let mut index = VectorIndex::default();
+        for id in 1..=20u64 {
+            index.set(id, &[1.0, id as f32 / 10.0]);
+        }
+        let everything = index.search(&[1.0, 0.0], usize::MAX).unwrap();
+        let mut asked = Vec::new();
+        let kept = index
+            .search_kept(&[1.0, 0.0], 2, |id| -> Result<bool, Error> {
+                asked.push(id);
+                Ok(id % 5 == 0)
+            })
+            .unwrap();
+        assert_eq!(ids(&kept), [5, 10]);
+        assert_eq!(kept[0], everything[4]);
+        assert_eq!(asked, (1..=10).collect::<Vec<u64>>());
+        assert_eq!(index.search_kept(&[1.0, 0.0], 100, |_| Ok::<_, Error>(true)).unwrap(), everything);
+        let refused = index.search_kept(&[1.0, 0.0, 0.0], 2, |_| Ok::<_, Error>(true));
+        assert_eq!(
+            refused,
+            Err(Error::InvalidVector { problem: VectorProblem::DimensionMismatch { expected: 2, found: 3 } })
+        );
+        assert!(VectorIndex::default().search_kept(&[0.0], 2, |_| Ok::<_, Error>(true)).unwrap().is_empty());
     }
 
     #[test]

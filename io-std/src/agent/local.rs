@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use cheesedb_core::{
-    AgentEngine, Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, StagedBatch, TrustLevel,
-    TrustRules,
+    AgentEngine, Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, SearchPage, SearchQuery,
+    StagedBatch, TrustLevel, TrustRules,
 };
 
 use super::session::{LocalSession, OpenStaged};
@@ -277,6 +277,16 @@ impl<S: SharedStorage> LocalAgent<S> {
 
     pub(crate) fn search_hybrid(&self, query: &str, vector: &[f32], limit: usize) -> Result<Vec<Hit>, Error> {
         self.found(self.with(|engine| engine.search_hybrid(query, vector, limit)))
+    }
+
+    pub(crate) fn search_page(&self, query: &SearchQuery) -> Result<SearchPage, Error> {
+        self.search_page_under(query, &self.trust_rules)
+    }
+
+    pub(crate) fn search_page_under(&self, query: &SearchQuery, rules: &TrustRules) -> Result<SearchPage, Error> {
+        let page = self.with(|engine| engine.search_page(query, rules))?;
+        self.session.tracking.note(page.found.iter().map(|found| found.id));
+        Ok(page)
     }
 
     /// The hits of a search, noted as read.

@@ -6,8 +6,8 @@ mod served;
 mod session;
 
 use cheesedb_core::{
-    Error, Fingerprint, Hit, Id, Leg, LocalOperation, Mode, Node, ReadSet, Removal, Report, StagedBatch, TrustLevel,
-    TrustRules,
+    Error, Fingerprint, Hit, Id, Leg, LocalOperation, Mode, Node, ReadSet, Removal, Report, SearchPage, SearchQuery,
+    StagedBatch, TrustLevel, TrustRules,
 };
 
 pub(crate) use local::LocalAgent;
@@ -512,6 +512,56 @@ impl<S: SharedStorage> Agent<S> {
     /// through a server, the errors of a connection.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, Error> {
         either!(self, search(query, limit))
+    }
+
+    /// One page of hits with what a caller shows of each, in one call (one request through a
+    /// server): the best `query.limit` alive lots and memories, each with its score, kind (a
+    /// lot's label, a memory's tracked parents), content, trust level under the store's rules
+    /// (as [`Agent::trust`] judges it) and whether it has a vector.
+    ///
+    /// By words as [`Agent::search`] ranks them; with `query.vector`, by words and vector
+    /// fused as [`Agent::search_hybrid`] fuses them, or by words when the vector cannot be
+    /// compared with the agent's, which [`Ranking::KeywordInstead`](crate::Ranking) says with
+    /// the reason. Hits below `query.least_trust` or outside `query.among` are passed over while
+    /// the ranking is collected, so the page is full whenever enough hits match, however many
+    /// better-ranked ones were passed over. A recalled lot or memory is never found. With read
+    /// tracking on, the ids found count as read.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cheesedb::Error> {
+    /// use cheesedb::{SearchQuery, TrustLevel, TrustRules};
+    ///
+    /// # let folder = tempfile::tempdir().unwrap();
+    /// let rules = TrustRules::new().with("web_page", TrustLevel::Low);
+    /// let store = cheesedb::Store::builder(folder.path()).trust_rules(rules).open()?;
+    /// let alice = store.open_agent(&store.create_agent("alice")?)?;
+    /// let web = alice.add_lot("web_page", b"rain in Pune all week")?;
+    /// let user = alice.add_lot("user_message", b"it will rain, take the bus")?;
+    /// let page = alice.search_page(&SearchQuery::new("rain", 10).least_trust(TrustLevel::Normal))?;
+    /// assert_eq!(page.found.len(), 1);
+    /// assert_eq!((page.found[0].id, page.found[0].label()), (user, Some("user_message")));
+    /// # let _ = web;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::search`]; `Error::Corrupt` or `Error::Io` when the record of a hit, or of a
+    /// lot a hit's trust rests on, cannot be read; through a server, the errors of a connection
+    /// (`Error::FrameTooLarge` for a query whose `among` holds too many ids for a frame).
+    pub fn search_page(&self, query: &SearchQuery) -> Result<SearchPage, Error> {
+        either!(self, search_page(query))
+    }
+
+    /// As [`Agent::search_page`], judging trust under `rules` rather than the store's.
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::search_page`]; `Error::NeedsLocalStore` through a server, which applies its
+    /// own rules only.
+    pub fn search_page_under(&self, query: &SearchQuery, rules: &TrustRules) -> Result<SearchPage, Error> {
+        self.in_process(LocalOperation::TrustUnderGivenRules)?.search_page_under(query, rules)
     }
 
     /// Attaches `vector` (an embedding the caller computed) to the alive lot or memory `id`,

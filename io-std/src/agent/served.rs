@@ -4,7 +4,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, TrustLevel};
+use cheesedb_core::{
+    Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, SearchPage, SearchQuery, TrustLevel,
+};
 
 use crate::batch::Batch;
 use crate::batch_gate::BatchGate;
@@ -211,6 +213,10 @@ impl ServedAgent {
 
     pub(crate) fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, Error> {
         self.client.search(query, limit)
+    }
+
+    pub(crate) fn search_page(&self, query: &SearchQuery) -> Result<SearchPage, Error> {
+        self.client.search_page(query)
     }
 
     pub(crate) fn set_vector(&self, id: Id, vector: &[f32]) -> Result<(), Error> {

@@ -4,12 +4,15 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, TrustLevel};
+use cheesedb_core::{
+    Error, Fingerprint, Hit, Id, Leg, MessageProblem, Mode, Node, ReadSet, Removal, Report, SearchPage, SearchQuery,
+    TrustLevel,
+};
 
 use super::batch::ClientBatch;
 use super::connection::Connection;
 use crate::process::OpeningProcess;
-use crate::protocol::{wire_leg, Request, Response};
+use crate::protocol::{wire_leg, Request, Response, WireFound};
 
 /// An agent opened through a [`Client`](super::Client): the methods and errors of
 /// [`Agent`](crate::Agent), each one request to the server, plus the errors of a connection
@@ -424,6 +427,35 @@ impl ClientAgent {
             Response::Trust(level) => Some(level.into()),
             _ => None,
         })
+    }
+
+    /// As [`Agent::search_page`](crate::Agent::search_page) under the server's trust rules (its
+    /// data folder's `trust.toml`), in one request however many hits the page holds or passes
+    /// over; with read tracking on, the ids found count as read.
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::search_page`](crate::Agent::search_page), and the errors of a connection
+    /// (`Error::FrameTooLarge` for a request whose `among` holds too many ids for a frame).
+    pub fn search_page(&self, query: &SearchQuery) -> Result<SearchPage, Error> {
+        let request = Request::SearchPage {
+            query: query.text.clone(),
+            vector: query.vector.clone(),
+            limit: wide(query.limit),
+            least_trust: query.least_trust.into(),
+            among: query.among.as_ref().map(|ids| ids.iter().map(|id| id.get()).collect()),
+        };
+        let mut ranking = None;
+        let found = self.connection()?.call_list(&request, |response| match response {
+            Response::SearchPage { ranking: said, found, more } => {
+                ranking = Some(said);
+                Some((found, more))
+            }
+            _ => None,
+        })?;
+        // Every part of a page says how it was ranked, and a page has at least one part.
+        let ranking = ranking.ok_or(Error::MalformedMessage { reason: MessageProblem::UnexpectedResponse })?;
+        Ok(SearchPage::new(found.into_iter().map(WireFound::into_found).collect(), ranking.into_ranking()))
     }
 
     /// Turns read tracking on or off for this session (off when opened). While on, every id

@@ -28,6 +28,7 @@ mod frame;
 mod request;
 mod response;
 mod wire;
+mod wire_page;
 
 pub use frame::{read_frame_body, read_frame_length, write_frame, FrameError, FRAME_LENGTH_BYTES, FRAME_MAX_BYTES};
 pub use request::{BatchWrite, Request};
@@ -36,6 +37,7 @@ pub(crate) use wire::wire_leg;
 pub use wire::{
     engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireReport, WireTrust,
 };
+pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 
 /// The version of the protocol this crate speaks; a client and a server of different versions
 /// refuse each other at the hello. Version 2 added encrypted agents: `CreateAgent` carries an

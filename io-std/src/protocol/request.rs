@@ -4,7 +4,7 @@ use cheesedb_core::{InternalRule, MessageProblem};
 use serde::{Deserialize, Serialize};
 
 use super::frame::{decode_whole, hello_version};
-use super::wire::{WireMode, WireRemoval};
+use super::wire::{WireMode, WireRemoval, WireTrust};
 use super::FRAME_MAX_BYTES;
 use crate::Error;
 
@@ -178,6 +178,22 @@ pub enum Request {
         /// The token's bytes.
         token: [u8; 32],
     },
+    /// `Agent::search_page` under the server's trust rules, answered by
+    /// [`Response::SearchPage`](super::Response::SearchPage) (the ids it returns are reads the
+    /// session tracks). Added after the other variants, so every earlier request keeps its
+    /// encoding.
+    SearchPage {
+        /// The words.
+        query: String,
+        /// The query's vector, for a hybrid search.
+        vector: Option<Vec<f32>>,
+        /// The most hits wanted.
+        limit: u64,
+        /// The least trust level of a hit.
+        least_trust: WireTrust,
+        /// When set, the only ids that may be found.
+        among: Option<Vec<u64>>,
+    },
 }
 
 /// One write of a batch.
@@ -298,6 +314,7 @@ impl Request {
             Request::AgentIsEncrypted { .. } => "agent_is_encrypted",
             Request::IsEncrypted => "is_encrypted",
             Request::AgentNameOf { .. } => "agent_name_of",
+            Request::SearchPage { .. } => "search_page",
         }
     }
 
@@ -376,6 +393,20 @@ mod tests {
             Request::AgentIsEncrypted { name: String::from("alice") },
             Request::IsEncrypted,
             Request::AgentNameOf { token: [4; 32] },
+            Request::SearchPage {
+                query: String::from("rain"),
+                vector: Some(vec![0.5, 1.0]),
+                limit: 10,
+                least_trust: WireTrust::Normal,
+                among: Some(vec![3, 9]),
+            },
+            Request::SearchPage {
+                query: String::new(),
+                vector: None,
+                limit: 0,
+                least_trust: WireTrust::Low,
+                among: None,
+            },
         ]
     }
 
@@ -398,6 +429,19 @@ mod tests {
         assert_eq!(bytes.get(..2), Some(&[0u8, 4][..]));
         let first = Request::Hello { version: 1, client: String::from("x") }.encode().unwrap();
         assert_eq!(Request::hello_version(&first), Some(1));
+    }
+
+    #[test]
+    fn the_page_search_comes_after_every_earlier_request_so_their_encodings_stay() {
+        let earlier = Request::AgentNameOf { token: [0; 32] }.encode().unwrap();
+        let page = Request::SearchPage {
+            query: String::new(),
+            vector: None,
+            limit: 1,
+            least_trust: WireTrust::Low,
+            among: None,
+        };
+        assert_eq!((earlier[0], page.encode().unwrap()[0]), (32, 33));
     }
 
     #[test]

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::frame::{decode_whole, hello_version};
 use super::wire::{WireHit, WireLeftBehind, WireNode, WireReport, WireTrust};
+use super::wire_page::{WireFound, WireRanking};
 use crate::Error;
 
 /// One answer of the server. A long list comes in several responses, each but the last with
@@ -73,6 +74,17 @@ pub enum Response {
     },
     /// A trust level.
     Trust(WireTrust),
+    /// A page of search hits with what is shown of each, best first: a part of the page when
+    /// `more` is set (each part says how the page was ranked). Added after the other variants,
+    /// so every earlier response keeps its encoding.
+    SearchPage {
+        /// How the page was ranked.
+        ranking: WireRanking,
+        /// The hits.
+        found: Vec<WireFound>,
+        /// Whether more of the page follows.
+        more: bool,
+    },
 }
 
 impl Response {

@@ -35,6 +35,7 @@ fn reply_ids(reply: &Reply) -> Vec<u64> {
         Reply::One(Response::Id(id)) => vec![*id],
         Reply::Ids(ids) => ids.clone(),
         Reply::Hits(hits) => hits.iter().map(|hit| hit.id).collect(),
+        Reply::Page { found, .. } => found.iter().map(|hit| hit.id).collect(),
         _ => Vec::new(),
     }
 }

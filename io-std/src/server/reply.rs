@@ -1,6 +1,8 @@
 //! A session's answer to one request: one response, or a list sent in parts.
 
-use crate::protocol::{Response, WireHit, WireLeftBehind, PROTOCOL_VERSION};
+use cheesedb_core::limits::CONTENT_MAX_BYTES;
+
+use crate::protocol::{Response, WireFound, WireHit, WireLeftBehind, WireRanking, PROTOCOL_VERSION};
 
 /// Ids or hits in one frame: at most 10 bytes each, far below a frame's limit.
 const NUMBERS_PER_FRAME: usize = 65_536;
@@ -8,6 +10,9 @@ const NUMBERS_PER_FRAME: usize = 65_536;
 const NAMES_PER_FRAME: usize = 16_384;
 /// Paths left behind in one frame: a path is at most a few KiB.
 const PATHS_PER_FRAME: usize = 1_024;
+/// The bytes of hits one frame of a search page holds, about: one hit of the largest content
+/// fits alone, with the frame's room for the rest, and small hits share a frame.
+const PAGE_BYTES_PER_FRAME: usize = CONTENT_MAX_BYTES;
 
 /// The answer to a hello of this version.
 pub fn hello() -> Response {
@@ -27,6 +32,13 @@ pub enum Reply {
     Names(Vec<String>),
     /// What deleting agents left behind.
     LeftBehind(Vec<WireLeftBehind>),
+    /// A page of search hits, best first, and how it was ranked.
+    Page {
+        /// How it was ranked.
+        ranking: WireRanking,
+        /// The hits.
+        found: Vec<WireFound>,
+    },
 }
 
 /// `items` in parts of at most `per_frame`, each made a response by `make` with `more` set
@@ -44,6 +56,31 @@ fn parts<T>(items: Vec<T>, per_frame: usize, make: impl Fn(Vec<T>, bool) -> Resp
     }
 }
 
+/// The hits of a page in parts of about [`PAGE_BYTES_PER_FRAME`] each (at least one hit a part),
+/// each a response saying how the page was ranked, with `more` set on all but the last.
+fn page_parts(ranking: &WireRanking, found: Vec<WireFound>) -> Vec<Response> {
+    let mut parts: Vec<Vec<WireFound>> = vec![Vec::new()];
+    let mut part_bytes = 0usize;
+    for hit in found {
+        let bytes = hit.size_bytes();
+        if part_bytes.saturating_add(bytes) > PAGE_BYTES_PER_FRAME && parts.last().is_some_and(|part| !part.is_empty())
+        {
+            parts.push(Vec::new());
+            part_bytes = 0;
+        }
+        part_bytes = part_bytes.saturating_add(bytes);
+        if let Some(part) = parts.last_mut() {
+            part.push(hit);
+        }
+    }
+    let last = parts.len() - 1;
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(index, found)| Response::SearchPage { ranking: ranking.clone(), found, more: index < last })
+        .collect()
+}
+
 impl Reply {
     /// The responses to send, in order.
     pub fn into_responses(self) -> Vec<Response> {
@@ -55,6 +92,7 @@ impl Reply {
             Reply::LeftBehind(entries) => {
                 parts(entries, PATHS_PER_FRAME, |entries, more| Response::LeftBehind { entries, more })
             }
+            Reply::Page { ranking, found } => page_parts(&ranking, found),
         }
     }
 }
@@ -77,5 +115,41 @@ mod tests {
             .collect();
         assert_eq!(flags, [true, true, false]);
         assert_eq!(Reply::Ids(Vec::new()).into_responses(), vec![Response::Ids { ids: Vec::new(), more: false }]);
+    }
+
+    fn hit(id: u64, content_bytes: usize) -> WireFound {
+        WireFound {
+            id,
+            score: 1.0,
+            kind: crate::protocol::WireFoundKind::Lot { label: String::from("note") },
+            content: vec![b'x'; content_bytes],
+            trust: crate::protocol::WireTrust::Normal,
+            has_vector: false,
+        }
+    }
+
+    #[test]
+    fn a_page_of_large_hits_is_split_so_each_frame_stays_under_its_limit() {
+        let found =
+            vec![hit(1, CONTENT_MAX_BYTES), hit(2, 10), hit(3, CONTENT_MAX_BYTES / 2), hit(4, CONTENT_MAX_BYTES / 2)];
+        let ranking = WireRanking::Hybrid;
+        let responses = Reply::Page { ranking: ranking.clone(), found }.into_responses();
+        let mut ids = Vec::new();
+        let mut flags = Vec::new();
+        for response in &responses {
+            let mut body = Vec::new();
+            response.encode_into(&mut body).unwrap();
+            assert!(body.len() <= crate::protocol::FRAME_MAX_BYTES, "{} bytes", body.len());
+            let Response::SearchPage { ranking: said, found, more } = response else { panic!("not a page") };
+            assert_eq!(said, &ranking);
+            ids.extend(found.iter().map(|hit| hit.id));
+            flags.push(*more);
+        }
+        assert_eq!(ids, [1, 2, 3, 4]);
+        assert_eq!(flags, [true, true, false]);
+        let empty = Reply::Page { ranking: WireRanking::Keyword, found: Vec::new() }.into_responses();
+        assert_eq!(empty, vec![Response::SearchPage { ranking: WireRanking::Keyword, found: Vec::new(), more: false }]);
+        let small: Vec<WireFound> = (0..100).map(|id| hit(id, 100)).collect();
+        assert_eq!(Reply::Page { ranking: WireRanking::Keyword, found: small }.into_responses().len(), 1);
     }
 }

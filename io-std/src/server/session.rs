@@ -5,8 +5,12 @@
 
 use std::sync::Arc;
 
-use crate::protocol::{engine_leg, BatchWrite, Request, Response, WireHit, WireLeftBehind, WireNode, WireReport};
-use crate::{Agent, Error, Fingerprint, Hit, Id, InternalRule, Leg, MessageProblem, ReadSet, Token};
+use crate::protocol::{
+    engine_leg, BatchWrite, Request, Response, WireFound, WireHit, WireLeftBehind, WireNode, WireRanking, WireReport,
+};
+use crate::{
+    Agent, Error, Fingerprint, Hit, Id, InternalRule, Leg, MessageProblem, ReadSet, SearchPage, SearchQuery, Token,
+};
 
 use super::access;
 use super::peer::Peer;
@@ -247,6 +251,12 @@ impl Session {
             Request::HasVector { id } => Reply::One(Response::Flag(agent.has_vector(Id::from(id))?)),
             Request::IsEncrypted => Reply::One(Response::Flag(agent.is_encrypted())),
             Request::Trust { id } => Reply::One(Response::Trust(agent.trust(Id::from(id))?.into())),
+            Request::SearchPage { query, vector, limit: most, least_trust, among } => {
+                let mut asked = SearchQuery::new(&query, limit(most)).least_trust(least_trust.into());
+                asked.vector = vector;
+                asked.among = among.map(|ids| ids.into_iter().map(Id::from).collect());
+                page(&agent.search_page(&asked)?)
+            }
             _ => return Err(Error::Internal { what: InternalRule::RequestSortedAsReadIsOne }),
         })
     }
@@ -286,6 +296,11 @@ impl Session {
 /// The hits of a search (the agent notes them as read when it tracks reads).
 fn found(found: &[Hit]) -> Reply {
     Reply::Hits(hits(found))
+}
+
+/// A page of hits (noted as read by the agent, as a search's).
+fn page(page: &SearchPage) -> Reply {
+    Reply::Page { ranking: WireRanking::from(&page.ranking), found: page.found.iter().map(WireFound::from).collect() }
 }
 
 impl Drop for Session {

@@ -156,6 +156,15 @@ class Agent:
         """The lots and memories whose vectors are nearest to `vector` by cosine."""
     def search_hybrid(self, query: str, vector: Vector, limit: int = 10) -> List["Hit"]:
         """A keyword search and a vector search fused by reciprocal rank."""
+    def search_page(
+        self,
+        query: str,
+        vector: Optional[Vector] = None,
+        limit: int = 10,
+        least_trust: TrustLevel = "low",
+        among: Optional[Iterable[int]] = None,
+    ) -> "SearchPage":
+        """One page of hits with what is shown of each, trust below `least_trust` passed over."""
     def has_vector(self, id: int) -> bool:
         """Whether the lot or memory `id` has a vector."""
     def verify(self, kept: Optional[str] = None) -> str:
@@ -231,6 +240,39 @@ class Hit:
     def score(self) -> float: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
+
+@final
+class SearchPage:
+    """One page of search hits, best first, and how they were ranked; frozen."""
+
+    @property
+    def found(self) -> List["Found"]: ...
+    @property
+    def ranking(self) -> Literal["keyword", "hybrid"]: ...
+    @property
+    def vector_refused(self) -> Optional["Error"]: ...
+    def __len__(self) -> int: ...
+
+@final
+class Found:
+    """One alive lot or memory a page search found, with what is shown of it; frozen."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def kind(self) -> Literal["lot", "memory"]: ...
+    @property
+    def label(self) -> Optional[str]: ...
+    @property
+    def tracked_parents(self) -> List[int]: ...
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def trust(self) -> TrustLevel: ...
+    @property
+    def has_vector(self) -> bool: ...
 
 class Error(Exception):
     """The base of every error cheesedb raises."""

@@ -75,11 +75,6 @@ LOT_LABEL = "langgraph"
 _FORMAT_FIELD = "langgraph_item"
 _FORMAT_VERSION = 1
 
-# The first keyword or hybrid search asks for this many hits; each retry asks
-# for four times more, until enough survive the namespace and filter.
-_FIRST_SEARCH_HITS = 64
-_SEARCH_GROWTH = 4
-
 Namespace = tuple[str, ...]
 Source = Union[int, Item, tuple[Namespace, str]]
 
@@ -404,60 +399,42 @@ class CheeseStore(BaseStore):
         found.sort(key=lambda record: record.id, reverse=True)
         return found
 
-    def _is_candidate(self, node_id: int, op: SearchOp) -> Optional[_Record]:
-        """The record of ``node_id`` if it is a newest version that the search covers."""
-        record = self._records.get(node_id)
-        if record is None:
-            return None
-        prefix = tuple(op.namespace_prefix)
-        if record.namespace[: len(prefix)] != prefix:
-            return None
-        if self._namespaces[record.namespace][record.key][-1] != node_id:
-            return None
-        return record if store_rules.passes(record.value, op.filter) else None
-
     def _search(self, op: SearchOp, vectors: dict[str, list[float]]) -> list[CheeseSearchItem]:
         if op.filter:
             store_rules.check_filter(op.filter)
         wanted = max(op.offset, 0) + max(op.limit, 0)
+        candidates = self._candidates(op)
         if not op.query:
-            ranked = [(record, None) for record in self._candidates(op)]
+            ranked = [(record, None) for record in candidates]
         else:
             vector = vectors.get(_query_slot(op.query))
-            ranked = self._ranked_hits(op, vector, wanted)
+            ranked = self._ranked_hits(str(op.query), candidates, vector, wanted)
             if len(ranked) < wanted:
                 # Too few hits: the other items fill the page, unscored.
                 hit_ids = {record.id for record, _score in ranked}
-                ranked += [(r, None) for r in self._candidates(op) if r.id not in hit_ids]
+                ranked += [(r, None) for r in candidates if r.id not in hit_ids]
         page = ranked[op.offset : op.offset + op.limit]
         return [_search_item(record, score) for record, score in page]
 
     def _ranked_hits(
-        self, op: SearchOp, vector: Optional[list[float]], wanted: int
+        self,
+        query: str,
+        candidates: list[_Record],
+        vector: Optional[list[float]],
+        wanted: int,
     ) -> list[tuple[_Record, Optional[float]]]:
-        """Hits of the agent's search that the search op covers, best first.
+        """The best ``wanted`` of ``candidates`` for the query, best first.
 
-        The agent searches all its records (older versions and the app's own
-        too), so the request grows until enough hits survive or none are left.
+        One page search of the agent, kept to the candidates' ids inside the
+        engine, so older versions and the app's own records never take the
+        page. A query vector the agent's vectors cannot be compared with (an
+        index of another dimension) ranks by words alone.
         """
-        if not self._records or wanted <= 0:
+        if not candidates or wanted <= 0:
             return []
-        asked = max(_FIRST_SEARCH_HITS, wanted * _SEARCH_GROWTH)
-        while True:
-            hits = self._agent_search(str(op.query), vector, asked)
-            kept = []
-            for hit in hits:
-                record = self._is_candidate(hit.id, op)
-                if record is not None:
-                    kept.append((record, float(hit.score)))
-            if len(kept) >= wanted or len(hits) < asked:
-                return kept
-            asked *= _SEARCH_GROWTH
-
-    def _agent_search(self, query: str, vector: Optional[list[float]], limit: int) -> list[Any]:
-        if vector is None:
-            return list(self._agent.search(query, limit=limit))
-        return list(self._agent.search_hybrid(query, vector, limit=limit))
+        by_id = {record.id: record for record in candidates}
+        page = self._agent.search_page(query, vector=vector, limit=wanted, among=list(by_id))
+        return [(by_id[found.id], float(found.score)) for found in page.found]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[Namespace]:
         namespaces = list(self._namespaces)
