@@ -68,9 +68,11 @@ fn the_command_searches_a_page_in_one_request_through_the_server() {
 
     let entries = log_entries(&cli);
     let command_session = entries.iter().rposition(|entry| operation(entry) == "open_agent").unwrap();
-    // Opening the agent asks for it and its name; the search is then one request.
+    // Opening the agent asks for it, its name, its report and whether it is encrypted; the
+    // search is then one request.
+    let opening = ["open_agent", "name", "report", "is_encrypted"];
     let asked: Vec<&Value> =
-        entries[command_session..].iter().filter(|entry| !["open_agent", "name"].contains(&operation(entry))).collect();
+        entries[command_session..].iter().filter(|entry| !opening.contains(&operation(entry))).collect();
     assert_eq!(asked.iter().map(|entry| operation(entry)).collect::<Vec<_>>(), ["search_page"], "none per hit");
     let mut logged: Vec<u64> = asked[0]["ids"].as_array().unwrap().iter().map(|id| id.as_u64().unwrap()).collect();
     let mut shown: Vec<u64> = hits.iter().map(|hit| hit["id"].as_u64().unwrap()).collect();
