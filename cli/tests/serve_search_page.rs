@@ -137,7 +137,8 @@ fn median_time(rounds: usize, mut search: impl FnMut()) -> Duration {
 /// Prints the time of a page of 10 hits without low-trust ones through the server, asked the way
 /// the command asked before (a search, then `get` and `trust` for each hit, asking again with a
 /// doubled limit while low-trust hits took the page) and as one page request. Run with
-/// `cargo test -p cheesedb-cli --release --test integration serve_search_page::timing -- --ignored --nocapture`.
+/// `cargo test -p cheesedb-cli --test integration serve_search_page::timing -- --ignored --nocapture`
+/// (figures in docs/BENCHMARKS.md).
 #[test]
 #[ignore = "a measurement, not a check: run it by name"]
 fn timing_of_a_page_through_the_server() {
