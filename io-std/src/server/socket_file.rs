@@ -11,7 +11,7 @@ use rustix::fs::Mode;
 
 use super::serve_error::{ServeError, SocketStep};
 use crate::user::this_user;
-use crate::Error;
+use crate::{Error, SocketProblem};
 
 /// The socket's permission bits: only its user may connect.
 const SOCKET_MODE: u32 = 0o600;
@@ -47,7 +47,12 @@ pub fn inspect(path: &Path) -> Result<Found, ServeError> {
     match crate::client::connect_to_socket(path) {
         Ok(_) => Ok(Found::Live),
         Err(Error::ServerUnavailable { .. }) => Ok(Found::Stale),
-        Err(_) => Err(ServeError::Socket { socket: socket(), step: SocketStep::Probe, kind: ErrorKind::InvalidData }),
+        // Swapped since it was looked at: refused for what stands there now.
+        Err(Error::SocketRefused { problem: SocketProblem::OwnedByAnotherUser { owner, user }, .. }) => {
+            Err(ServeError::SocketOfAnotherUser { socket: socket(), owner, user })
+        }
+        Err(Error::SocketRefused { .. }) => Err(ServeError::NotASocket { socket: socket() }),
+        Err(_) => Err(ServeError::Socket { socket: socket(), step: SocketStep::Probe, kind: ErrorKind::Other }),
     }
 }
 
