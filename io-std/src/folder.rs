@@ -29,6 +29,12 @@ pub(crate) enum Access {
     },
     /// For reading only: nothing can be written through the descriptor.
     ReadOnly,
+    /// For reading and appending to a file that must exist; every write lands at the end.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    Append,
+    /// Made (0600) for reading and appending; a name that exists already is an error.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    CreateNew,
 }
 
 /// A store's root folder, opened once, and the names below it.
@@ -107,6 +113,8 @@ impl StoreFolder {
             Access::ReadWrite { create: true } => OFlags::RDWR | OFlags::CREATE,
             Access::ReadWrite { create: false } => OFlags::RDWR,
             Access::ReadOnly => OFlags::RDONLY,
+            Access::Append => OFlags::RDWR | OFlags::APPEND,
+            Access::CreateNew => OFlags::RDWR | OFlags::APPEND | OFlags::CREATE | OFlags::EXCL,
         };
         let opened = rustix::fs::openat(parent.as_fd(), name, flags, Mode::from_raw_mode(0o600))
             .map_err(|errno| explain(parent.as_fd(), name, errno.into()))?;

@@ -1,35 +1,25 @@
 //! [`AccessFolder`]: the `access` folder inside the data folder, and the files in it, reached
 //! without following a symbolic link.
 //!
-//! The data folder itself may be a link the user made; below it, the `access` folder is opened
-//! with `O_DIRECTORY|O_NOFOLLOW` and every file with `O_NOFOLLOW` relative to that folder's
-//! descriptor, so a link planted where a log file should be is refused, never written through.
+//! The data folder itself may be a link the user made; below it, every name is reached through
+//! [`StoreFolder`], so a link planted where the access folder or a log file should be is refused,
+//! never written through, exactly as inside a store.
 
 use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use crate::folder::StoreFolder;
+
+pub(crate) use crate::folder::Access;
 
 /// The folder inside the data folder that holds every agent's access log.
 pub const ACCESS_FOLDER: &str = "access";
 
-/// The access folder, open.
+/// The access folder of one data folder.
 #[derive(Debug)]
 pub struct AccessFolder {
-    descriptor: OwnedFd,
-}
-
-/// How a log file is opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileAccess {
-    /// For reading only.
-    Read,
-    /// For reading and appending; the file must exist.
-    Append,
-    /// Made (mode 0600) for reading and appending; an existing name is an error.
-    CreateNew,
+    data_folder: StoreFolder,
 }
 
 impl AccessFolder {
@@ -40,18 +30,14 @@ impl AccessFolder {
     /// The system's error when the data folder cannot be opened, or when something other than
     /// a folder (a link, a file) stands where the access folder should be.
     pub fn open(data_folder: &Path, create: bool) -> io::Result<Option<AccessFolder>> {
-        let root = rustix::fs::open(data_folder, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+        let folder = AccessFolder { data_folder: StoreFolder::new(data_folder.to_path_buf()) };
         if create {
-            match rustix::fs::mkdirat(&root, ACCESS_FOLDER, Mode::from_raw_mode(0o700)) {
-                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                Err(errno) => return Err(errno.into()),
-            }
+            folder.data_folder.create_folder(ACCESS_FOLDER)?;
         }
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        match rustix::fs::openat(&root, ACCESS_FOLDER, flags, Mode::empty()) {
-            Ok(descriptor) => Ok(Some(AccessFolder { descriptor })),
-            Err(rustix::io::Errno::NOENT) if !create => Ok(None),
-            Err(errno) => Err(refusal(&root, ACCESS_FOLDER, "a folder", errno)),
+        match folder.data_folder.open_folder(ACCESS_FOLDER) {
+            Ok(_) => Ok(Some(folder)),
+            Err(error) if error.kind() == io::ErrorKind::NotFound && !create => Ok(None),
+            Err(error) => Err(error),
         }
     }
 
@@ -60,38 +46,17 @@ impl AccessFolder {
     /// # Errors
     /// The system's error when the folder cannot be read.
     pub fn names(&self) -> io::Result<Vec<String>> {
-        let mut names = Vec::new();
-        for entry in Dir::read_from(&self.descriptor)? {
-            if let Ok(name) = std::str::from_utf8(entry?.file_name().to_bytes()) {
-                if name != "." && name != ".." {
-                    names.push(name.to_owned());
-                }
-            }
-        }
-        Ok(names)
+        self.data_folder.list(ACCESS_FOLDER)
     }
 
     /// Opens the file `name` in the folder, refusing a link or anything but a plain file.
     ///
     /// # Errors
     /// The system's error (`NotFound` for a missing file, `AlreadyExists` for
-    /// [`FileAccess::CreateNew`] on an existing name), or `InvalidData` for a link or a
+    /// [`Access::CreateNew`] on an existing name), or `InvalidData` for a link or a
     /// file that is not plain.
-    pub fn open_file(&self, name: &str, access: FileAccess) -> io::Result<File> {
-        // NONBLOCK: a named pipe planted here must not hang the open; it changes nothing for a
-        // plain file.
-        let mut flags = OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-        flags |= match access {
-            FileAccess::Read => OFlags::RDONLY,
-            FileAccess::Append => OFlags::RDWR | OFlags::APPEND,
-            FileAccess::CreateNew => OFlags::RDWR | OFlags::APPEND | OFlags::CREATE | OFlags::EXCL,
-        };
-        let opened = rustix::fs::openat(&self.descriptor, name, flags, Mode::from_raw_mode(0o600))
-            .map_err(|errno| refusal(&self.descriptor, name, "a plain file", errno))?;
-        if FileType::from_raw_mode(rustix::fs::fstat(&opened)?.st_mode) != FileType::RegularFile {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{name} is not a plain file")));
-        }
-        Ok(File::from(opened))
+    pub(crate) fn open_file(&self, name: &str, access: Access) -> io::Result<File> {
+        self.data_folder.open_file(&shown_path(name), access)
     }
 
     /// Removes the file `name` (the name itself, never what a link there points at).
@@ -99,7 +64,7 @@ impl AccessFolder {
     /// # Errors
     /// The system's error.
     pub fn remove_file(&self, name: &str) -> io::Result<()> {
-        rustix::fs::unlinkat(&self.descriptor, name, AtFlags::empty()).map_err(io::Error::from)
+        self.data_folder.remove_file(&shown_path(name))
     }
 
     /// Makes the folder's list of names durable, after a file was made or removed.
@@ -107,26 +72,13 @@ impl AccessFolder {
     /// # Errors
     /// The system's error.
     pub fn sync(&self) -> io::Result<()> {
-        rustix::fs::fsync(&self.descriptor).map_err(io::Error::from)
+        self.data_folder.open_folder(ACCESS_FOLDER)?.sync_all()
     }
 }
 
 /// The path of `name` as messages show it: relative to the data folder.
 pub fn shown_path(name: &str) -> String {
     format!("{ACCESS_FOLDER}/{name}")
-}
-
-/// Says why opening `name` failed when what stands there is a link.
-fn refusal(parent: &OwnedFd, name: &str, wanted: &str, errno: rustix::io::Errno) -> io::Error {
-    match rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink => io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "{name} is a symbolic link, not {wanted}: cheesedb does not follow links there and left it untouched"
-            ),
-        ),
-        _ => errno.into(),
-    }
 }
 
 #[cfg(test)]
@@ -142,16 +94,19 @@ mod tests {
         std::fs::write(place.path().join("outside"), b"keep").unwrap();
         symlink(place.path().join("outside"), data.join(ACCESS_FOLDER).join("a.1.log")).unwrap();
         let folder = AccessFolder::open(&data, true).unwrap().unwrap();
-        for access in [FileAccess::Read, FileAccess::Append, FileAccess::CreateNew] {
+        for access in [Access::ReadOnly, Access::Append, Access::CreateNew] {
             assert!(folder.open_file("a.1.log", access).is_err(), "{access:?}");
         }
+        assert!(folder.remove_file("a.1.log").is_ok(), "the link itself may be removed");
         assert_eq!(std::fs::read(place.path().join("outside")).unwrap(), b"keep");
 
         let linked = place.path().join("linked");
         std::fs::create_dir(&linked).unwrap();
         symlink(place.path(), linked.join(ACCESS_FOLDER)).unwrap();
-        let error = AccessFolder::open(&linked, true).unwrap_err();
-        assert!(error.to_string().contains("symbolic link"), "{error}");
+        for create in [true, false] {
+            let error = AccessFolder::open(&linked, create).unwrap_err();
+            assert!(error.to_string().contains("symbolic link"), "{error}");
+        }
     }
 
     #[test]
@@ -160,8 +115,10 @@ mod tests {
         assert!(AccessFolder::open(place.path(), false).unwrap().is_none());
         let folder = AccessFolder::open(place.path(), true).unwrap().unwrap();
         assert!(folder.names().unwrap().is_empty());
-        folder.open_file("x.1.log", FileAccess::CreateNew).unwrap();
-        assert!(folder.open_file("x.1.log", FileAccess::CreateNew).is_err());
+        folder.open_file("x.1.log", Access::CreateNew).unwrap();
+        let error = folder.open_file("x.1.log", Access::CreateNew).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(folder.names().unwrap(), ["x.1.log"]);
+        folder.sync().unwrap();
     }
 }

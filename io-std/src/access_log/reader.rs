@@ -13,7 +13,7 @@ use super::chain::ChainHash;
 use super::damage::{DamageKind, LogDamage};
 use super::entry::AccessEntry;
 use super::file_name::{file_name, file_number, stem_of};
-use super::folder::{shown_path, AccessFolder, FileAccess};
+use super::folder::{shown_path, Access, AccessFolder};
 use super::record::DamageNote;
 use super::scan::{scan_prefix, Scan, ScannedFile};
 use super::Limits;
@@ -245,7 +245,7 @@ pub fn file_numbers(folder: &AccessFolder, agent: &str) -> io::Result<Vec<u64>> 
 /// [`ReadError::Io`], or [`DamageKind::Oversized`].
 pub fn read_file(folder: &AccessFolder, name: &str, shown: &str, limits: &Limits) -> Result<Vec<u8>, ReadError> {
     let io_error = |error| ReadError::Io { file: shown.to_owned(), error };
-    let file = folder.open_file(name, FileAccess::Read).map_err(io_error)?;
+    let file = folder.open_file(name, Access::ReadOnly).map_err(io_error)?;
     let most = limits.file_max_bytes();
     let mut bytes = Vec::new();
     file.take(most.saturating_add(1)).read_to_end(&mut bytes).map_err(io_error)?;

@@ -21,7 +21,7 @@ use super::chain::ChainHash;
 use super::damage::{DamageKind, LogDamage};
 use super::entry::AccessEntry;
 use super::file_name::{file_name, stem_of};
-use super::folder::{shown_path, AccessFolder, FileAccess};
+use super::folder::{shown_path, Access, AccessFolder};
 use super::reader::{file_numbers, read_file, ReadError};
 use super::record::{to_line, DamageNote, EntryRecord, HeaderRecord};
 use super::scan::{scan_prefix, Scan, ScannedFile};
@@ -102,7 +102,7 @@ impl AgentLog {
                     continue;
                 }
             };
-            let file = folder.open_file(&name, FileAccess::Append).map_err(io_error(&shown, "opening"))?;
+            let file = folder.open_file(&name, Access::Append).map_err(io_error(&shown, "opening"))?;
             if scanned.torn_line.is_some() {
                 file.set_len(scanned.complete_bytes).map_err(io_error(&shown, "cutting off a torn entry"))?;
                 file.sync_all().map_err(io_error(&shown, "syncing"))?;
@@ -291,7 +291,7 @@ fn start_file(
 ) -> Result<(File, u64, ChainHash), WriteError> {
     let name = file_name(&stem_of(agent), number);
     let shown = shown_path(&name);
-    let mut file = folder.open_file(&name, FileAccess::CreateNew).map_err(io_error(&shown, "making"))?;
+    let mut file = folder.open_file(&name, Access::CreateNew).map_err(io_error(&shown, "making"))?;
     let header = HeaderRecord::after(agent, number, first_number, starts_after, after_damage);
     let hash = ChainHash::from_hex(&header.hash).unwrap_or(ChainHash::START);
     let header = to_line(&header);
