@@ -1,22 +1,13 @@
-//! `Failure`: why the benchmark stopped, as one line and an exit status, with the statuses the
-//! `cheesedb` command gives the same engine errors, so a script treats both alike.
+//! `Failure`: why the benchmark stopped, as one line and an exit status.
 
 use std::fmt;
-
-use cheesedb::StorageErrorKind;
 
 /// Exit status of a benchmark that ran to the end.
 pub const EXIT_SUCCESS: u8 = 0;
 /// Exit status of any error: bad arguments, a missing program, refused writes, I/O.
 pub const EXIT_ERROR: u8 = 2;
-/// Exit status when stored data failed a check.
+/// Exit status when stored data failed a check: a benchmark that damages its store is a bug.
 pub const EXIT_DAMAGED: u8 = 3;
-/// Exit status when a write failed after its bytes may have reached the disk.
-pub const EXIT_OUTCOME_UNKNOWN: u8 = 4;
-/// Exit status when the disk (or the user's quota) holding the benchmark's folder is full.
-pub const EXIT_NO_SPACE: u8 = 5;
-/// Exit status when the system refused access to the benchmark's folder.
-pub const EXIT_ACCESS_DENIED: u8 = 6;
 
 /// A benchmark that could not finish: a one-line message and the exit status to leave with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,12 +19,15 @@ pub struct Failure {
 impl Failure {
     /// An error with `message`, leaving with [`EXIT_ERROR`].
     pub fn new(message: impl Into<String>) -> Failure {
-        Failure { message: one_line(&message.into()), exit_status: EXIT_ERROR }
+        let message: String = message.into();
+        // An error never spans several lines of a terminal or a log.
+        let lines: Vec<&str> = message.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+        Failure { message: lines.join(" "), exit_status: EXIT_ERROR }
     }
 
-    /// A failure that prints nothing, e.g. when standard output was closed by the reader.
-    pub fn silent(exit_status: u8) -> Failure {
-        Failure { message: String::new(), exit_status }
+    /// A failure that prints nothing, when standard output was closed by its reader.
+    pub fn quiet_end() -> Failure {
+        Failure { message: String::new(), exit_status: EXIT_SUCCESS }
     }
 
     /// Adds what the benchmark was doing in front of the message.
@@ -41,7 +35,7 @@ impl Failure {
         Failure { message: format!("{doing}: {}", self.message), ..self }
     }
 
-    /// The message, one line, possibly empty for a silent failure.
+    /// The message, one line, empty for a quiet end.
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -60,20 +54,12 @@ impl fmt::Display for Failure {
 
 impl From<cheesedb::Error> for Failure {
     fn from(error: cheesedb::Error) -> Failure {
-        let exit_status = match error.storage_kind() {
-            _ if error.is_corruption() => EXIT_DAMAGED,
-            _ if error.is_outcome_unknown() => EXIT_OUTCOME_UNKNOWN,
-            Some(StorageErrorKind::NoSpace) => EXIT_NO_SPACE,
-            Some(StorageErrorKind::PermissionDenied | StorageErrorKind::ReadOnly) => EXIT_ACCESS_DENIED,
-            _ => EXIT_ERROR,
-        };
-        Failure { message: one_line(&error.to_string()), exit_status }
+        let failure = Failure::new(error.to_string());
+        if error.is_corruption() {
+            return Failure { exit_status: EXIT_DAMAGED, ..failure };
+        }
+        failure
     }
-}
-
-/// Joins the lines of `text` so an error never spans several lines of a terminal or a log.
-pub fn one_line(text: &str) -> String {
-    text.split(['\n', '\r']).map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -86,7 +72,7 @@ mod tests {
     }
 
     #[test]
-    fn engine_errors_leave_with_the_command_s_exit_statuses() {
+    fn damaged_data_has_an_exit_status_of_its_own() {
         let damaged = cheesedb::Error::Corrupt {
             file: "catalog".into(),
             offset: 0,
@@ -94,18 +80,6 @@ mod tests {
         };
         assert_eq!(Failure::from(damaged).exit_status(), EXIT_DAMAGED);
         assert_eq!(Failure::from(cheesedb::Error::NoLegs).exit_status(), EXIT_ERROR);
-        let full = cheesedb::Error::from_storage(
-            cheesedb::StorageOperation::Growing,
-            "segment",
-            std::io::Error::from_raw_os_error(28),
-        );
-        assert_eq!(Failure::from(full).exit_status(), EXIT_NO_SPACE);
-        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
-        assert_eq!(
-            Failure::from(cheesedb::Error::from_storage(cheesedb::StorageOperation::Opening, "catalog", denied))
-                .exit_status(),
-            EXIT_ACCESS_DENIED
-        );
     }
 
     #[test]

@@ -94,7 +94,9 @@ fn report_failure(failure: &Failure, printer: Printer) -> ExitCode {
         if printer.is_json() {
             eprintln!("{}", serde_json::json!({ "error": failure.message() }));
         } else {
-            eprintln!("cheesedb-bench: {}", output::escaped_keeping_lines(failure.message()));
+            // A path the user gave may hold control characters; none reaches the terminal.
+            let shown: String = failure.message().chars().filter(|character| !character.is_control()).collect();
+            eprintln!("cheesedb-bench: {shown}");
         }
     }
     ExitCode::from(failure.exit_status())

@@ -4,7 +4,7 @@ use std::io::{ErrorKind, Write};
 
 use serde_json::Value;
 
-use crate::failure::{Failure, EXIT_SUCCESS};
+use crate::failure::Failure;
 
 /// Where the result goes and in which form.
 #[derive(Debug, Clone, Copy)]
@@ -24,31 +24,13 @@ impl Printer {
     }
 
     /// Prints `value` as one line of JSON, or the text that `text` makes, ending in a line end.
-    /// Control characters other than line ends never reach the terminal, whatever a path in the
-    /// text holds.
     pub fn result(&self, value: Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
         if self.json {
             return write_stdout(&format!("{value}\n"));
         }
-        let mut text = escaped_keeping_lines(&text());
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        write_stdout(&text)
+        let text = text();
+        write_stdout(&format!("{}\n", text.trim_end_matches('\n')))
     }
-}
-
-/// `text` with every control character but the line end written as an escape (`\u{1b}`, `\r`).
-pub fn escaped_keeping_lines(text: &str) -> String {
-    let mut shown = String::with_capacity(text.len());
-    for character in text.chars() {
-        if character.is_control() && character != '\n' {
-            shown.extend(character.escape_default());
-        } else {
-            shown.push(character);
-        }
-    }
-    shown
 }
 
 /// Writes to standard output. A reader that went away (`cheesedb-bench | head`) ends the
@@ -57,18 +39,7 @@ pub fn write_stdout(text: &str) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
-        Err(error) if error.kind() == ErrorKind::BrokenPipe => Err(Failure::silent(EXIT_SUCCESS)),
+        Err(error) if error.kind() == ErrorKind::BrokenPipe => Err(Failure::quiet_end()),
         Err(error) => Err(Failure::new(format!("cannot write to standard output: {error}"))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_are_escaped_and_lines_kept() {
-        assert_eq!(escaped_keeping_lines("line one\u{1b}[2J\nline two\r"), "line one\\u{1b}[2J\nline two\\r");
-        assert_eq!(escaped_keeping_lines("Pune: rain ☔"), "Pune: rain ☔");
     }
 }
