@@ -12,6 +12,7 @@ use crate::batch::Batch;
 use crate::convert::{self, Content, IdArgument, Legs, Limit, ModeArgument, Vector};
 use crate::errors::{invalid_argument, IntoPython};
 use crate::node::{python_repr, Hit, Node};
+use crate::opened_store::exit_after;
 use crate::report::report_dict;
 use crate::search_page::{python_page, Among, LeastTrust, SearchPage};
 
@@ -297,11 +298,7 @@ impl Agent {
         _exception: Option<&Bound<'_, PyAny>>,
         _traceback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let closed = self.close(py);
-        if exception_type.is_none() {
-            closed?;
-        }
-        Ok(false)
+        exit_after(self.close(py), exception_type)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

@@ -12,7 +12,7 @@ mod client;
 mod convert;
 mod errors;
 mod node;
-mod opened_agents;
+mod opened_store;
 mod report;
 mod search_page;
 mod store;

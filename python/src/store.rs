@@ -1,17 +1,15 @@
 //! `Store`: a folder of agents, opened from Python.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 
-use cheesedb::Token;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
 use crate::agent::Agent;
 use crate::convert::TrustRulesArgument;
-use crate::errors::{closed, to_python, IntoPython};
+use crate::errors::IntoPython;
 use crate::node::python_repr;
-use crate::opened_agents::{lock, OpenedAgents};
+use crate::opened_store::{exit_after, OpenedStore};
 
 /// A store folder holding any number of agents: `cheesedb.Store(path)`.
 ///
@@ -21,19 +19,24 @@ use crate::opened_agents::{lock, OpenedAgents};
 /// trust_rules, a dict of lot label to "low", "normal" or "high", sets what Agent.trust
 /// answers (every label "normal" without it; a memory server reads them from trust.toml).
 /// Also a context manager: `with cheesedb.Store(path) as store:` closes it at the end.
-#[pyclass(module = "cheesedb", frozen)]
+#[pyclass(module = "cheesedb", frozen, subclass)]
 pub(crate) struct Store {
     path: PathBuf,
     read_only: bool,
-    store: Mutex<Option<cheesedb::Store>>,
-    /// The agents opened from this store, closed with it.
-    agents: OpenedAgents,
+    opened: OpenedStore,
 }
 
 impl Store {
-    /// A clone of the engine's store, for one call.
-    fn handle(&self) -> PyResult<cheesedb::Store> {
-        lock(&self.store).clone().ok_or_else(|| closed("store"))
+    /// A store held by the memory server at `socket`, for a `Client`.
+    pub(crate) fn served(store: cheesedb::Store) -> Store {
+        let path = store.socket_path().map(PathBuf::from).unwrap_or_default();
+        let read_only = store.is_read_only();
+        Store { path, read_only, opened: OpenedStore::new(store, "client") }
+    }
+
+    /// Whether the store is still open.
+    pub(crate) fn is_open(&self) -> bool {
+        self.opened.is_open()
     }
 }
 
@@ -45,12 +48,12 @@ impl Store {
         let rules = trust_rules.map(|rules| rules.0).unwrap_or_default();
         let builder = cheesedb::Store::builder(&path).read_only(read_only).trust_rules(rules);
         let opened = py.detach(|| builder.open()).into_python(py)?;
-        Ok(Store { path, read_only, store: Mutex::new(Some(opened)), agents: OpenedAgents::default() })
+        Ok(Store { path, read_only, opened: OpenedStore::new(opened, "store") })
     }
 
-    /// The store folder, as given.
+    /// The store folder, as given; for a Client, the server's socket.
     #[getter]
-    fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         self.path.display().to_string()
     }
 
@@ -67,11 +70,7 @@ impl Store {
     /// destroys the keys of what it erases; everything else works the same.
     #[pyo3(signature = (name, encrypted = false), text_signature = "(self, name, encrypted=False)")]
     fn create_agent(&self, py: Python<'_>, name: String, encrypted: bool) -> PyResult<String> {
-        let store = self.handle()?;
-        let token = py
-            .detach(|| if encrypted { store.create_encrypted_agent(&name) } else { store.create_agent(&name) })
-            .into_python(py)?;
-        Ok(token.to_string())
+        self.opened.create_agent(py, &name, encrypted)
     }
 
     /// Converts the plaintext agent that `token` opens into an encrypted one, with the same name,
@@ -82,64 +81,36 @@ impl Store {
     /// (AgentInUseError otherwise); an encrypted agent raises AlreadyEncryptedError.
     #[pyo3(text_signature = "(self, token)")]
     fn encrypt_agent(&self, py: Python<'_>, token: String) -> PyResult<String> {
-        let store = self.handle()?;
-        let token: Token = token.parse().map_err(|error| to_python(py, error))?;
-        let fingerprint = py.detach(|| store.encrypt_agent(&token)).into_python(py)?;
-        Ok(fingerprint.to_string())
+        self.opened.encrypt_agent(py, &token)
     }
 
     /// Opens the agent that `token` belongs to. Several handles of one agent share its engine.
     #[pyo3(text_signature = "(self, token)")]
     fn open_agent(&self, py: Python<'_>, token: String) -> PyResult<Agent> {
-        let store = self.handle()?;
-        let token: Token = token.parse().map_err(|error| to_python(py, error))?;
-        let (handle, name) = py
-            .detach(|| {
-                let handle = store.open_agent(&token)?;
-                let name = handle.name()?;
-                Ok((handle, name))
-            })
-            .into_python(py)?;
-        Ok(self.agents.add(handle, name))
+        self.opened.open_agent(py, &token)
     }
 
     /// Deletes the agent named `name` and every file made for it. Its open handles raise
     /// AgentDeletedError from then on.
     #[pyo3(text_signature = "(self, name)")]
     fn delete_agent(&self, py: Python<'_>, name: String) -> PyResult<()> {
-        let store = self.handle()?;
-        py.detach(|| store.delete_agent(&name)).into_python(py)
+        self.opened.delete_agent(py, &name)
     }
 
     /// The names of all agents, in the order they were created.
     #[pyo3(text_signature = "(self)")]
     fn agent_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        let store = self.handle()?;
-        py.detach(|| store.agent_names()).into_python(py)
+        self.opened.agent_names(py)
     }
 
     /// Closes the store and every agent opened from it, releasing the folder; later calls
-    /// raise ClosedError. A batch still open keeps the folder until it ends. In a process
-    /// forked from the one that opened the store, this one's copies are let go without
-    /// writing anything, and ForkedProcessError says so.
+    /// raise ClosedError. A batch still open keeps the folder until it ends. For a Client, the
+    /// agents' connections (and so their sessions) are closed and the server goes on serving
+    /// others. In a process forked from the one that opened the store, this one's copies are
+    /// let go without writing anything, and ForkedProcessError says so.
     #[pyo3(text_signature = "(self)")]
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let store = lock(&self.store).take();
-        let forked = store.as_ref().map_or(Ok(()), cheesedb::Store::check_same_process);
-        let agents = self.agents.take_all();
-        py.detach(|| {
-            // Every agent is closed even when one fails; the first failure is reported.
-            let mut first_failure = Ok(());
-            for agent in agents {
-                let closed = agent.close();
-                if first_failure.is_ok() {
-                    first_failure = closed;
-                }
-            }
-            drop(store);
-            forked.and(first_failure)
-        })
-        .into_python(py)
+        self.opened.close(py)
     }
 
     fn __enter__(this: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -156,15 +127,11 @@ impl Store {
         _exception: Option<&Bound<'_, PyAny>>,
         _traceback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let closed = self.close(py);
-        if exception_type.is_none() {
-            closed?;
-        }
-        Ok(false)
+        exit_after(self.close(py), exception_type)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        let state = if lock(&self.store).is_some() { "" } else { ", closed" };
+        let state = if self.opened.is_open() { "" } else { ", closed" };
         let read_only = if self.read_only { "True" } else { "False" };
         let path = python_repr(py, &self.path.display().to_string());
         format!("Store(path={path}, read_only={read_only}{state})")

@@ -15,7 +15,7 @@ gone from the files on disk before the call returns.
         alice.recall(a, erase=True)  # -> [m]
 
 When a memory server (``cheesedb serve``) holds the store, several programs share it:
-``cheesedb.connect(path)`` returns a :class:`Client` with the methods of a Store, and the agents
+``cheesedb.connect(path)`` returns a :class:`Client`, a Store whose calls go to the server, and the agents
 it opens have the same methods, values and exceptions as local ones.
 
     with cheesedb.connect("/data/cheesedb") as client:

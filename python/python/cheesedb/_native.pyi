@@ -35,7 +35,6 @@ class Report(TypedDict):
     epoch_rotations_finished_on_open: int
     repaired_anything: bool
 
-@final
 class Store:
     """A store folder holding any number of agents.
 
@@ -55,7 +54,7 @@ class Store:
     ) -> None: ...
     @property
     def path(self) -> str:
-        """The store folder, as given."""
+        """The store folder, as given; for a Client, the server's socket."""
     @property
     def read_only(self) -> bool:
         """Whether the store was opened read-only."""
@@ -89,37 +88,12 @@ def connect(path: Union[str, "os.PathLike[str]"]) -> "Client":
     folder holding cheesedb.sock. Raises ServerUnavailableError when none answers there."""
 
 @final
-class Client:
-    """A connection to a memory server: the methods of a Store, each a request to the server.
+class Client(Store):
+    """A connection to a memory server: a Store whose every call is a request to the server.
 
-    Shared between threads; each agent it opens has a connection and a session of its own.
-    Also a context manager that closes it, and every agent opened through it, at the end.
+    Its path is the server's socket. Shared between threads; each agent it opens has a
+    connection and a session of its own. Closing it closes those connections, not the server.
     """
-
-    @property
-    def path(self) -> str:
-        """The server's socket."""
-    def create_agent(self, name: str, encrypted: bool = False) -> str:
-        """Creates an agent named `name` (encrypted with encrypted=True) and returns its
-        token, shown only now."""
-    def encrypt_agent(self, token: str) -> str:
-        """Converts the plaintext agent `token` opens into an encrypted one and returns its new
-        fingerprint, as Store.encrypt_agent; no connection may have the agent open."""
-    def open_agent(self, token: str) -> "Agent":
-        """Opens the agent that `token` belongs to; a wrong token is answered as an unknown one."""
-    def delete_agent(self, name: str) -> None:
-        """Deletes the agent named `name` and every file made for it."""
-    def agent_names(self) -> List[str]:
-        """The names of all agents, in the order they were created."""
-    def close(self) -> None:
-        """Closes the client and every agent opened through it."""
-    def __enter__(self) -> Self: ...
-    def __exit__(
-        self,
-        _exception_type: Optional[Type[BaseException]] = None,
-        _exception: Optional[BaseException] = None,
-        _traceback: Optional[TracebackType] = None,
-    ) -> bool: ...
 
 @final
 class Agent:
