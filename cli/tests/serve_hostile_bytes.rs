@@ -160,7 +160,7 @@ fn a_client_that_never_reads_is_given_up_without_stalling_others() {
     let mut stream = raw(&server);
     say_hello(&mut stream);
     write_frame(&mut stream, &Request::OpenAgent { token: *token.as_bytes() }.encode().unwrap()).unwrap();
-    assert!(matches!(read_response(&mut stream), Some(Response::Done)));
+    assert!(matches!(read_response(&mut stream), Some(Response::AgentOpened { .. })));
     // Ask for the big lot again and again, reading nothing.
     let get = Request::Get { id: big.get() }.encode().unwrap();
     stream.set_write_timeout(Some(Duration::from_millis(200))).unwrap();
@@ -192,7 +192,7 @@ fn a_batch_left_open_is_dropped_and_the_agent_writable_again() {
     let mut stream = raw(&server);
     say_hello(&mut stream);
     write_frame(&mut stream, &Request::OpenAgent { token: *token.as_bytes() }.encode().unwrap()).unwrap();
-    assert!(matches!(read_response(&mut stream), Some(Response::Done)));
+    assert!(matches!(read_response(&mut stream), Some(Response::AgentOpened { .. })));
     let stage = Request::BatchStage(cheesedb::protocol::BatchWrite::AddLot {
         label: String::from("l"),
         content: b"staged".to_vec(),

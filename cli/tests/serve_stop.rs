@@ -32,7 +32,7 @@ fn request_in_flight_is_finished(signal: Signal) {
     write_frame(&mut stream, &hello).unwrap();
     assert!(matches!(read_response(&mut stream), Some(Response::Hello { .. })));
     write_frame(&mut stream, &Request::OpenAgent { token: *token.as_bytes() }.encode().unwrap()).unwrap();
-    assert!(matches!(read_response(&mut stream), Some(Response::Done)));
+    assert!(matches!(read_response(&mut stream), Some(Response::AgentOpened { .. })));
     // A large write, sent whole, and the signal right behind it.
     let content = vec![b'x'; 8 * 1024 * 1024];
     let write = Request::AddLot { label: String::from("big"), content: content.clone() }.encode().unwrap();

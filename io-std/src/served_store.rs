@@ -60,8 +60,8 @@ impl ServedStore {
 
     /// Opens the agent of `token` on a connection of its own.
     pub(crate) fn open_agent(&self, token: &Token) -> Result<ServedAgent, Error> {
-        let session = self.client.open_agent(token)?;
-        ServedAgent::open(session, self.gate(token), self.read_only)
+        let (session, facts) = self.client.open_agent_telling(token)?;
+        Ok(ServedAgent::open(session, facts, self.gate(token), self.read_only))
     }
 
     /// The gate of the agent `token` opens.

@@ -10,7 +10,7 @@ use cheesedb_core::{
 
 use crate::batch::Batch;
 use crate::batch_gate::BatchGate;
-use crate::client::ClientAgent;
+use crate::client::{ClientAgent, OpenedFacts};
 use crate::process::OpeningProcess;
 use crate::shared::SharedStorage;
 
@@ -47,18 +47,15 @@ pub(crate) struct ServedAgent {
     session: Arc<ServedSession>,
     /// Whether writes are refused here (`--read-only`): the server's store may be writable.
     read_only: bool,
-    /// What the server said its open of the agent found, when this handle was opened.
-    report_at_open: Report,
-    encrypted: bool,
+    /// What the server told of the agent when this handle opened it.
+    opened: OpenedFacts,
 }
 
 impl ServedAgent {
-    /// The handle of the session `client` opened; asks the server what its open reported.
-    pub(crate) fn open(client: ClientAgent, gate: Arc<BatchGate>, read_only: bool) -> Result<ServedAgent, Error> {
-        let report_at_open = client.report()?;
-        let encrypted = client.is_encrypted()?;
+    /// The handle of the session `client` opened, with what the server told of the agent then.
+    pub(crate) fn open(client: ClientAgent, opened: OpenedFacts, gate: Arc<BatchGate>, read_only: bool) -> ServedAgent {
         let session = ServedSession { gate, batch_open: Mutex::new(false), process: OpeningProcess::current() };
-        Ok(ServedAgent { client, session: Arc::new(session), read_only, report_at_open, encrypted })
+        ServedAgent { client, session: Arc::new(session), read_only, opened }
     }
 
     /// Refuses a write of a read-only handle, or of a forked process before the gate (which a
@@ -109,6 +106,7 @@ impl ServedAgent {
         self.client.audit(id)
     }
 
+    /// Asked of the server each time, so a deleted agent answers `AgentDeleted` as a local one.
     pub(crate) fn name(&self) -> Result<String, Error> {
         self.client.name()
     }
@@ -133,12 +131,12 @@ impl ServedAgent {
     }
 
     pub(crate) fn is_encrypted(&self) -> bool {
-        self.encrypted
+        self.opened.encrypted
     }
 
     /// The server's report, or the one it gave when this handle opened when it cannot answer.
     pub(crate) fn report(&self) -> Report {
-        self.client.report().unwrap_or_else(|_| self.report_at_open.clone())
+        self.client.report().unwrap_or_else(|_| self.opened.report.clone())
     }
 
     pub(crate) fn track_reads(&self, on: bool) -> Result<(), Error> {

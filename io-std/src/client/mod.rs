@@ -18,7 +18,7 @@ pub(crate) use socket::connect as connect_to_socket;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cheesedb_core::{Error, Fingerprint, LeftBehind, Token};
+use cheesedb_core::{Error, Fingerprint, LeftBehind, Report, Token};
 
 use crate::process::OpeningProcess;
 use crate::protocol::{Request, Response, SOCKET_FILE};
@@ -30,6 +30,15 @@ use connection::Connection;
 /// Connections a client keeps open between store requests; more are opened while threads
 /// need them, and closed after.
 const IDLE_CONNECTIONS_MAX: usize = 4;
+
+/// What the server tells of an agent as it opens it.
+#[derive(Debug, Clone)]
+pub(crate) struct OpenedFacts {
+    /// Whether the agent is encrypted.
+    pub(crate) encrypted: bool,
+    /// What the server's open of the agent found and did.
+    pub(crate) report: Report,
+}
 
 /// A connection to a memory server, blocking, shared between threads (`Send + Sync + Clone`).
 ///
@@ -148,9 +157,16 @@ impl Client {
     /// answer); the errors of [`Client::connect`] when a new connection is needed; otherwise as
     /// [`Store::open_agent`](crate::Store::open_agent).
     pub fn open_agent(&self, token: &Token) -> Result<ClientAgent, Error> {
+        self.open_agent_telling(token).map(|(agent, _)| agent)
+    }
+
+    /// Opens the agent as [`Client::open_agent`] does, with what the server told of it.
+    pub(crate) fn open_agent_telling(&self, token: &Token) -> Result<(ClientAgent, OpenedFacts), Error> {
         let mut connection = self.take_connection()?;
         match connection.call(&Request::OpenAgent { token: *token.as_bytes() })? {
-            Response::Done => Ok(ClientAgent::new(connection)),
+            Response::AgentOpened { encrypted, report } => {
+                Ok((ClientAgent::new(connection), OpenedFacts { encrypted, report: report.into_report() }))
+            }
             _ => Err(connection.unexpected()),
         }
     }

@@ -45,8 +45,10 @@ pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 /// replication and of the socket (a write stored but not shipped among them), which a version 2
 /// client would take for bytes that are not a message, though the write was stored. Version 4
 /// sends an error as itself (`Response::Failed` holds the engine's `Error`, its facts typed
-/// enums rather than texts), which a version 3 client would not decode.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// enums rather than texts), which a version 3 client would not decode. Version 5 answers
+/// `OpenAgent` with `Response::AgentOpened` (encryption and report at once) where a
+/// version 4 client waits for `Done`.
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The name of the server's socket inside the data folder.
 pub const SOCKET_FILE: &str = "cheesedb.sock";

@@ -420,13 +420,13 @@ mod tests {
     }
 
     #[test]
-    fn this_version_s_hello_starts_with_version_4() {
+    fn this_version_s_hello_starts_with_version_5() {
         // Version 2 changed `CreateAgent` (its `encrypted` flag), version 3 the errors a server
-        // may answer, version 4 their encoding (each error as itself): an older peer is told at
-        // the hello, never left to misread a message.
-        assert_eq!(PROTOCOL_VERSION, 4);
+        // may answer, version 4 their encoding (each error as itself), version 5 the answer to
+        // `OpenAgent`: an older peer is told at the hello, never left to misread a message.
+        assert_eq!(PROTOCOL_VERSION, 5);
         let bytes = Request::Hello { version: PROTOCOL_VERSION, client: String::from("x") }.encode().unwrap();
-        assert_eq!(bytes.get(..2), Some(&[0u8, 4][..]));
+        assert_eq!(bytes.get(..2), Some(&[0u8, 5][..]));
         let first = Request::Hello { version: 1, client: String::from("x") }.encode().unwrap();
         assert_eq!(Request::hello_version(&first), Some(1));
     }

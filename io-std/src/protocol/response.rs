@@ -85,6 +85,14 @@ pub enum Response {
         /// Whether more of the page follows.
         more: bool,
     },
+    /// The answer to `OpenAgent`: what a handle keeps of the agent from its open, so that
+    /// opening costs one request.
+    AgentOpened {
+        /// Whether the agent is encrypted.
+        encrypted: bool,
+        /// What the server's open of the agent found and did.
+        report: WireReport,
+    },
 }
 
 impl Response {

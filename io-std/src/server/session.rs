@@ -198,8 +198,10 @@ impl Session {
         if self.tracking_asked {
             agent.track_reads(true)?;
         }
+        let opened =
+            Response::AgentOpened { encrypted: agent.is_encrypted(), report: WireReport::from(&agent.report()) };
         self.agent = Some(OpenAgent { agent, name });
-        Ok(done())
+        Ok(Reply::One(opened))
     }
 
     fn open(&self) -> Result<&OpenAgent, Error> {
