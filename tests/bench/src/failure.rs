@@ -67,23 +67,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn messages_are_folded_onto_one_line() {
-        assert_eq!(Failure::new("first\n  second\r\n").message(), "first second");
-    }
-
-    #[test]
-    fn damaged_data_has_an_exit_status_of_its_own() {
-        let damaged = cheesedb::Error::Corrupt {
-            file: "catalog".into(),
-            offset: 0,
-            reason: cheesedb::CorruptReason::CatalogChecksumMismatch,
-        };
-        assert_eq!(Failure::from(damaged).exit_status(), EXIT_DAMAGED);
-        assert_eq!(Failure::from(cheesedb::Error::NoLegs).exit_status(), EXIT_ERROR);
-    }
-
-    #[test]
-    fn context_goes_in_front() {
-        assert_eq!(Failure::new("refused").context("a timed write").message(), "a timed write: refused");
+    fn a_failure_is_one_line_with_its_context_and_damage_has_its_own_status() {
+        let folded = Failure::new("refused\n  twice\r\n").context("a timed write");
+        assert_eq!((folded.message(), folded.exit_status()), ("a timed write: refused twice", EXIT_ERROR));
+        let reason = cheesedb::CorruptReason::CatalogChecksumMismatch;
+        let damaged = Failure::from(cheesedb::Error::Corrupt { file: "catalog".into(), offset: 0, reason });
+        assert_eq!(damaged.exit_status(), EXIT_DAMAGED);
+        assert_eq!(Failure::quiet_end().exit_status(), EXIT_SUCCESS);
     }
 }
