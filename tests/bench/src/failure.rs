@@ -12,8 +12,10 @@ pub const EXIT_DAMAGED: u8 = 3;
 /// A benchmark that could not finish: a one-line message and the exit status to leave with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
-    message: String,
-    exit_status: u8,
+    /// One line, empty for a quiet end.
+    pub message: String,
+    /// The exit status to leave with.
+    pub exit_status: u8,
 }
 
 impl Failure {
@@ -33,16 +35,6 @@ impl Failure {
     /// Adds what the benchmark was doing in front of the message.
     pub fn context(self, doing: &str) -> Failure {
         Failure { message: format!("{doing}: {}", self.message), ..self }
-    }
-
-    /// The message, one line, empty for a quiet end.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    /// The exit status to leave with.
-    pub fn exit_status(&self) -> u8 {
-        self.exit_status
     }
 }
 
@@ -69,10 +61,10 @@ mod tests {
     #[test]
     fn a_failure_is_one_line_with_its_context_and_damage_has_its_own_status() {
         let folded = Failure::new("refused\n  twice\r\n").context("a timed write");
-        assert_eq!((folded.message(), folded.exit_status()), ("a timed write: refused twice", EXIT_ERROR));
+        assert_eq!((folded.message.as_str(), folded.exit_status), ("a timed write: refused twice", EXIT_ERROR));
         let reason = cheesedb::CorruptReason::CatalogChecksumMismatch;
         let damaged = Failure::from(cheesedb::Error::Corrupt { file: "catalog".into(), offset: 0, reason });
-        assert_eq!(damaged.exit_status(), EXIT_DAMAGED);
-        assert_eq!(Failure::quiet_end().exit_status(), EXIT_SUCCESS);
+        assert_eq!(damaged.exit_status, EXIT_DAMAGED);
+        assert_eq!(Failure::quiet_end().exit_status, EXIT_SUCCESS);
     }
 }

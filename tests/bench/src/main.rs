@@ -80,7 +80,7 @@ struct Settings {
 
 fn main() -> ExitCode {
     let arguments = Arguments::parse();
-    let printer = Printer::new(arguments.json);
+    let printer = Printer { json: arguments.json };
     match run(arguments, printer) {
         Ok(status) => ExitCode::from(status),
         Err(failure) => report_failure(&failure, printer),
@@ -90,16 +90,16 @@ fn main() -> ExitCode {
 /// Prints `failure` as one line on standard error (as JSON with `--json`) and picks the exit
 /// status.
 fn report_failure(failure: &Failure, printer: Printer) -> ExitCode {
-    if !failure.message().is_empty() {
-        if printer.is_json() {
-            eprintln!("{}", serde_json::json!({ "error": failure.message() }));
+    if !failure.message.is_empty() {
+        if printer.json {
+            eprintln!("{}", serde_json::json!({ "error": &failure.message }));
         } else {
             // A path the user gave may hold control characters; none reaches the terminal.
-            let shown: String = failure.message().chars().filter(|character| !character.is_control()).collect();
+            let shown: String = failure.message.chars().filter(|character| !character.is_control()).collect();
             eprintln!("cheesedb-bench: {shown}");
         }
     }
-    ExitCode::from(failure.exit_status())
+    ExitCode::from(failure.exit_status)
 }
 
 /// Runs the benchmark in `--dir` (a temporary folder without it) and prints the outcome.

@@ -9,20 +9,11 @@ use crate::failure::Failure;
 /// Where the result goes and in which form.
 #[derive(Debug, Clone, Copy)]
 pub struct Printer {
-    json: bool,
+    /// Whether results are printed as one line of JSON rather than as text.
+    pub json: bool,
 }
 
 impl Printer {
-    /// A printer writing JSON when `json` is set, text otherwise.
-    pub fn new(json: bool) -> Printer {
-        Printer { json }
-    }
-
-    /// Whether results are printed as JSON.
-    pub fn is_json(&self) -> bool {
-        self.json
-    }
-
     /// Prints `value` as one line of JSON, or the text that `text` makes, ending in a line end.
     pub fn result(&self, value: Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
         if self.json {
