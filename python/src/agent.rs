@@ -10,9 +10,8 @@ use pyo3::types::{PyDict, PyType};
 use crate::agent_slot::AgentSlot;
 use crate::batch::Batch;
 use crate::convert::{self, Content, IdArgument, Legs, Limit, ModeArgument, Vector};
-use crate::errors::{invalid_argument, IntoPython};
+use crate::errors::{exit_after, invalid_argument, IntoPython};
 use crate::node::{python_repr, Hit, Node};
-use crate::opened_store::exit_after;
 use crate::report::report_dict;
 use crate::search_page::{python_page, Among, LeastTrust, SearchPage};
 

@@ -8,6 +8,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 
 create_exception!(cheesedb, Error, PyException, "The base of every error cheesedb raises.");
 create_exception!(
@@ -356,6 +357,18 @@ pub(crate) fn invalid_argument(message: impl Into<String>) -> PyErr {
 /// A `ClosedError` saying that `what` was closed.
 pub(crate) fn closed(what: &str) -> PyErr {
     ClosedError::new_err(format!("the {what} is closed; open it again to use it"))
+}
+
+/// What `__exit__` returns after closing: the error of closing is raised only when the block
+/// itself did not raise, so it never hides the block's own exception.
+///
+/// # Errors
+/// The error of closing, when the block raised nothing.
+pub(crate) fn exit_after(closed: PyResult<()>, exception_type: Option<&Bound<'_, PyType>>) -> PyResult<bool> {
+    if exception_type.is_none() {
+        closed?;
+    }
+    Ok(false)
 }
 
 /// Turns the result of an engine call into the result of a Python call.

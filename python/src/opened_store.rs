@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex, Weak};
 
 use cheesedb::Token;
 use pyo3::prelude::*;
-use pyo3::types::PyType;
 
 use crate::agent::Agent;
 pub(crate) use crate::agent_slot::lock;
@@ -108,16 +107,4 @@ impl OpenedStore {
         })
         .into_python(py)
     }
-}
-
-/// What `__exit__` returns after closing: the error of closing is raised only when the block
-/// itself did not raise, so it never hides the block's own exception.
-///
-/// # Errors
-/// The error of closing, when the block raised nothing.
-pub(crate) fn exit_after(closed: PyResult<()>, exception_type: Option<&Bound<'_, PyType>>) -> PyResult<bool> {
-    if exception_type.is_none() {
-        closed?;
-    }
-    Ok(false)
 }

@@ -7,9 +7,10 @@ use pyo3::types::PyType;
 
 use crate::agent::Agent;
 use crate::convert::TrustRulesArgument;
+use crate::errors::exit_after;
 use crate::errors::IntoPython;
 use crate::node::python_repr;
-use crate::opened_store::{exit_after, OpenedStore};
+use crate::opened_store::OpenedStore;
 
 /// A store folder holding any number of agents: `cheesedb.Store(path)`.
 ///
