@@ -7,8 +7,7 @@ use pyo3::types::PyType;
 
 use crate::agent::Agent;
 use crate::convert::TrustRulesArgument;
-use crate::errors::exit_after;
-use crate::errors::IntoPython;
+use crate::errors::{exit_after, IntoPython};
 use crate::node::python_repr;
 use crate::opened_store::OpenedStore;
 
