@@ -4,8 +4,9 @@
 //! a `lock` file, which older versions used, means nothing.
 //!
 //! Every test here takes `SERIAL` first. A child process started by one test holds a copy of
-//! every descriptor of this process until it execs, the lock of another test among them, so a
-//! test that expects the lock free must not run while another starts a child.
+//! every descriptor of this process until it execs, the lock of another test among them; an open
+//! asks again for about 100 ms before it answers `Locked` (the library's lock unit tests show it
+//! on a thread starting thousands of children), and the tests here still do not race for that.
 
 use std::path::Path;
 use std::process::Command;
