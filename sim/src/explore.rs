@@ -129,7 +129,7 @@ fn back_up(storage: &SimStorage, number: u64, backups: &mut RecordArchive) {
     let folder = agent_folder(number);
     storage.visit_whole_images(&folder, |path, bytes| {
         if path.rsplit('/').next().and_then(parse_segment_name).is_some() {
-            backups.add_segment(bytes);
+            backups.add_segment(bytes, number);
         }
     });
 }
@@ -434,7 +434,7 @@ fn check_keys(scenario: &Scenario, disk: &SimStorage, model: &AgentModel) -> Res
     let mut in_the_clear = None;
     disk.visit_whole_images(&folder, |path, bytes| {
         if path.rsplit('/').next().and_then(parse_segment_name).is_some() {
-            let walk = walk_segment(bytes);
+            let walk = walk_segment(bytes, scenario.number);
             current.extend(walk.records);
             in_the_clear = in_the_clear.take().or(walk.in_the_clear);
         }

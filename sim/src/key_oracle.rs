@@ -136,15 +136,24 @@ pub struct SegmentWalk {
     /// The first record that breaks the format of an encrypted agent, described (the words
     /// "in the clear" always among them): content in the clear, or a sealed lot whose label is.
     pub in_the_clear: Option<String>,
+    /// Records of another agent (commit markers among them) found in the segment, passed over.
+    pub foreign_records: u64,
 }
 
-/// Walks the records of a segment image from its header to the first bytes that are not a
-/// record (the end of what was written, or a tear).
-pub fn walk_segment(bytes: &[u8]) -> SegmentWalk {
+/// Walks the records of a segment image of agent `agent` from its header to the first bytes that
+/// are not a record (the end of what was written, or a tear). A record of another agent, which a
+/// misdirected write of the disk put there, is passed over: its content is that agent's, in the
+/// form that agent keeps it, and the engine refuses it as damage when it reads it here.
+pub fn walk_segment(bytes: &[u8], agent: u64) -> SegmentWalk {
     let mut walk = SegmentWalk::default();
     let mut position = SEGMENT_HEADER_BYTES;
     while let Some(rest) = bytes.get(position..).filter(|rest| !rest.is_empty()) {
         let Ok((found, length)) = record::decode(rest) else { break };
+        if found.identity.agent != agent {
+            walk.foreign_records += 1;
+            position += length;
+            continue;
+        }
         let node = match found.body {
             Body::Lot { id, label, .. } => {
                 if !label.is_empty() && walk.in_the_clear.is_none() {
@@ -179,9 +188,9 @@ pub struct RecordArchive {
 }
 
 impl RecordArchive {
-    /// Keeps every sealed record of the segment image `bytes`.
-    pub fn add_segment(&mut self, bytes: &[u8]) {
-        for found in walk_segment(bytes).records {
+    /// Keeps every sealed record of the segment image `bytes` of agent `agent`.
+    pub fn add_segment(&mut self, bytes: &[u8], agent: u64) {
+        for found in walk_segment(bytes, agent).records {
             self.by_id.entry(found.id).or_default().insert(found);
         }
     }
@@ -299,6 +308,25 @@ mod tests {
         KeyRing::new(number, token, table, &epochs)
     }
 
+    /// Regression (campaign seed 5221): a plaintext agent's record that a misdirected write put in
+    /// an encrypted agent's segment is that agent's, not the encrypted agent's text in the clear.
+    #[test]
+    fn a_record_of_another_agent_in_a_segment_is_passed_over() {
+        let storage = SimStorage::without_faults(11);
+        let mut store = StoreEngine::open(storage.clone(), Options::default()).unwrap();
+        let sealed_token = store.create_encrypted_agent("sealed").unwrap();
+        let plain_token = store.create_agent("plain").unwrap();
+        let sealed_number = store.authenticate(&sealed_token).unwrap().number();
+        let plain_number = store.authenticate(&plain_token).unwrap().number();
+        store.open_agent(store.authenticate(&plain_token).unwrap()).unwrap().add_lot("web", b"plain text").unwrap();
+        let plain = storage.file_bytes(&segment_path(&agent_folder(plain_number), 1)).unwrap();
+        let walk = walk_segment(&plain, sealed_number);
+        // The lot and the commit marker that closes its write.
+        assert_eq!((walk.in_the_clear, walk.records.len(), walk.foreign_records), (None, 0, 2));
+        let own = walk_segment(&plain, plain_number);
+        assert!(own.in_the_clear.is_some_and(|what| what.contains("in the clear")));
+    }
+
     #[test]
     fn the_token_opens_what_is_alive_and_nothing_an_erase_covered_even_in_an_older_copy() {
         let storage = SimStorage::without_faults(7);
@@ -309,18 +337,18 @@ mod tests {
         let kept = agent.add_lot("web", b"kept text").unwrap();
         let doomed = agent.add_lot("web", b"doomed text").unwrap();
         let segment = segment_path(&agent_folder(number), 1);
-        let walk = walk_segment(&storage.file_bytes(&segment).unwrap());
+        let walk = walk_segment(&storage.file_bytes(&segment).unwrap(), number);
         assert_eq!(walk.in_the_clear, None);
         assert_eq!(walk.records.len(), 2);
         let mut archive = RecordArchive::default();
-        archive.add_segment(&storage.file_bytes(&segment).unwrap());
+        archive.add_segment(&storage.file_bytes(&segment).unwrap(), number);
         let before = ring(&storage, number, token.as_bytes());
         let erased = BTreeSet::from([doomed.get()]);
         assert!(first_erased_that_opens(&before, &walk.records, &erased).is_some());
         agent.recall(doomed, Mode::Fair, Removal::Erase).unwrap();
         let after = ring(&storage, number, token.as_bytes());
         assert_eq!(after.live_epochs(), 1);
-        let now = walk_segment(&storage.file_bytes(&segment).unwrap()).records;
+        let now = walk_segment(&storage.file_bytes(&segment).unwrap(), number).records;
         assert_eq!(first_erased_that_opens(&after, &now, &erased), None);
         assert_eq!(first_erased_that_opens(&after, &archive.records_of(&erased), &erased), None);
         let readable = BTreeMap::from([(kept.get(), b"kept text".to_vec())]);

@@ -230,14 +230,16 @@ fn a_journal_found_by_a_name_not_yet_durable_is_made_durable_before_its_overwrit
 /// recall record a flipped bit got cut after its journal had erased the text (326), and a crash
 /// armed for a step that fired while the engines closed for a clean reopen (1964), and a search
 /// step that missed a node whose record a misdirected write had sent elsewhere, not judged as a
-/// silent loss as it would have been at a reopen (5083). They replay as
-/// clean runs; a later change of the engine shifts their traces, so they guard the harness only
-/// loosely, and the unit tests of `canary` pin the first fix exactly.
+/// silent loss as it would have been at a reopen (5083), and a plaintext agent's record that a
+/// misdirected write put in an encrypted agent's segment, taken for that agent's text in the clear
+/// (5221). They replay as clean runs; a later change of the engine shifts their traces, so they
+/// guard the harness only loosely, and the unit tests of `canary` and `key_oracle` pin the first
+/// and the last fix exactly.
 #[test]
 fn campaign_seeds_that_found_harness_bugs_run_clean() {
     use cheesedb_sim::harness::{run_seed, RunConfig};
     use cheesedb_sim::storage::FaultProfile;
-    for seed in [148, 326, 378, 874, 1841, 1964, 5083] {
+    for seed in [148, 326, 378, 874, 1841, 1964, 5083, 5221] {
         let outcome = run_seed(&RunConfig { seed, operations: 200, profile: FaultProfile::Swarm });
         if let Some(violation) = outcome.violation {
             panic!("seed {seed}: {violation}");
@@ -311,7 +313,7 @@ mod encrypted {
         let mut found = Vec::new();
         storage.visit_whole_images(&folder, |path, bytes| {
             if path.rsplit('/').next().and_then(parse_segment_name).is_some() {
-                found.extend(walk_segment(bytes).records);
+                found.extend(walk_segment(bytes, number).records);
             }
         });
         found
@@ -323,7 +325,7 @@ mod encrypted {
         let folder = agent_folder(number);
         storage.visit_whole_images(&folder, |path, bytes| {
             if path.rsplit('/').next().and_then(parse_segment_name).is_some() {
-                archive.add_segment(bytes);
+                archive.add_segment(bytes, number);
             }
         });
         archive

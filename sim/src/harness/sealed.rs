@@ -75,7 +75,7 @@ fn current_records(storage: &SimStorage, number: u64) -> (Vec<SealedRecord>, Opt
     let mut in_the_clear = None;
     storage.visit_whole_images(&folder, |path, bytes| {
         if is_segment_in(path, &folder) {
-            let walk = walk_segment(bytes);
+            let walk = walk_segment(bytes, number);
             records.extend(walk.records);
             if in_the_clear.is_none() {
                 in_the_clear = walk.in_the_clear.map(|what| format!("{path}: {what}"));
@@ -128,7 +128,7 @@ impl World {
         let folder = agent_folder(slot.number);
         storage.visit_whole_images(&folder, |path, bytes| {
             if is_segment_in(path, &folder) {
-                slot.archive.add_segment(bytes);
+                slot.archive.add_segment(bytes, slot.number);
             }
         });
         Ok(())
