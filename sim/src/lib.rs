@@ -12,6 +12,8 @@
 //!   part of a run ships agents to.
 //! - [`key_oracle`]: the keys an encrypted agent's token and files yield, tried on its sealed
 //!   records, current or copied before an Erase.
+//! - [`space_model`]: the model of spaces shared by agents (members, roles, authors, and recall
+//!   across every member's memory), ahead of the engine's spaces, which it is to check.
 //!
 //! Same seed, same run: every choice comes from [`random::Random`].
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
@@ -27,5 +29,6 @@ pub mod key_oracle;
 pub mod model;
 pub mod paths;
 pub mod random;
+pub mod space_model;
 pub mod storage;
 pub mod trace;
