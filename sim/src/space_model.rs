@@ -242,6 +242,28 @@ impl StoreModel {
         key
     }
 
+    /// Refuses unless `agent` may read `log`: its own, or a space it is a member of.
+    fn check_reader(&self, agent: &str, log: &Log) -> Result<(), Refusal> {
+        match log {
+            Log::Agent(owner) if owner == agent && self.agents.contains(agent) => Ok(()),
+            Log::Agent(_) => Err(Refusal::UnknownAgent),
+            Log::Space(space) => self.check_role(agent, space, Role::Read),
+        }
+    }
+
+    /// The node `key` as `agent` reads it: from its own log or a space it reads, never from
+    /// another agent's private memory, whatever the key says.
+    pub fn get(&self, agent: &str, key: &NodeKey) -> Result<&SharedNode, Refusal> {
+        self.check_reader(agent, &key.log)?;
+        self.nodes.get(key).ok_or(Refusal::UnknownOrDeadId)
+    }
+
+    /// The alive nodes of `log`, ascending, as `agent` lists them.
+    pub fn list(&self, agent: &str, log: &Log) -> Result<Vec<u64>, Refusal> {
+        self.check_reader(agent, log)?;
+        Ok(self.nodes.iter().filter(|(key, node)| key.log == *log && node.alive).map(|(key, _)| key.id).collect())
+    }
+
     /// The nodes of `space` that `member` wrote, for the recall of what a compromised agent put
     /// there; `agent` must read the space.
     pub fn written_by(&self, agent: &str, space: &str, member: &str) -> Result<Vec<u64>, Refusal> {
@@ -435,6 +457,23 @@ mod tests {
         assert_eq!(store.add_lot("bob", &team_log, b"x"), Err(Refusal::UnknownSpace));
         assert_eq!(store.written_by("bob", "team", "bob"), Err(Refusal::UnknownSpace));
         assert_eq!(store.written_by("alice", "team", "bob"), Ok(vec![lot.id]));
+    }
+
+    #[test]
+    fn a_member_reads_its_own_memory_and_its_spaces_and_nothing_of_another_member() {
+        let mut store = team();
+        let (team_log, bob_log) = (space("team"), agent("bob"));
+        let shared = store.add_lot("bob", &team_log, b"shared").unwrap();
+        let private = store.add_lot("bob", &bob_log, b"bob's own").unwrap();
+        assert_eq!(store.get("carol", &shared).map(|node| node.author.as_str()), Ok("bob"));
+        assert_eq!(store.get("carol", &private).err(), Some(Refusal::UnknownAgent));
+        assert_eq!(store.list("carol", &bob_log), Err(Refusal::UnknownAgent));
+        assert_eq!(store.get("dave", &shared).err(), Some(Refusal::UnknownSpace));
+        assert_eq!(store.list("carol", &team_log), Ok(vec![shared.id]));
+        assert_eq!(store.list("bob", &bob_log), Ok(vec![private.id]));
+        store.recall("alice", &shared, Mode::Fair, Removal::Untrusted).unwrap();
+        assert_eq!(store.list("carol", &team_log), Ok(vec![]));
+        assert!(store.get("carol", &shared).is_ok_and(|node| !node.alive), "a dead node is still got, as dead");
     }
 
     #[test]
