@@ -183,6 +183,10 @@ def test_store_methods_through_the_client(client):
         client.delete_agent("bob")
     assert client.path.endswith("cheesedb.sock")
     assert repr(client).startswith("Client(path=")
+    # A client is a store whose calls go to the server: one set of methods for both.
+    assert isinstance(client, cheesedb.Store) and not client.read_only
+    with pytest.raises(TypeError):
+        cheesedb.Client(client.path)
 
 
 def test_a_wrong_token_is_answered_as_an_unknown_one(client, tmp_path):
