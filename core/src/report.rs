@@ -4,6 +4,7 @@ use crate::corrupt_reason::CorruptReason;
 
 /// What opening an agent found and did; read it after open to learn of any repair.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct Report {
     /// Segment files of the agent.

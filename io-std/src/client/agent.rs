@@ -295,7 +295,7 @@ impl ClientAgent {
     /// The errors of a connection (`Error::ConnectionLost`, ...).
     pub fn report(&self) -> Result<Report, Error> {
         self.call(&Request::Report, |response| match response {
-            Response::Report(report) => Some(report.into_report()),
+            Response::Report(report) => Some(report),
             _ => None,
         })
     }

@@ -165,7 +165,7 @@ impl Client {
         let mut connection = self.take_connection()?;
         match connection.call(&Request::OpenAgent { token: *token.as_bytes() })? {
             Response::AgentOpened { encrypted, report } => {
-                Ok((ClientAgent::new(connection), OpenedFacts { encrypted, report: report.into_report() }))
+                Ok((ClientAgent::new(connection), OpenedFacts { encrypted, report }))
             }
             _ => Err(connection.unexpected()),
         }

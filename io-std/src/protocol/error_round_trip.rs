@@ -9,7 +9,7 @@ use cheesedb_core::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{Response, WireReport, PROTOCOL_VERSION};
+use super::{Response, PROTOCOL_VERSION};
 use cheesedb_core::Report;
 
 /// One error of every variant, with facts the engine really gives.
@@ -246,9 +246,9 @@ fn a_report_comes_back_with_the_reason_its_snapshot_was_ignored() {
     report.records = 4;
     report.snapshot_ignored = Some(CorruptReason::SnapshotHeaderChecksumMismatch);
     let mut body = Vec::new();
-    Response::Report(WireReport::from(&report)).encode_into(&mut body).unwrap();
+    Response::Report(report.clone()).encode_into(&mut body).unwrap();
     let Ok(Response::Report(read)) = Response::decode(&body) else { panic!("not a report") };
-    assert_eq!(read.into_report(), report);
+    assert_eq!(read, report);
 }
 
 /// The declaration of `name` in `source` as it bears on the encoding: its variants and their

@@ -1,10 +1,10 @@
 //! [`Response`]: what the server answers.
 
-use cheesedb_core::{InternalRule, MessageProblem};
+use cheesedb_core::{InternalRule, MessageProblem, Report};
 use serde::{Deserialize, Serialize};
 
 use super::frame::{decode_whole, hello_version};
-use super::wire::{WireHit, WireLeftBehind, WireNode, WireReport, WireTrust};
+use super::wire::{WireHit, WireLeftBehind, WireNode, WireTrust};
 use super::wire_page::{WireFound, WireRanking};
 use crate::Error;
 
@@ -51,7 +51,7 @@ pub enum Response {
         chain: [u8; 32],
     },
     /// What opening the agent found and did.
-    Report(WireReport),
+    Report(Report),
     /// Yes or no.
     Flag(bool),
     /// A name.
@@ -91,7 +91,7 @@ pub enum Response {
         /// Whether the agent is encrypted.
         encrypted: bool,
         /// What the server's open of the agent found and did.
-        report: WireReport,
+        report: Report,
     },
 }
 

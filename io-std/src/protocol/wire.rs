@@ -1,7 +1,7 @@
 //! The values of the engine as the protocol carries them: plain data, each with its way back
 //! into the engine's type.
 
-use cheesedb_core::{CorruptReason, Hit, Id, LeftBehind, Leg, Mode, Node, NodeKind, Removal, Report, TrustLevel};
+use cheesedb_core::{Hit, Id, LeftBehind, Leg, Mode, Node, NodeKind, Removal, TrustLevel};
 use serde::{Deserialize, Serialize};
 
 /// A lot or memory ([`Node`]).
@@ -150,80 +150,6 @@ impl From<WireRemoval> for Removal {
             WireRemoval::Untrusted => Removal::Untrusted,
             WireRemoval::Erase => Removal::Erase,
         }
-    }
-}
-
-/// What opening an agent found and did ([`Report`]).
-#[allow(missing_docs)] // Each field is the `Report` field of the same name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WireReport {
-    pub segments: u64,
-    pub records: u64,
-    pub records_from_snapshot: u64,
-    pub snapshot_ignored: Option<CorruptReason>,
-    pub dropped_bytes: u64,
-    pub dropped_records: u64,
-    pub erasures_completed_on_open: u64,
-    pub temporary_files_removed: u64,
-    pub segments_started_on_open: u64,
-    pub unfinished_rolls_undone_on_open: u64,
-    pub erase_journals_replayed_on_open: u64,
-    pub erase_journals_discarded_on_open: u64,
-    #[serde(default)]
-    pub key_slots_restored_on_open: u64,
-    #[serde(default)]
-    pub epoch_slots_cut_on_open: u64,
-    #[serde(default)]
-    pub epoch_slots_destroyed_on_open: u64,
-    #[serde(default)]
-    pub epoch_rotations_finished_on_open: u64,
-}
-
-impl From<&Report> for WireReport {
-    fn from(report: &Report) -> WireReport {
-        WireReport {
-            segments: report.segments,
-            records: report.records,
-            records_from_snapshot: report.records_from_snapshot,
-            snapshot_ignored: report.snapshot_ignored,
-            dropped_bytes: report.dropped_bytes,
-            dropped_records: report.dropped_records,
-            erasures_completed_on_open: report.erasures_completed_on_open,
-            temporary_files_removed: report.temporary_files_removed,
-            segments_started_on_open: report.segments_started_on_open,
-            unfinished_rolls_undone_on_open: report.unfinished_rolls_undone_on_open,
-            erase_journals_replayed_on_open: report.erase_journals_replayed_on_open,
-            erase_journals_discarded_on_open: report.erase_journals_discarded_on_open,
-            key_slots_restored_on_open: report.key_slots_restored_on_open,
-            epoch_slots_cut_on_open: report.epoch_slots_cut_on_open,
-            epoch_slots_destroyed_on_open: report.epoch_slots_destroyed_on_open,
-            epoch_rotations_finished_on_open: report.epoch_rotations_finished_on_open,
-        }
-    }
-}
-
-impl WireReport {
-    /// The report it carries.
-    #[must_use]
-    pub fn into_report(self) -> Report {
-        let mut report = Report::default();
-        report.segments = self.segments;
-        report.records = self.records;
-        report.records_from_snapshot = self.records_from_snapshot;
-        report.snapshot_ignored = self.snapshot_ignored;
-        report.dropped_bytes = self.dropped_bytes;
-        report.dropped_records = self.dropped_records;
-        report.erasures_completed_on_open = self.erasures_completed_on_open;
-        report.temporary_files_removed = self.temporary_files_removed;
-        report.segments_started_on_open = self.segments_started_on_open;
-        report.unfinished_rolls_undone_on_open = self.unfinished_rolls_undone_on_open;
-        report.erase_journals_replayed_on_open = self.erase_journals_replayed_on_open;
-        report.erase_journals_discarded_on_open = self.erase_journals_discarded_on_open;
-        report.key_slots_restored_on_open = self.key_slots_restored_on_open;
-        report.epoch_slots_cut_on_open = self.epoch_slots_cut_on_open;
-        report.epoch_slots_destroyed_on_open = self.epoch_slots_destroyed_on_open;
-        report.epoch_rotations_finished_on_open = self.epoch_rotations_finished_on_open;
-        report
     }
 }
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::protocol::{
-    engine_leg, BatchWrite, Request, Response, WireFound, WireHit, WireLeftBehind, WireNode, WireRanking, WireReport,
+    engine_leg, BatchWrite, Request, Response, WireFound, WireHit, WireLeftBehind, WireNode, WireRanking,
 };
 use crate::{
     Agent, Error, Fingerprint, Hit, Id, InternalRule, Leg, MessageProblem, ReadSet, SearchPage, SearchQuery, Token,
@@ -198,8 +198,7 @@ impl Session {
         if self.tracking_asked {
             agent.track_reads(true)?;
         }
-        let opened =
-            Response::AgentOpened { encrypted: agent.is_encrypted(), report: WireReport::from(&agent.report()) };
+        let opened = Response::AgentOpened { encrypted: agent.is_encrypted(), report: agent.report() };
         self.agent = Some(OpenAgent { agent, name });
         Ok(Reply::One(opened))
     }
@@ -244,7 +243,7 @@ impl Session {
             Request::VerifyExtends { records, chain } => {
                 fingerprint(agent.verify_extends(&Fingerprint { records, chain })?)
             }
-            Request::Report => Reply::One(Response::Report(WireReport::from(&agent.report()))),
+            Request::Report => Reply::One(Response::Report(agent.report())),
             Request::Search { query, limit: most } => found(&agent.search(&query, limit(most))?),
             Request::SearchVector { vector, limit: most } => found(&agent.search_vector(&vector, limit(most))?),
             Request::SearchHybrid { query, vector, limit: most } => {
