@@ -58,15 +58,33 @@ pub struct Seaweed {
     pub bucket: String,
 }
 
-/// Four free ports whose gRPC companions (10,000 above) are free too.
+/// Four free ports whose gRPC companions (10,000 above) are free too, all below the kernel's
+/// range of ephemeral ports and kept from every other server of this process.
+///
+/// Below the ephemeral range, because a restarted server rebinds its ports while connections
+/// (its own volume server's to its master among them) take local ports from that range: a filer
+/// port there was once taken so, and the restart failed with "address already in use". Kept,
+/// because a stopped server's ports look free to the next server that starts meanwhile.
 fn free_ports() -> [u16; 4] {
+    static TAKEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    // Every port and its companion below the ephemeral range: bases up to 10,004 below it.
+    let highest_base = ephemeral_start.saturating_sub(10_004).max(10_001);
     loop {
-        let base = fastrand::u16(20_000..45_000);
+        let base = fastrand::u16(10_000..highest_base);
         let ports = [base, base + 1, base + 2, base + 3];
+        let mut taken = TAKEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if taken.iter().any(|other| other.abs_diff(base) < 4) {
+            continue;
+        }
         let all_free = ports.iter().all(|port| {
             TcpListener::bind(("127.0.0.1", *port)).is_ok() && TcpListener::bind(("127.0.0.1", *port + 10_000)).is_ok()
         });
         if all_free {
+            taken.push(base);
             return ports;
         }
     }
