@@ -152,6 +152,16 @@ impl StoreModel {
         }
     }
 
+    /// Refuses unless `agent` may do in `log` what `needed` allows: in its own log anything, in
+    /// another agent's nothing, in a space what its role allows.
+    fn check_access(&self, agent: &str, log: &Log, needed: Role) -> Result<(), Refusal> {
+        match log {
+            Log::Agent(owner) if owner == agent && self.agents.contains(agent) => Ok(()),
+            Log::Agent(_) => Err(Refusal::UnknownAgent),
+            Log::Space(space) => self.check_role(agent, space, needed),
+        }
+    }
+
     /// `admin` gives `member` the role `role` in `space` (a member already has it replaced).
     pub fn grant(&mut self, admin: &str, space: &str, member: &str, role: Role) -> Result<(), Refusal> {
         self.check_role(admin, space, Role::Admin)?;
@@ -190,18 +200,9 @@ impl StoreModel {
         self.nodes.get(key).is_some_and(|node| node.alive)
     }
 
-    /// Refuses unless `agent` may write to `log` (its own, or a space where it writes).
-    fn check_writer(&self, agent: &str, log: &Log) -> Result<(), Refusal> {
-        match log {
-            Log::Agent(owner) if owner == agent && self.agents.contains(agent) => Ok(()),
-            Log::Agent(_) => Err(Refusal::UnknownAgent),
-            Log::Space(space) => self.check_role(agent, space, Role::Write),
-        }
-    }
-
     /// `agent` adds a lot to `log`; returns its key.
     pub fn add_lot(&mut self, agent: &str, log: &Log, content: &[u8]) -> Result<NodeKey, Refusal> {
-        self.check_writer(agent, log)?;
+        self.check_access(agent, log, Role::Write)?;
         Ok(self.insert(agent, log, content, Vec::new()))
     }
 
@@ -213,7 +214,7 @@ impl StoreModel {
         content: &[u8],
         legs: &[Vec<NodeKey>],
     ) -> Result<NodeKey, Refusal> {
-        self.check_writer(agent, log)?;
+        self.check_access(agent, log, Role::Write)?;
         if legs.is_empty() || legs.iter().any(Vec::is_empty) {
             return Err(Refusal::NoLegs);
         }
@@ -242,25 +243,16 @@ impl StoreModel {
         key
     }
 
-    /// Refuses unless `agent` may read `log`: its own, or a space it is a member of.
-    fn check_reader(&self, agent: &str, log: &Log) -> Result<(), Refusal> {
-        match log {
-            Log::Agent(owner) if owner == agent && self.agents.contains(agent) => Ok(()),
-            Log::Agent(_) => Err(Refusal::UnknownAgent),
-            Log::Space(space) => self.check_role(agent, space, Role::Read),
-        }
-    }
-
     /// The node `key` as `agent` reads it: from its own log or a space it reads, never from
     /// another agent's private memory, whatever the key says.
     pub fn get(&self, agent: &str, key: &NodeKey) -> Result<&SharedNode, Refusal> {
-        self.check_reader(agent, &key.log)?;
+        self.check_access(agent, &key.log, Role::Read)?;
         self.nodes.get(key).ok_or(Refusal::UnknownOrDeadId)
     }
 
     /// The alive nodes of `log`, ascending, as `agent` lists them.
     pub fn list(&self, agent: &str, log: &Log) -> Result<Vec<u64>, Refusal> {
-        self.check_reader(agent, log)?;
+        self.check_access(agent, log, Role::Read)?;
         Ok(self.nodes.iter().filter(|(key, node)| key.log == *log && node.alive).map(|(key, _)| key.id).collect())
     }
 
@@ -324,16 +316,6 @@ impl StoreModel {
         }
     }
 
-    /// Refuses unless `agent` may recall in `log`: the owner of an agent's log, an admin of a
-    /// space.
-    fn check_recaller(&self, agent: &str, log: &Log) -> Result<(), Refusal> {
-        match log {
-            Log::Agent(owner) if owner == agent && self.agents.contains(agent) => Ok(()),
-            Log::Agent(_) => Err(Refusal::UnknownAgent),
-            Log::Space(space) => self.check_role(agent, space, Role::Admin),
-        }
-    }
-
     /// What `agent`'s recall of `target` would remove, grouped by log, writing nothing.
     pub fn preview_recall(
         &self,
@@ -341,7 +323,7 @@ impl StoreModel {
         target: &NodeKey,
         mode: Mode,
     ) -> Result<BTreeMap<Log, Vec<u64>>, Refusal> {
-        self.check_recaller(agent, &target.log)?;
+        self.check_access(agent, &target.log, Role::Admin)?;
         if !self.is_alive(target) {
             return Err(Refusal::UnknownOrDeadId);
         }
