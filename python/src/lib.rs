@@ -12,7 +12,6 @@ mod client;
 mod convert;
 mod errors;
 mod node;
-mod opened_store;
 mod report;
 mod search_page;
 mod store;

@@ -1,15 +1,17 @@
 //! `Store`: a folder of agents, opened from Python.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
 
+use cheesedb::Token;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
 use crate::agent::Agent;
+use crate::agent_slot::{lock, AgentSlot};
 use crate::convert::TrustRulesArgument;
-use crate::errors::{exit_after, IntoPython};
+use crate::errors::{closed, exit_after, to_python, IntoPython};
 use crate::node::python_repr;
-use crate::opened_store::OpenedStore;
 
 /// A store folder holding any number of agents: `cheesedb.Store(path)`.
 ///
@@ -23,20 +25,34 @@ use crate::opened_store::OpenedStore;
 pub(crate) struct Store {
     path: PathBuf,
     read_only: bool,
-    opened: OpenedStore,
+    /// What the Python class is called in messages: "store" or "client".
+    noun: &'static str,
+    /// The store, local or served, until it is closed.
+    store: Mutex<Option<cheesedb::Store>>,
+    /// Each agent opened from it, until the agent or the store is closed.
+    agents: Mutex<Vec<Weak<AgentSlot>>>,
 }
 
 impl Store {
+    fn opened(path: PathBuf, read_only: bool, noun: &'static str, store: cheesedb::Store) -> Store {
+        Store { path, read_only, noun, store: Mutex::new(Some(store)), agents: Mutex::default() }
+    }
+
     /// A store held by the memory server at `socket`, for a `Client`.
     pub(crate) fn served(store: cheesedb::Store) -> Store {
         let path = store.socket_path().map(PathBuf::from).unwrap_or_default();
         let read_only = store.is_read_only();
-        Store { path, read_only, opened: OpenedStore::new(store, "client") }
+        Store::opened(path, read_only, "client", store)
     }
 
     /// Whether the store is still open.
     pub(crate) fn is_open(&self) -> bool {
-        self.opened.is_open()
+        lock(&self.store).is_some()
+    }
+
+    /// A clone of the store, for one call.
+    fn handle(&self) -> PyResult<cheesedb::Store> {
+        lock(&self.store).clone().ok_or_else(|| closed(self.noun))
     }
 }
 
@@ -48,7 +64,7 @@ impl Store {
         let rules = trust_rules.map(|rules| rules.0).unwrap_or_default();
         let builder = cheesedb::Store::builder(&path).read_only(read_only).trust_rules(rules);
         let opened = py.detach(|| builder.open()).into_python(py)?;
-        Ok(Store { path, read_only, opened: OpenedStore::new(opened, "store") })
+        Ok(Store::opened(path, read_only, "store", opened))
     }
 
     /// The store folder, as given; for a Client, the server's socket.
@@ -70,7 +86,11 @@ impl Store {
     /// destroys the keys of what it erases; everything else works the same.
     #[pyo3(signature = (name, encrypted = false), text_signature = "(self, name, encrypted=False)")]
     fn create_agent(&self, py: Python<'_>, name: String, encrypted: bool) -> PyResult<String> {
-        self.opened.create_agent(py, &name, encrypted)
+        let store = self.handle()?;
+        let token = py
+            .detach(|| if encrypted { store.create_encrypted_agent(&name) } else { store.create_agent(&name) })
+            .into_python(py)?;
+        Ok(token.to_string())
     }
 
     /// Converts the plaintext agent that `token` opens into an encrypted one, with the same name,
@@ -81,26 +101,45 @@ impl Store {
     /// (AgentInUseError otherwise); an encrypted agent raises AlreadyEncryptedError.
     #[pyo3(text_signature = "(self, token)")]
     fn encrypt_agent(&self, py: Python<'_>, token: String) -> PyResult<String> {
-        self.opened.encrypt_agent(py, &token)
+        let store = self.handle()?;
+        let token: Token = token.parse().map_err(|error| to_python(py, error))?;
+        let fingerprint = py.detach(|| store.encrypt_agent(&token)).into_python(py)?;
+        Ok(fingerprint.to_string())
     }
 
     /// Opens the agent that `token` belongs to. Several handles of one agent share its engine.
     #[pyo3(text_signature = "(self, token)")]
     fn open_agent(&self, py: Python<'_>, token: String) -> PyResult<Agent> {
-        self.opened.open_agent(py, &token)
+        let store = self.handle()?;
+        let token: Token = token.parse().map_err(|error| to_python(py, error))?;
+        let (handle, name) = py
+            .detach(|| {
+                let handle = store.open_agent(&token)?;
+                let name = handle.name()?;
+                Ok((handle, name))
+            })
+            .into_python(py)?;
+        let slot = Arc::new(AgentSlot::new(handle));
+        let mut slots = lock(&self.agents);
+        slots.retain(|slot| slot.strong_count() > 0);
+        slots.push(Arc::downgrade(&slot));
+        drop(slots);
+        Ok(Agent::new(slot, name))
     }
 
     /// Deletes the agent named `name` and every file made for it. Its open handles raise
     /// AgentDeletedError from then on.
     #[pyo3(text_signature = "(self, name)")]
     fn delete_agent(&self, py: Python<'_>, name: String) -> PyResult<()> {
-        self.opened.delete_agent(py, &name)
+        let store = self.handle()?;
+        py.detach(|| store.delete_agent(&name)).into_python(py)
     }
 
     /// The names of all agents, in the order they were created.
     #[pyo3(text_signature = "(self)")]
     fn agent_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.opened.agent_names(py)
+        let store = self.handle()?;
+        py.detach(|| store.agent_names()).into_python(py)
     }
 
     /// Closes the store and every agent opened from it, releasing the folder; later calls
@@ -110,7 +149,27 @@ impl Store {
     /// let go without writing anything, and ForkedProcessError says so.
     #[pyo3(text_signature = "(self)")]
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        self.opened.close(py)
+        let store = lock(&self.store).take();
+        let forked = store.as_ref().map_or(Ok(()), cheesedb::Store::check_same_process);
+        let agents: Vec<cheesedb::Agent> = std::mem::take(&mut *lock(&self.agents))
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter_map(|slot| slot.take())
+            .collect();
+        py.detach(|| {
+            // Every agent is closed even when one fails; a fork's refusal comes first, then the
+            // first failure.
+            let mut first_failure = Ok(());
+            for agent in agents {
+                let closed = agent.close();
+                if first_failure.is_ok() {
+                    first_failure = closed;
+                }
+            }
+            drop(store);
+            forked.and(first_failure)
+        })
+        .into_python(py)
     }
 
     fn __enter__(this: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -131,7 +190,7 @@ impl Store {
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        let state = if self.opened.is_open() { "" } else { ", closed" };
+        let state = if self.is_open() { "" } else { ", closed" };
         let read_only = if self.read_only { "True" } else { "False" };
         let path = python_repr(py, &self.path.display().to_string());
         format!("Store(path={path}, read_only={read_only}{state})")
