@@ -65,7 +65,7 @@ fn lock_error(path: &Path, errno: rustix::io::Errno) -> Error {
 mod tests {
     use super::*;
     use std::os::fd::AsFd;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
     fn open_folder(path: &Path) -> OwnedFd {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
@@ -87,21 +87,24 @@ mod tests {
     /// execs, so a lock this process just let go looked taken for that moment.
     #[test]
     fn a_lock_let_go_is_taken_again_while_another_thread_starts_children() {
+        const ROUNDS: u32 = 2_000;
+        const CHILDREN: u32 = 50;
         let folder = tempfile::tempdir().unwrap();
         let root = open_folder(folder.path());
         let stop = AtomicBool::new(false);
+        let started = AtomicU32::new(0);
         std::thread::scope(|scope| {
-            let spawner = scope.spawn(|| {
-                let mut started = 0u32;
+            scope.spawn(|| {
                 while !stop.load(Ordering::Relaxed) {
-                    if std::process::Command::new("true").status().is_ok() {
-                        started += 1;
-                    }
+                    std::process::Command::new("true").status().unwrap();
+                    started.fetch_add(1, Ordering::Relaxed);
                 }
-                started
             });
+            // The rounds go on until enough children overlapped them, however the two threads
+            // happen to be scheduled: a fast machine may finish the rounds before the first one.
             let mut refused = 0u32;
-            for _ in 0..2_000 {
+            let mut rounds = 0u32;
+            while rounds < ROUNDS || started.load(Ordering::Relaxed) < CHILDREN {
                 match FolderLock::acquire(root.as_fd(), folder.path(), false) {
                     Ok(lock) => drop(lock),
                     Err(error) => {
@@ -109,9 +112,9 @@ mod tests {
                         refused += 1;
                     }
                 }
+                rounds += 1;
             }
             stop.store(true, Ordering::Relaxed);
-            assert!(spawner.join().unwrap() > 0, "children were started meanwhile");
             assert_eq!(refused, 0, "rounds refused while a child held a copy of the lock");
         });
     }
