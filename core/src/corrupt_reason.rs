@@ -64,6 +64,16 @@ pub enum CorruptReason {
     UnknownRecallMode,
     /// Unknown removal.
     UnknownRemoval,
+    /// A member record names no role there is.
+    UnknownRole,
+    /// A member record does not name the member that wrote it.
+    MemberRecordWithoutAuthor,
+    /// An agent's own log holds a record of a space (authored, or a member record).
+    SpaceRecordInAnAgentLog,
+    /// A space's log holds a change that names no author.
+    SpaceRecordWithoutAuthor,
+    /// A space's record was written by an agent whose role did not allow it then.
+    AuthorWithoutTheRole,
     /// Unknown record kind.
     UnknownRecordKind,
     /// Legs cut short.
@@ -356,6 +366,11 @@ impl CorruptReason {
             CorruptReason::LabelNotUtf8 => "label is not UTF-8",
             CorruptReason::UnknownRecallMode => "unknown recall mode",
             CorruptReason::UnknownRemoval => "unknown removal",
+            CorruptReason::UnknownRole => "unknown role",
+            CorruptReason::MemberRecordWithoutAuthor => "a member record without its author",
+            CorruptReason::SpaceRecordInAnAgentLog => "a space's record in an agent's log",
+            CorruptReason::SpaceRecordWithoutAuthor => "a space's record without its author",
+            CorruptReason::AuthorWithoutTheRole => "a space's record by an agent whose role did not allow it",
             CorruptReason::UnknownRecordKind => "unknown record kind",
             CorruptReason::LegsCutShort => "legs cut short",
             CorruptReason::ContentCutShort => "content cut short",

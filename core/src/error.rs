@@ -120,6 +120,27 @@ pub enum Error {
         /// The name.
         name: String,
     },
+    /// A space with this name exists already.
+    SpaceExists {
+        /// The name.
+        name: String,
+    },
+    /// No space of this name has the acting agent as a member: the same answer whether the
+    /// space does not exist, never had the agent, or revoked it.
+    UnknownSpace {
+        /// The name asked for.
+        name: String,
+    },
+    /// The acting member's role in a space does not allow the call.
+    RoleTooLow {
+        /// The role it holds.
+        held: crate::role::Role,
+        /// The role the call needs.
+        needed: crate::role::Role,
+    },
+    /// The change would leave a space without an admin, and so without anyone who may recall
+    /// what is in it: the last admin cannot step down or be revoked.
+    LastAdmin,
     /// The token opens no agent of this store.
     UnknownToken,
     /// The text is not a token of cheesedb.
@@ -553,6 +574,14 @@ impl fmt::Display for Error {
             // A name may be a token passed in the wrong place: never repeat one.
             Error::AgentExists { name } => write!(formatter, "an agent named {:?} exists", conceal_token_digits(name)),
             Error::UnknownAgent { name } => write!(formatter, "no agent is named {:?}", conceal_token_digits(name)),
+            Error::SpaceExists { name } => write!(formatter, "a space named {:?} exists", conceal_token_digits(name)),
+            Error::UnknownSpace { name } => {
+                write!(formatter, "no space named {:?} has this agent as a member", conceal_token_digits(name))
+            }
+            Error::RoleTooLow { held, needed } => {
+                write!(formatter, "the agent's role in the space is {held}; this needs {needed}")
+            }
+            Error::LastAdmin => write!(formatter, "the space's last admin cannot step down or be revoked"),
             Error::UnknownToken => write!(formatter, "the token opens no agent of this store"),
             Error::MalformedToken => write!(formatter, "the text is not a cheesedb token"),
             Error::AgentDeleted => write!(formatter, "the agent was deleted"),

@@ -52,6 +52,7 @@ macro_rules! mutant {
 // they are not part of the documented API, and a release may change them without notice. New
 // code should reach them through `internal`.
 #[doc(hidden)]
+mod agent_key;
 pub mod checksum;
 #[doc(hidden)]
 pub mod codec;
@@ -80,11 +81,13 @@ pub mod ram_storage;
 mod read_set;
 pub mod replica;
 mod report;
+mod role;
 #[doc(hidden)]
 pub mod seal;
 #[doc(hidden)]
 pub mod search;
 mod search_page;
+pub mod space;
 mod storage;
 mod storage_error;
 mod store;
@@ -115,8 +118,10 @@ pub use limits::Options;
 pub use node::{Node, NodeKind};
 pub use read_set::{ReadSet, READ_SET_MAX_IDS};
 pub use report::Report;
+pub use role::Role;
 pub use search::Hit;
 pub use search_page::{Found, FoundKind, Ranking, SearchPage, SearchQuery};
+pub use space::SpaceEngine;
 pub use storage::{NameKind, Storage, StorageFile};
 pub use storage_error::{StorageError, StorageErrorKind};
 pub use store::{AgentEntry, AgentKey, StoreEngine};

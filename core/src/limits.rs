@@ -35,6 +35,10 @@ pub const SEGMENTS_PER_AGENT_MAX: u64 = u16::MAX as u64;
 pub const SEALED_FILES_OPEN_MAX: usize = 8;
 /// The most agents one store may hold.
 pub const AGENTS_PER_STORE_MAX: usize = 65_536;
+/// The most spaces one store holds (they are listed in the catalog beside the agents).
+pub const SPACES_PER_STORE_MAX: usize = 4_096;
+/// The most agents that hold a role in one space at once.
+pub const MEMBERS_PER_SPACE_MAX: usize = 1_024;
 /// The smallest segment size a store may be configured with.
 pub const SEGMENT_MIN_BYTES: u64 = 4 * 1024;
 /// The largest segment size (record offsets are kept in 32 bits in RAM).

@@ -1,4 +1,4 @@
-//! The store: the catalog of agents, their tokens and their folders.
+//! The store: the catalog of agents and spaces, the agents' tokens, and their folders.
 //!
 //! The catalog is rewritten whole on each change (temporary file, sync, rename, folder sync).
 //! An agent's folder is made before the catalog names it and removed after the catalog stops
@@ -23,52 +23,20 @@ use crate::engine::{io_error, AgentEngine};
 use crate::error::Error;
 use crate::error_facts::{Limit, NameProblem, StorageOperation};
 use crate::left_behind::LeftBehind;
-use crate::limits::{self, Options, AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES};
+use crate::limits::{self, Options, AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES, SPACES_PER_STORE_MAX};
 use crate::log::names::{agent_folder, is_agent_file_name, parse_agent_folder, CATALOG_FILE, CATALOG_TEMPORARY_FILE};
+use crate::role::Role;
 use crate::seal::AgentSecrets;
+use crate::space::SpaceEngine;
 use crate::storage::{NameKind, Storage, StorageFile};
 use crate::token::{Token, PREFIX as TOKEN_PREFIX};
 
 mod encrypt;
 mod replica;
 
+pub use crate::agent_key::AgentKey;
+
 pub use replica::AgentEntry;
-
-/// Proof that a token was checked: the agent it opens, made only by
-/// [`StoreEngine::authenticate`] and taken by [`StoreEngine::open_agent`]. A bare agent number
-/// opens nothing:
-///
-/// ```compile_fail
-/// # use cheesedb_core::{ram_storage::RamStorage, Options, StoreEngine};
-/// let store = StoreEngine::open(RamStorage::default(), Options::default()).unwrap();
-/// let _ = store.open_agent(1);
-/// ```
-///
-/// and no key can be made by hand:
-///
-/// ```compile_fail
-/// let _ = cheesedb_core::AgentKey { number: 1 };
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct AgentKey {
-    number: u64,
-    /// The token it was made from: an encrypted agent's keys are derived from it.
-    token: [u8; 32],
-}
-
-impl core::fmt::Debug for AgentKey {
-    fn fmt(&self, formatter: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        formatter.debug_struct("AgentKey").field("number", &self.number).finish_non_exhaustive()
-    }
-}
-
-impl AgentKey {
-    /// The number of the agent, as its folder and the catalog name it.
-    #[must_use]
-    pub fn number(self) -> u64 {
-        self.number
-    }
-}
 
 /// The agents of one store folder.
 #[derive(Debug)]
@@ -152,10 +120,15 @@ impl<S: Storage + Clone> StoreEngine<S> {
         &self.options
     }
 
+    /// The catalog's agents, without its spaces.
+    fn agents(&self) -> impl Iterator<Item = &CatalogEntry> {
+        self.catalog.entries.iter().filter(|entry| !entry.space)
+    }
+
     /// The names of the agents, in the order they were created.
     #[must_use]
     pub fn agent_names(&self) -> Vec<String> {
-        self.catalog.entries.iter().map(|entry| entry.name.clone()).collect()
+        self.agents().map(|entry| entry.name.clone()).collect()
     }
 
     /// The number of the agent named `name`.
@@ -164,9 +137,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
     ///
     /// `Error::UnknownAgent` when no agent has that name.
     pub fn agent_number(&self, name: &str) -> Result<u64, Error> {
-        self.catalog
-            .entries
-            .iter()
+        self.agents()
             .find(|entry| entry.name.as_bytes() == name.as_bytes())
             .map(|entry| entry.number)
             .ok_or_else(|| Error::UnknownAgent { name: String::from(name) })
@@ -178,12 +149,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
     ///
     /// `Error::AgentDeleted` once the agent is gone from the catalog.
     pub fn agent_name(&self, number: u64) -> Result<String, Error> {
-        self.catalog
-            .entries
-            .iter()
-            .find(|entry| entry.number == number)
-            .map(|entry| entry.name.clone())
-            .ok_or(Error::AgentDeleted)
+        self.agents().find(|entry| entry.number == number).map(|entry| entry.name.clone()).ok_or(Error::AgentDeleted)
     }
 
     /// Creates an agent; returns its token, which the store does not keep (only its hash).
@@ -211,16 +177,8 @@ impl<S: Storage + Clone> StoreEngine<S> {
     }
 
     fn create_agent_with(&mut self, name: &str, encrypted: bool) -> Result<Token, Error> {
-        if name.is_empty() {
-            return Err(Error::InvalidName { reason: NameProblem::AgentNameEmpty });
-        }
-        if name.trim().starts_with(TOKEN_PREFIX) {
-            // Commands and tools take a name or a token in one place, and read such a name as a
-            // token: the agent could never be reached by its name.
-            return Err(Error::InvalidName { reason: NameProblem::AgentNameLikeToken });
-        }
-        limits::check(Limit::AgentNameBytes, name.len(), AGENT_NAME_MAX_BYTES)?;
-        limits::check(Limit::AgentsPerStore, self.catalog.entries.len() + 1, AGENTS_PER_STORE_MAX)?;
+        check_agent_name(name)?;
+        limits::check(Limit::AgentsPerStore, self.agents().count() + 1, AGENTS_PER_STORE_MAX)?;
         if self.agent_number(name).is_ok() {
             return Err(Error::AgentExists { name: String::from(name) });
         }
@@ -239,7 +197,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
         let mut next = self.catalog.clone();
         next.next_number = number + 1;
         let token_hash = token_hash(token.as_bytes());
-        next.entries.push(CatalogEntry { number, token_hash, name: String::from(name), encrypted });
+        next.entries.push(CatalogEntry { number, token_hash, name: String::from(name), encrypted, space: false });
         write_catalog(&self.storage, &next)?;
         self.catalog = next;
         Ok(token)
@@ -254,12 +212,12 @@ impl<S: Storage + Clone> StoreEngine<S> {
     pub fn authenticate(&self, token: &Token) -> Result<AgentKey, Error> {
         let presented = token_hash(token.as_bytes());
         let mut found = None;
-        for entry in &self.catalog.entries {
+        for entry in self.agents() {
             if equal_in_constant_time(&entry.token_hash, &presented) {
                 found = Some(entry.number);
             }
         }
-        found.map(|number| AgentKey { number, token: *token.as_bytes() }).ok_or(Error::UnknownToken)
+        found.map(|number| AgentKey::new(number, *token.as_bytes())).ok_or(Error::UnknownToken)
     }
 
     /// Opens the engine of the agent `key` names; only [`StoreEngine::authenticate`] makes a
@@ -271,10 +229,10 @@ impl<S: Storage + Clone> StoreEngine<S> {
     /// valid log.
     pub fn open_agent(&self, key: AgentKey) -> Result<AgentEngine<S>, Error> {
         let (storage, options) = (self.storage.clone(), self.options.clone());
-        if self.is_encrypted(key.number) {
-            AgentEngine::open_encrypted(storage, key.number, options, AgentSecrets::from_token(&key.token))
+        if self.is_encrypted(key.number()) {
+            AgentEngine::open_encrypted(storage, key.number(), options, AgentSecrets::from_token(key.token()))
         } else {
-            AgentEngine::open(storage, key.number, options)
+            AgentEngine::open(storage, key.number(), options)
         }
     }
 
@@ -315,6 +273,63 @@ impl<S: Storage + Clone> StoreEngine<S> {
         AgentEngine::open(self.storage.clone(), number, self.options.clone())
     }
 
+    /// The names of the spaces, in the order they were created.
+    #[must_use]
+    pub fn space_names(&self) -> Vec<String> {
+        self.spaces().map(|entry| entry.name.clone()).collect()
+    }
+
+    fn spaces(&self) -> impl Iterator<Item = &CatalogEntry> {
+        self.catalog.entries.iter().filter(|entry| entry.space)
+    }
+
+    /// Creates a space named `name` whose first member, and admin, is `first_admin`, and opens
+    /// it. Space names follow agent names, and may not hold `:` or `,`.
+    ///
+    /// # Errors
+    ///
+    /// - `Error::InvalidName` for an empty name, one like a token, or one holding `:` or `,`.
+    /// - `Error::LimitExceeded` when the name is too long or the store holds the most spaces.
+    /// - `Error::SpaceExists` when a space has that name already.
+    /// - `Error::Io` when the storage fails.
+    pub fn create_space(&mut self, name: &str, first_admin: AgentKey) -> Result<SpaceEngine<S>, Error> {
+        check_space_name(name)?;
+        limits::check(Limit::SpacesPerStore, self.spaces().count() + 1, SPACES_PER_STORE_MAX)?;
+        if self.spaces().any(|entry| entry.name == name) {
+            return Err(Error::SpaceExists { name: String::from(name) });
+        }
+        let number = self.catalog.next_number;
+        let (storage, options) = (self.storage.clone(), self.options.clone());
+        // The folder and its first record are durable before the catalog names the space: a
+        // crash between leaves an orphan folder, which the next open removes.
+        let space = SpaceEngine::create(storage, number, options, name, first_admin.number())?;
+        let mut next = self.catalog.clone();
+        next.next_number = number + 1;
+        let entry =
+            CatalogEntry { number, token_hash: [0; 32], name: String::from(name), encrypted: false, space: true };
+        next.entries.push(entry);
+        write_catalog(&self.storage, &next)?;
+        self.catalog = next;
+        Ok(space)
+    }
+
+    /// Opens the space named `name` for `member`, which must hold a role in it.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace` when no space has that name or `member` holds no role in it (one
+    /// answer for both); `Error::Corrupt` when its log fails a check, the roles included;
+    /// `Error::Io` when the storage fails.
+    pub fn open_space(&self, member: AgentKey, name: &str) -> Result<SpaceEngine<S>, Error> {
+        let unknown = || Error::UnknownSpace { name: String::from(name) };
+        let entry = self.spaces().find(|entry| entry.name == name).ok_or_else(unknown)?;
+        let space = SpaceEngine::open(self.storage.clone(), entry.number, self.options.clone(), name)?;
+        if space.role_of(member.number()) == Role::None {
+            return Err(unknown());
+        }
+        Ok(space)
+    }
+
     /// Deletes the agent named `name` and every file the engine made for it; returns its
     /// number. The delete is done once the catalog stops naming the agent; what its folder
     /// holds that the engine did not make goes to [`StoreEngine::left_behind`], never to an
@@ -326,7 +341,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
     pub fn delete_agent(&mut self, name: &str) -> Result<u64, Error> {
         let number = self.agent_number(name)?;
         let mut next = self.catalog.clone();
-        next.entries.retain(|entry| entry.number != number);
+        next.entries.retain(|entry| entry.number != number || entry.space);
         write_catalog(&self.storage, &next)?;
         self.catalog = next;
         let left = remove_agent_files(&self.storage, &agent_folder(number), FileRemoval::Unlink)?;
@@ -334,6 +349,29 @@ impl<S: Storage + Clone> StoreEngine<S> {
         self.storage.sync_folder("").map_err(|error| io_error(StorageOperation::Syncing, "", error))?;
         Ok(number)
     }
+}
+
+/// Checks a space name: an agent's rules, and no `:` or `,`, which a leg uses to name a space's
+/// node (`team:3,12`).
+fn check_space_name(name: &str) -> Result<(), Error> {
+    check_agent_name(name)?;
+    if name.contains([':', ',']) {
+        return Err(Error::InvalidName { reason: NameProblem::SpaceNameWithSeparator });
+    }
+    Ok(())
+}
+
+/// Checks an agent name: not empty, not like a token, within its limit.
+fn check_agent_name(name: &str) -> Result<(), Error> {
+    if name.is_empty() {
+        return Err(Error::InvalidName { reason: NameProblem::AgentNameEmpty });
+    }
+    if name.trim().starts_with(TOKEN_PREFIX) {
+        // Commands and tools take a name or a token in one place, and read such a name as a
+        // token: it could never be reached by its name.
+        return Err(Error::InvalidName { reason: NameProblem::AgentNameLikeToken });
+    }
+    limits::check(Limit::AgentNameBytes, name.len(), AGENT_NAME_MAX_BYTES)
 }
 
 fn has_agent_folders<S: Storage>(storage: &S) -> Result<bool, Error> {
@@ -349,11 +387,11 @@ fn read_catalog<S: Storage>(storage: &S) -> Result<CatalogFile, Error> {
     let corrupt = |reason| Error::Corrupt { file: String::from(CATALOG_FILE), offset: 0, reason };
     let catalog = CatalogFile::decode(&bytes).map_err(corrupt)?;
     // One token would open whichever entry matched last: refuse the catalog rather than guess.
-    let entries = &catalog.entries;
-    let repeated = entries
+    let agents: Vec<&CatalogEntry> = catalog.entries.iter().filter(|entry| !entry.space).collect();
+    let repeated = agents
         .iter()
         .enumerate()
-        .any(|(index, entry)| entries.iter().skip(index + 1).any(|other| other.token_hash == entry.token_hash));
+        .any(|(index, entry)| agents.iter().skip(index + 1).any(|other| other.token_hash == entry.token_hash));
     if repeated {
         return Err(corrupt(CorruptReason::CatalogTokenHashHeldTwice));
     }

@@ -29,7 +29,7 @@ pub(crate) fn verify_on_threads<S: Storage>(
     let (jobs, queue) = mpsc::sync_channel::<Job>(1);
     let queue = Mutex::new(queue);
     let (results, answers) = mpsc::channel::<(usize, SegmentOutcome)>();
-    let mut replay = GraphReplay::default();
+    let mut replay = engine.start_replay();
     let spare = SpareBuffers::default();
     let mut read_failure = None;
     thread::scope(|scope| {

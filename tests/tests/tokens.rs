@@ -45,6 +45,7 @@ fn a_stored_hash_one_bit_off_at_any_position_opens_nothing() {
                 token_hash: near,
                 name: "twin".into(),
                 encrypted: false,
+                space: false,
             });
             write_catalog(&storage, &twins);
             let store = StoreEngine::open(storage.clone(), Options::default()).unwrap();

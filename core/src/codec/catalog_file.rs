@@ -1,4 +1,4 @@
-//! The catalog: the store's list of agents, rewritten whole (temporary file, sync, rename,
+//! The catalog: the store's list of agents and spaces, rewritten whole (temporary file, sync, rename,
 //! folder sync) on every change.
 //!
 //! ```text
@@ -10,11 +10,13 @@
 //!     12     4  agent count
 //!     16     8  next agent number (never reused)
 //!     24     …  agents, each: number u64, token hash [32], name length u16, name (UTF-8),
-//!               with layout 1: flags u8 (bit 0 = encrypted, other bits zero)
+//!               with layout 1: flags u8 (bit 0 = encrypted, bit 1 = a space, other bits
+//!               zero; a space is never encrypted, and its token hash is zeros: no token
+//!               opens it)
 //!    end-4   4  crc32c of every byte before it
 //! ```
 //!
-//! Layout 1 is written only while some agent is encrypted, so a store without one keeps the
+//! Layout 1 is written only while some agent is encrypted or a space exists, so a store without one keeps the
 //! bytes that builds before encryption read; such a build refuses a layout-1 catalog.
 
 use alloc::string::{String, ToString};
@@ -25,7 +27,7 @@ use super::segment_header::{FORMAT_VERSION, MAGIC};
 use crate::checksum::crc32c;
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
-use crate::limits::{AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES};
+use crate::limits::{AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES, SPACES_PER_STORE_MAX};
 
 /// The file kind byte of a catalog.
 pub const FILE_KIND_CATALOG: u8 = 2;
@@ -41,6 +43,8 @@ pub struct CatalogEntry {
     pub name: String,
     /// Whether its contents are sealed under keys its token yields.
     pub encrypted: bool,
+    /// Whether the entry is a space that members share, rather than an agent.
+    pub space: bool,
 }
 
 /// The decoded catalog.
@@ -60,7 +64,7 @@ impl CatalogFile {
         out.put_bytes(&MAGIC);
         out.put_u8(FORMAT_VERSION);
         out.put_u8(FILE_KIND_CATALOG);
-        let flagged = self.entries.iter().any(|entry| entry.encrypted);
+        let flagged = self.entries.iter().any(|entry| entry.encrypted || entry.space);
         out.put_u16(u16::from(flagged));
         out.put_u32(crate::convert::field_length_u32(self.entries.len()));
         out.put_u64(self.next_number);
@@ -71,7 +75,7 @@ impl CatalogFile {
             out.put_u16(crate::convert::field_length_u16(entry.name.len()));
             out.put_bytes(entry.name.as_bytes());
             if flagged {
-                out.put_u8(u8::from(entry.encrypted));
+                out.put_u8(u8::from(entry.encrypted) | (u8::from(entry.space) << 1));
             }
         }
         let checksum = crc32c(&out);
@@ -103,7 +107,7 @@ impl CatalogFile {
             _ => return Err(CorruptReason::NotACatalogFile),
         };
         let count = reader.u32().ok_or(missing)? as usize;
-        if count > AGENTS_PER_STORE_MAX {
+        if count > AGENTS_PER_STORE_MAX + SPACES_PER_STORE_MAX {
             return Err(CorruptReason::CatalogListsTooManyAgents);
         }
         let next_number = reader.u64().ok_or(missing)?;
@@ -117,14 +121,14 @@ impl CatalogFile {
             if number == 0 || number >= next_number {
                 return Err(CorruptReason::AgentNumberOutOfRange);
             }
-            let encrypted = match flagged.then(|| reader.u8()) {
-                None => false,
-                Some(Some(0)) => false,
-                Some(Some(1)) => true,
+            let (encrypted, space) = match flagged.then(|| reader.u8()) {
+                None | Some(Some(0)) => (false, false),
+                Some(Some(1)) => (true, false),
+                Some(Some(2)) => (false, true),
                 Some(Some(_)) => return Err(CorruptReason::ReservedBitsSet),
                 Some(None) => return Err(missing),
             };
-            entries.push(CatalogEntry { number, token_hash, name: name.to_string(), encrypted });
+            entries.push(CatalogEntry { number, token_hash, name: name.to_string(), encrypted, space });
         }
         if reader.remaining() != 0 {
             return Err(CorruptReason::BytesLeftOverAfterCatalog);
@@ -156,7 +160,8 @@ mod tests {
                 number: 2,
                 token_hash: [4; 32],
                 name: "alice".into(),
-                encrypted: false
+                encrypted: false,
+                space: false,
             }],
         };
         let bytes = catalog.encode();
@@ -171,7 +176,8 @@ mod tests {
 
     #[test]
     fn entries_carry_a_flags_byte_only_while_an_agent_is_encrypted() {
-        let entry = |number, encrypted| CatalogEntry { number, token_hash: [4; 32], name: "a".into(), encrypted };
+        let entry =
+            |number, encrypted| CatalogEntry { number, token_hash: [4; 32], name: "a".into(), encrypted, space: false };
         let plain = CatalogFile { next_number: 3, entries: alloc::vec![entry(1, false), entry(2, false)] };
         let mixed = CatalogFile { next_number: 3, entries: alloc::vec![entry(1, false), entry(2, true)] };
         let (plain_bytes, mixed_bytes) = (plain.encode(), mixed.encode());
@@ -181,7 +187,7 @@ mod tests {
         assert_eq!(CatalogFile::decode(&mixed_bytes), Ok(mixed));
         let mut unknown_flag = mixed_bytes.clone();
         let last_flag = unknown_flag.len() - 5;
-        unknown_flag[last_flag] = 2;
+        unknown_flag[last_flag] = 3;
         let length = unknown_flag.len() - 4;
         let checksum = crc32c(&unknown_flag[..length]).to_le_bytes();
         unknown_flag[length..].copy_from_slice(&checksum);
@@ -192,7 +198,7 @@ mod tests {
         #[test]
         fn decode_of_encode_is_identity(names in prop::collection::vec("\\PC{0,12}", 0..5), hash: [u8; 32]) {
             let entries: Vec<CatalogEntry> = names.iter().enumerate()
-                .map(|(index, name)| CatalogEntry { number: index as u64 + 1, token_hash: hash, name: name.clone(), encrypted: index % 2 == 1 })
+                .map(|(index, name)| CatalogEntry { number: index as u64 + 1, token_hash: hash, name: name.clone(), encrypted: index % 3 == 1, space: index % 3 == 2 })
                 .collect();
             let catalog = CatalogFile { next_number: entries.len() as u64 + 1, entries };
             prop_assert_eq!(CatalogFile::decode(&catalog.encode()), Ok(catalog));

@@ -4,14 +4,16 @@
 //! offset  size  field
 //!      0     4  crc32c of bytes [4, length)
 //!      4     4  length of the whole record, this header included
-//!      8     1  kind: 1 lot, 2 memory, 3 recall, 4 commit, 5 seal, 6 vector
+//!      8     1  kind: 1 lot, 2 memory, 3 recall, 4 commit, 5 seal, 6 vector, 7 member
 //!      9     1  flags: bit 0 = content erased (salt and content are absent),
-//!                  bit 1 = a memory's tracked parents follow its legs, bit 2 = content sealed
+//!                  bit 1 = a memory's tracked parents follow its legs, bit 2 = content sealed,
+//!                  bit 3 = authored (a space's record: its author follows the identity)
 //!     10     2  reserved, zero
 //!     12     8  agent number          } the record's identity, inside the checksum, so a
 //!     20     8  segment number        } block copied to another file, place or agent fails
 //!     28     8  sequence              }
-//!     36     …  body, by kind (below)
+//!     36     8  with the authored flag only: the number of the member agent that wrote it
+//!      …     …  body, by kind (below)
 //! ```
 //!
 //! Bodies (all integers little-endian):
@@ -23,6 +25,11 @@
 //! - commit: batch start u64, batch crc32c u32, record count u32, chain hash \[32\]
 //! - seal: next segment number u64
 //! - vector: id u64, content block whose content is the vector's numbers (f32, little-endian)
+//! - member (a space's log only): agent u64, role u8 (0 none: revoked, 1 read, 2 write, 3 admin)
+//!
+//! The authored flag may be set on every chained record and must be set on a member record: a
+//! space's log names the member behind each change. The chain commits to the author after the
+//! sequence, so an agent's log, which never sets it, keeps the chained fields it always had.
 //!
 //! Flags bit 2 (lots, memories, vectors) says the content is sealed: an encrypted agent's
 //! record, whose content bytes are an envelope (`seal::envelope`); a sealed lot's label field is
@@ -41,6 +48,7 @@ use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
 use crate::id::{Mode, Removal};
 use crate::limits::PARENTS_PER_LEG_MAX;
+use crate::role::Role;
 
 /// Bytes of the header common to every record.
 pub const HEADER_BYTES: usize = 36;
@@ -58,6 +66,8 @@ const FLAG_ERASED: u8 = 1;
 const FLAG_TRACKED: u8 = 2;
 /// The content block of a lot, memory or vector is sealed: an encrypted agent's record.
 const FLAG_SEALED: u8 = 4;
+/// The record names the member agent that wrote it (a space's record).
+const FLAG_AUTHORED: u8 = 8;
 
 const KIND_LOT: u8 = 1;
 const KIND_MEMORY: u8 = 2;
@@ -65,6 +75,7 @@ const KIND_RECALL: u8 = 3;
 const KIND_COMMIT: u8 = 4;
 const KIND_SEAL: u8 = 5;
 const KIND_VECTOR: u8 = 6;
+const KIND_MEMBER: u8 = 7;
 
 const _: () = assert!(COMMIT_BYTES == 84);
 // A tracked list is checked with one bit per id.
@@ -274,6 +285,13 @@ pub enum Body<'a> {
         /// The number of the next segment.
         next_segment: u64,
     },
+    /// A space's member was granted a role, or revoked ([`Role::None`]).
+    Member {
+        /// The member agent's number in the store.
+        agent: u64,
+        /// What it may do in the space from this record on.
+        role: Role,
+    },
 }
 
 /// One decoded record.
@@ -283,13 +301,18 @@ pub struct Record<'a> {
     pub identity: Identity,
     /// What it says.
     pub body: Body<'a>,
+    /// The member agent that wrote it, for a space's record; `None` in an agent's own log.
+    pub author: Option<u64>,
 }
 
 impl<'a> Record<'a> {
     /// Whether the record is a lot, memory, recall or vector (the records the hash chain covers).
     #[must_use]
     pub fn is_chained(&self) -> bool {
-        matches!(self.body, Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } | Body::Vector { .. })
+        matches!(
+            self.body,
+            Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } | Body::Vector { .. } | Body::Member { .. }
+        )
     }
 
     /// The same record with its content's salt and bytes removed (the digest stays), and no
@@ -325,7 +348,7 @@ impl<'a> Record<'a> {
     pub fn content(&self) -> Option<ContentBlock<'a>> {
         match self.body {
             Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => Some(content),
-            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } => None,
+            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => None,
         }
     }
 
@@ -336,7 +359,7 @@ impl<'a> Record<'a> {
             Body::Vector { id, content } => Body::Vector { id, content: change(content) },
             other => other,
         };
-        Record { identity: self.identity, body }
+        Record { identity: self.identity, body, author: self.author }
     }
 
     /// Appends the record's encoding to `out`.
@@ -351,6 +374,9 @@ impl<'a> Record<'a> {
         out.put_u64(self.identity.agent);
         out.put_u64(self.identity.segment);
         out.put_u64(self.identity.sequence);
+        if let Some(author) = self.author {
+            out.put_u64(author);
+        }
         self.encode_body(out);
         let length = out.len() - start;
         debug_assert!(length <= RECORD_MAX_BYTES);
@@ -364,6 +390,11 @@ impl<'a> Record<'a> {
     }
 
     fn kind_and_flags(&self) -> (u8, u8) {
+        let (kind, flags) = self.kind_and_content_flags();
+        (kind, flags | if self.author.is_some() { FLAG_AUTHORED } else { 0 })
+    }
+
+    fn kind_and_content_flags(&self) -> (u8, u8) {
         let erased = |content: &ContentBlock<'_>| {
             let erased = if content.present.is_none() { FLAG_ERASED } else { 0 };
             erased | if content.sealed { FLAG_SEALED } else { 0 }
@@ -378,6 +409,7 @@ impl<'a> Record<'a> {
             Body::Recall { .. } => (KIND_RECALL, 0),
             Body::Commit { .. } => (KIND_COMMIT, 0),
             Body::Seal { .. } => (KIND_SEAL, 0),
+            Body::Member { .. } => (KIND_MEMBER, 0),
         }
     }
 
@@ -414,6 +446,10 @@ impl<'a> Record<'a> {
                 out.put_bytes(chain);
             }
             Body::Seal { next_segment } => out.put_u64(*next_segment),
+            Body::Member { agent, role } => {
+                out.put_u64(*agent);
+                out.put_u8(role.code());
+            }
             Body::Vector { id, content } => {
                 out.put_u64(*id);
                 encode_content(content, out);
@@ -429,6 +465,9 @@ impl<'a> Record<'a> {
         out.put_u8(kind);
         out.put_u64(self.identity.agent);
         out.put_u64(self.identity.sequence);
+        if let Some(author) = self.author {
+            out.put_u64(author);
+        }
         match &self.body {
             Body::Lot { id, label, content } => {
                 out.put_u64(*id);
@@ -449,7 +488,7 @@ impl<'a> Record<'a> {
                 out.put_u64(*id);
                 out.put_bytes(&content.digest);
             }
-            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } => {
+            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => {
                 self.encode_body(out);
             }
         }
@@ -527,8 +566,9 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
     let kind = reader.u8().ok_or(missing)?;
     let flags = reader.u8().ok_or(missing)?;
     let known_flags = match kind {
-        KIND_MEMORY => FLAG_ERASED | FLAG_TRACKED | FLAG_SEALED,
-        KIND_LOT | KIND_VECTOR => FLAG_ERASED | FLAG_SEALED,
+        KIND_MEMORY => FLAG_ERASED | FLAG_TRACKED | FLAG_SEALED | FLAG_AUTHORED,
+        KIND_LOT | KIND_VECTOR => FLAG_ERASED | FLAG_SEALED | FLAG_AUTHORED,
+        KIND_RECALL | KIND_MEMBER => FLAG_ERASED | FLAG_AUTHORED,
         _ => FLAG_ERASED,
     };
     if reader.u16().ok_or(missing)? != 0 || flags & !known_flags != 0 {
@@ -539,6 +579,10 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
         segment: reader.u64().ok_or(missing)?,
         sequence: reader.u64().ok_or(missing)?,
     };
+    let author = if flags & FLAG_AUTHORED != 0 { Some(reader.u64().ok_or(missing)?) } else { None };
+    if kind == KIND_MEMBER && author.is_none() {
+        return Err(CorruptReason::MemberRecordWithoutAuthor);
+    }
     let erased = flags & FLAG_ERASED != 0;
     let sealed = flags & FLAG_SEALED != 0;
     if erased && !matches!(kind, KIND_LOT | KIND_MEMORY | KIND_VECTOR) {
@@ -587,9 +631,14 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
             let id = reader.u64().ok_or(missing)?;
             Body::Vector { id, content: decode_content(reader, erased, sealed)? }
         }
+        KIND_MEMBER => {
+            let agent = reader.u64().ok_or(missing)?;
+            let role = Role::from_code(reader.u8().ok_or(missing)?).ok_or(CorruptReason::UnknownRole)?;
+            Body::Member { agent, role }
+        }
         _ => return Err(CorruptReason::UnknownRecordKind),
     };
-    Ok(Record { identity, body })
+    Ok(Record { identity, body, author })
 }
 
 fn decode_legs<'a>(reader: &mut Reader<'a>, count: u16) -> Result<LegsView<'a>, CorruptReason> {
@@ -668,7 +717,8 @@ pub fn commit_marker(
     record_count: u32,
     chain: Hash,
 ) -> Record<'static> {
-    Record { identity, body: Body::Commit { batch_start, batch_crc: crc32c(batch), record_count, chain } }
+    let body = Body::Commit { batch_start, batch_crc: crc32c(batch), record_count, chain };
+    Record { identity, body, author: None }
 }
 
 #[cfg(test)]
@@ -682,9 +732,37 @@ mod tests {
     }
 
     #[test]
+    fn an_authored_member_record_names_its_author_and_the_chain_commits_to_it() {
+        let body = Body::Member { agent: 5, role: Role::Write };
+        let record = Record { identity: identity(), body, author: Some(4) };
+        let mut bytes = Vec::new();
+        record.encode(&mut bytes);
+        assert_eq!(bytes.get(8..10), Some(&[7u8, 8][..]), "kind member, authored flag");
+        assert_eq!(bytes.get(36..44), Some(&4u64.to_le_bytes()[..]));
+        assert_eq!(decode(&bytes), Ok((record, bytes.len())));
+        let (mut chained, mut unsigned) = (Vec::new(), Vec::new());
+        record.encode_chained_fields(&mut chained);
+        Record { author: Some(6), ..record }.encode_chained_fields(&mut unsigned);
+        assert_ne!(chained, unsigned, "another author is another history");
+        // Without its author a member record is refused, whatever its checksum says.
+        let mut bare = Vec::new();
+        Record { author: None, ..record }.encode(&mut bare);
+        assert_eq!(decode(&bare), Err(CorruptReason::MemberRecordWithoutAuthor));
+        let mut unknown_role = bytes.clone();
+        let last = unknown_role.len() - 1;
+        unknown_role[last] = 9;
+        let checksum = crc32c(&unknown_role[4..]).to_le_bytes();
+        unknown_role[..4].copy_from_slice(&checksum);
+        assert_eq!(decode(&unknown_role), Err(CorruptReason::UnknownRole));
+    }
+
+    #[test]
     fn golden_bytes_of_a_recall() {
-        let record =
-            Record { identity: identity(), body: Body::Recall { id: 9, mode: Mode::Strict, removal: Removal::Erase } };
+        let record = Record {
+            identity: identity(),
+            body: Body::Recall { id: 9, mode: Mode::Strict, removal: Removal::Erase },
+            author: None,
+        };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
         let expected_tail: [u8; 42] = [
@@ -706,7 +784,7 @@ mod tests {
         let salt = [7u8; SALT_BYTES];
         let content =
             ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")), erased_padding_bytes: 0, sealed: false };
-        let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
+        let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content }, author: None };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
         assert_eq!(bytes.len(), HEADER_BYTES + 8 + 2 + 4 + 32 + 16 + 4 + 4);
@@ -733,7 +811,7 @@ mod tests {
         let salt = [7u8; SALT_BYTES];
         let content =
             ContentBlock { digest: [5u8; 32], present: Some((&salt, b"rain")), erased_padding_bytes: 0, sealed: false };
-        let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
+        let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content }, author: None };
         let mut original = Vec::new();
         record.encode(&mut original);
         let redacted = record.redacted_in_place();
@@ -783,7 +861,7 @@ mod tests {
             erased_padding_bytes: 0,
             sealed: false,
         };
-        let record = Record { identity: identity(), body: Body::Vector { id: 4, content } };
+        let record = Record { identity: identity(), body: Body::Vector { id: 4, content }, author: None };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
         assert_eq!(bytes.len(), HEADER_BYTES + 8 + 32 + 16 + 4 + 8);
@@ -811,7 +889,7 @@ mod tests {
     #[test]
     fn an_erased_record_padded_with_anything_but_zeros_is_refused() {
         let content = ContentBlock { digest: [5u8; 32], present: None, erased_padding_bytes: 8, sealed: false };
-        let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content } };
+        let record = Record { identity: identity(), body: Body::Lot { id: 4, label: "tool", content }, author: None };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
         assert_eq!(decode(&bytes), Ok((record, bytes.len())));
@@ -827,7 +905,7 @@ mod tests {
 
     #[test]
     fn a_flipped_bit_is_a_checksum_error() {
-        let record = Record { identity: identity(), body: Body::Seal { next_segment: 3 } };
+        let record = Record { identity: identity(), body: Body::Seal { next_segment: 3 }, author: None };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
         for index in 0..bytes.len() {
@@ -871,7 +949,8 @@ mod tests {
             sealed: false,
         };
         let mut bytes = Vec::new();
-        Record { identity: identity(), body: Body::Memory { id: 9, legs, tracked, content } }.encode(&mut bytes);
+        Record { identity: identity(), body: Body::Memory { id: 9, legs, tracked, content }, author: None }
+            .encode(&mut bytes);
         bytes
     }
 
@@ -956,7 +1035,8 @@ mod tests {
         // The flag on a record that is not a memory is a reserved bit.
         let mut lot = Vec::new();
         let content = ContentBlock { digest: [5u8; 32], present: None, erased_padding_bytes: 0, sealed: false };
-        Record { identity: identity(), body: Body::Lot { id: 1, label: "tool", content } }.encode(&mut lot);
+        Record { identity: identity(), body: Body::Lot { id: 1, label: "tool", content }, author: None }
+            .encode(&mut lot);
         assert_eq!(decode(&forged(&lot, 9, FLAG_TRACKED | FLAG_ERASED)), Err(CorruptReason::ReservedBitsSet));
     }
 
@@ -1020,8 +1100,11 @@ mod tests {
 
     #[test]
     fn only_the_checksum_is_left_unchecked_without_it() {
-        let record =
-            Record { identity: Identity { agent: 1, segment: 2, sequence: 3 }, body: Body::Seal { next_segment: 3 } };
+        let record = Record {
+            identity: Identity { agent: 1, segment: 2, sequence: 3 },
+            body: Body::Seal { next_segment: 3 },
+            author: None,
+        };
         let mut bytes = Vec::new();
         record.encode(&mut bytes);
         bytes[0] ^= 1;
@@ -1058,7 +1141,7 @@ mod tests {
                     Body::Commit { batch_start: *batch_start, batch_crc: *batch_crc, record_count: *record_count, chain: *chain },
                 Owned::Seal(next) => Body::Seal { next_segment: *next },
             };
-            let record = Record { identity, body };
+            let record = Record { identity, body, author: None };
             let mut bytes = Vec::new();
             record.encode(&mut bytes);
             bytes.extend_from_slice(b"trailing bytes belong to the next record");
@@ -1077,7 +1160,7 @@ mod tests {
             sequence: u64,
         ) {
             let content = ContentBlock { digest, present: Some((&salt, &text[..])), erased_padding_bytes: 0, sealed: false };
-            let record = Record { identity: Identity { agent: 1, segment: 1, sequence }, body: Body::Lot { id: 7, label: &label, content } };
+            let record = Record { identity: Identity { agent: 1, segment: 1, sequence }, body: Body::Lot { id: 7, label: &label, content }, author: None };
             let mut original = Vec::new();
             record.encode(&mut original);
             let redacted = record.redacted_in_place();

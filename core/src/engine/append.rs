@@ -45,6 +45,11 @@ pub(crate) enum Entry<'a> {
         id: u64,
         numbers: &'a [u8],
     },
+    /// A space's member `agent` is given `role`.
+    Member {
+        agent: u64,
+        role: crate::role::Role,
+    },
 }
 
 /// Checks a lot's label and content against the limits.
@@ -166,8 +171,17 @@ impl<S: Storage> AgentEngine<S> {
                     self.index_written(*id, entry, location);
                     continue;
                 }
+                Entry::Member { agent, role } => {
+                    if let Some(space) = self.space.as_mut() {
+                        space.set_role(*agent, *role);
+                    }
+                    continue;
+                }
                 Entry::Recall { .. } => continue,
             };
+            if let (Some(space), Some(author)) = (self.space.as_mut(), self.author) {
+                space.note_author(author);
+            }
             self.index_written(id, entry, location);
             ids.push(Id::from(id));
         }
@@ -238,8 +252,9 @@ impl<S: Storage> AgentEngine<S> {
                 }
                 Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
                 Entry::Vector { id, numbers } => Body::Vector { id, content: block(numbers) },
+                Entry::Member { agent, role } => Body::Member { agent, role },
             };
-            let record = Record { identity, body };
+            let record = Record { identity, body, author: self.author };
             let offset = self.log.write_offset() + bytes.len() as u64;
             locations.push(Location::in_segment(segment, offset)?);
             record.encode(&mut bytes);
@@ -300,7 +315,7 @@ impl<S: Storage> AgentEngine<S> {
         let rolled = self.create_segment_file(segment + 1).and_then(|next| {
             let identity = Identity { agent: self.agent, segment, sequence: self.log.sequence() };
             let mut bytes = Vec::new();
-            Record { identity, body: Body::Seal { next_segment: segment + 1 } }.encode(&mut bytes);
+            Record { identity, body: Body::Seal { next_segment: segment + 1 }, author: None }.encode(&mut bytes);
             commit_marker(identity, self.log.write_offset(), &bytes, 1, self.log.chain()).encode(&mut bytes);
             self.write_durably(&bytes).map_err(refusal_of_caller_write)?;
             self.trim_sealed_segment()?;

@@ -212,11 +212,12 @@ impl<S: Storage> AgentEngine<S> {
                 Body::Vector { id, content: content.block() }
             }
             Body::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
-            Body::Commit { .. } | Body::Seal { .. } => {
+            // A space is never encrypted, and an agent's log holds no member record.
+            Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => {
                 return Err(CopyError::Engine(Error::Internal { what: InternalRule::OnlyChainedRecordsCopied }))
             }
         };
-        let copied = Record { identity, body };
+        let copied = Record { identity, body, author: None };
         copied.encode(&mut pending.bytes);
         copied.encode_chained_fields(&mut pending.fields);
         pending.chain = chain_next(&pending.chain, &pending.fields);
@@ -321,7 +322,7 @@ impl<S: Storage> AgentEngine<S> {
                 offset,
                 reason,
             })?;
-            apply_record(&mut self.graph, &record, offset, &path)?;
+            apply_record(&mut self.graph, self.space.as_mut(), &record, offset, &path)?;
             position += length;
         }
         self.last_erase_sequence_replayed = pending.last_erase.or(self.last_erase_sequence_replayed);

@@ -24,6 +24,8 @@ mod sealing;
 mod search;
 mod segment_files;
 mod snapshot;
+pub(crate) mod space_ledger;
+mod space_log;
 mod trust;
 pub mod verify;
 
@@ -37,6 +39,7 @@ pub use search::build as search_build;
 
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::digest::chain_genesis;
+use crate::engine::space_ledger::SpaceLedger;
 use crate::error::Error;
 use crate::error_facts::{Limit, StorageOperation};
 use crate::graph::{Graph, Kind};
@@ -85,6 +88,10 @@ pub struct AgentEngine<S: Storage> {
     last_erase_sequence_replayed: Option<u64>,
     /// Erases and compactions begun by this engine: each may change bytes already written.
     rewrites: u64,
+    /// A space's members and the author of each node; `None` for an agent's own log.
+    space: Option<SpaceLedger>,
+    /// The member whose call is being written now, in a space: its records name it.
+    author: Option<u64>,
 }
 
 impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
@@ -174,6 +181,8 @@ impl<S: Storage> AgentEngine<S> {
             sealing: None,
             last_erase_sequence_replayed: None,
             rewrites: 0,
+            space: None,
+            author: None,
         })
     }
 

@@ -14,6 +14,7 @@ use crate::codec::segment_header::{write_margin_bytes, SegmentHeader, SEGMENT_HE
 use crate::codec::snapshot_file::SnapshotPoint;
 use crate::convert::segment_offset_usize;
 use crate::corrupt_reason::CorruptReason;
+use crate::engine::space_ledger::SpaceLedger;
 use crate::error::Error;
 use crate::error_facts::StorageOperation;
 use crate::graph::Graph;
@@ -34,7 +35,7 @@ impl<S: Storage> AgentEngine<S> {
     /// - `Error::Corrupt` when a file of the agent fails a check (or a segment is missing).
     /// - `Error::Io` when the storage fails.
     pub fn open(storage: S, agent: u64, options: Options) -> Result<AgentEngine<S>, Error> {
-        AgentEngine::open_with(storage, agent, options, None)
+        AgentEngine::open_with(storage, agent, options, None, false)
     }
 
     /// Opens an existing encrypted agent with the keys its token yields.
@@ -49,7 +50,12 @@ impl<S: Storage> AgentEngine<S> {
         options: Options,
         secrets: AgentSecrets,
     ) -> Result<AgentEngine<S>, Error> {
-        AgentEngine::open_with(storage, agent, options, Some(secrets))
+        AgentEngine::open_with(storage, agent, options, Some(secrets), false)
+    }
+
+    /// Opens the log of an existing space: its members and authors are replayed with its graph.
+    pub(crate) fn open_space(storage: S, space: u64, options: Options) -> Result<AgentEngine<S>, Error> {
+        AgentEngine::open_with(storage, space, options, None, true)
     }
 
     fn open_with(
@@ -57,8 +63,12 @@ impl<S: Storage> AgentEngine<S> {
         agent: u64,
         options: Options,
         secrets: Option<AgentSecrets>,
+        is_space: bool,
     ) -> Result<AgentEngine<S>, Error> {
         let mut engine = AgentEngine::empty(storage, agent, options)?;
+        if is_space {
+            engine.space = Some(SpaceLedger::default());
+        }
         let count = engine.list_segments()?;
         if let Some(secrets) = secrets {
             let sealing = Sealing::open(&engine.storage, &engine.folder, agent, secrets)?;
@@ -213,13 +223,14 @@ impl<S: Storage> AgentEngine<S> {
             return Err(corrupt(damage.offset, damage.reason));
         }
         let graph = &mut self.graph;
+        let mut space = self.space.as_mut();
         let sealing = self.sealing.as_ref();
         let mut restore = SlotsToRestore::default();
         let mut last_erase = self.last_erase_sequence_replayed;
         let end = scan_records_after(&bytes, base, &expected, start, |record, offset| {
             replay_sealing(sealing, record, &mut restore).map_err(|reason| corrupt(offset, reason))?;
             last_erase = erase_sequence(record).or(last_erase);
-            apply_record(graph, record, offset, &path)
+            apply_record(graph, space.as_deref_mut(), record, offset, &path)
         })?;
         self.last_erase_sequence_replayed = last_erase;
         if let Some(sealing) = self.sealing.as_mut() {

@@ -4,13 +4,25 @@ use alloc::string::String;
 
 use crate::codec::record::{Body, Record};
 use crate::corrupt_reason::CorruptReason;
+use crate::engine::space_ledger::{check_agent_record, SpaceLedger};
 use crate::error::Error;
 use crate::graph::{Graph, Location};
 
-/// Applies one committed record to the graph, checking that the history is possible: ids in
-/// order, parents alive, recalls of known nodes.
-pub(super) fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, path: &str) -> Result<(), Error> {
+/// Applies one committed record to the graph, and to the ledger of a space (`space`), checking
+/// that the history is possible: ids in order, parents alive, recalls of known nodes, and in a
+/// space every change by a member whose role allowed it.
+pub(super) fn apply_record(
+    graph: &mut Graph,
+    space: Option<&mut SpaceLedger>,
+    record: &Record<'_>,
+    offset: u64,
+    path: &str,
+) -> Result<(), Error> {
     let corrupt = |reason| Error::Corrupt { file: String::from(path), offset, reason };
+    match space {
+        Some(ledger) => ledger.apply(record).map_err(corrupt)?,
+        None => check_agent_record(record).map_err(corrupt)?,
+    }
     let location = Location::in_segment(record.identity.segment, offset)?;
     match record.body {
         Body::Lot { id, content, .. } => {
@@ -51,7 +63,7 @@ pub(super) fn apply_record(graph: &mut Graph, record: &Record<'_>, offset: u64, 
                 graph.set_vector_on_disk(id, true);
             }
         }
-        Body::Commit { .. } | Body::Seal { .. } => {}
+        Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => {}
     }
     Ok(())
 }
@@ -68,7 +80,8 @@ mod tests {
             erased_padding_bytes: 0,
             sealed: false,
         };
-        Record { identity: Identity { agent: 1, segment: 1, sequence: 2 }, body: Body::Vector { id, content } }
+        let identity = Identity { agent: 1, segment: 1, sequence: 2 };
+        Record { identity, body: Body::Vector { id, content }, author: None }
     }
 
     #[test]
@@ -76,9 +89,9 @@ mod tests {
         let mut graph = Graph::default();
         let lot = graph.add_lot(Location { segment: 1, offset: 96 }, true).unwrap();
         assert!(!graph.is_vector_on_disk(lot));
-        apply_record(&mut graph, &vector_of(lot), 200, "segment").unwrap();
+        apply_record(&mut graph, None, &vector_of(lot), 200, "segment").unwrap();
         assert!(graph.is_vector_on_disk(lot));
-        let unknown = apply_record(&mut graph, &vector_of(lot + 1), 300, "segment");
+        let unknown = apply_record(&mut graph, None, &vector_of(lot + 1), 300, "segment");
         let expected = Error::Corrupt {
             file: String::from("segment"),
             offset: 300,

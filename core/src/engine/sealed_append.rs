@@ -82,7 +82,7 @@ impl<S: Storage> AgentEngine<S> {
                     };
                     seal_vector(&node_secret, &nonce, &content_associated_data(self.agent, id, sequence, 6), numbers)
                 }
-                Entry::Recall { .. } => Vec::new(),
+                Entry::Recall { .. } | Entry::Member { .. } => Vec::new(),
             };
             sealed.contents.push(content);
         }

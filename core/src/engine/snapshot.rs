@@ -35,6 +35,10 @@ impl<S: Storage> AgentEngine<S> {
     ///   from the rename on. The log is untouched either way.
     pub fn snapshot(&mut self) -> Result<(), Error> {
         self.check_writable()?;
+        if self.space.is_some() {
+            // The snapshot's layout holds no members or authors: a space's open replays its log.
+            return Ok(());
+        }
         if self.snapshot_name_taken {
             let reason = CorruptReason::SnapshotNotAPlainFile;
             return Err(Error::Corrupt { file: snapshot_path(&self.folder), offset: 0, reason });
@@ -73,7 +77,7 @@ impl<S: Storage> AgentEngine<S> {
     fn snapshot_due(&self) -> bool {
         let threshold = self.options.snapshot_after_bytes;
         let due = self.bytes_since_snapshot >= threshold || (self.snapshot_stale && threshold != u64::MAX);
-        due && !self.log.is_poisoned() && !self.deleted && !self.snapshot_name_taken
+        due && !self.log.is_poisoned() && !self.deleted && !self.snapshot_name_taken && self.space.is_none()
     }
 
     /// Takes the snapshot that closing would take, if one is due, and says whether it failed.
@@ -147,6 +151,9 @@ impl<S: Storage> AgentEngine<S> {
     /// durable commit, so a log that ends before it has lost committed records.
     pub(crate) fn load_snapshot(&mut self, segment_count: u64) -> Result<LoadedSnapshot, Error> {
         let path = snapshot_path(&self.folder);
+        if self.space.is_some() {
+            return Ok(LoadedSnapshot { usable: None, floor: None });
+        }
         if !self.storage.exists(&path).map_err(|error| io_error(StorageOperation::Checking, &path, error))? {
             return Ok(LoadedSnapshot { usable: None, floor: None });
         }

@@ -22,6 +22,7 @@ use crate::codec::record::{self, Body, Record};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::{chain_genesis, content_digest, Hash};
+use crate::engine::space_ledger::SpaceLedger;
 use crate::error::Error;
 use crate::error_facts::InternalRule;
 use crate::fingerprint::Fingerprint;
@@ -166,7 +167,7 @@ fn check_committed(
                 *kept_seen = true;
             }
         }
-        Body::Recall { .. } | Body::Seal { .. } => {}
+        Body::Recall { .. } | Body::Seal { .. } | Body::Member { .. } => {}
     }
     Ok(())
 }
@@ -201,14 +202,18 @@ impl SegmentPlace {
 #[derive(Debug)]
 pub struct GraphReplay {
     graph: Graph,
+    /// A space's members and authors, rebuilt with its graph; `None` for an agent.
+    space: Option<SpaceLedger>,
     first_error: Option<(u64, u64, Error)>,
 }
 
-impl Default for GraphReplay {
-    fn default() -> GraphReplay {
+impl<S: Storage> AgentEngine<S> {
+    /// An empty replay of this engine's log, to verify it segment by segment.
+    #[must_use]
+    pub fn start_replay(&self) -> GraphReplay {
         let mut graph = Graph::default();
         graph.defer_folds();
-        GraphReplay { graph, first_error: None }
+        GraphReplay { graph, space: self.space.as_ref().map(|_| SpaceLedger::default()), first_error: None }
     }
 }
 
@@ -222,7 +227,8 @@ impl GraphReplay {
         while let Some(rest) = bytes.get(position..).filter(|rest| !rest.is_empty()) {
             // The checks find every bad checksum; a record they did not pass is never counted here.
             let Ok((record, length)) = record::decode_without_checksum(rest) else { return };
-            if let Err(error) = apply_record(&mut self.graph, &record, position as u64, &place.path) {
+            let applied = apply_record(&mut self.graph, self.space.as_mut(), &record, position as u64, &place.path);
+            if let Err(error) = applied {
                 self.first_error = Some((place.segment, position as u64, error));
                 return;
             }
@@ -333,7 +339,7 @@ impl<S: Storage> AgentEngine<S> {
         }
         self.check_keys(&mut replay.graph, opener)?;
         replay.graph.fold_children(); // the replay is compared, then dropped: no need to shrink it
-        if !replay.graph.same_as(&self.graph) {
+        if !replay.graph.same_as(&self.graph) || replay.space != self.space {
             return Err(Error::Corrupt { file: last, offset: 0, reason: CorruptReason::GraphDiffersFromLog });
         }
         Ok(())
@@ -345,7 +351,7 @@ impl<S: Storage> AgentEngine<S> {
     pub(super) fn verify_in_order(&self, kept: Option<&Fingerprint>) -> Result<Fingerprint, Error> {
         let places = self.segments_to_verify()?;
         let mut outcomes = Vec::with_capacity(places.len());
-        let mut replay = GraphReplay::default();
+        let mut replay = self.start_replay();
         let mut bytes = Vec::new();
         for place in &places {
             let outcome = self
@@ -388,8 +394,7 @@ mod tests {
         let mut sequence = 0;
         let mut chain = chain_genesis(engine.agent);
         let mut kept_seen = kept.is_some_and(|kept| kept.records == 0 && kept.chain == chain);
-        let mut replayed = Graph::default();
-        replayed.defer_folds();
+        let mut replay = engine.start_replay();
         let last = engine.segments.count();
         for segment in 1..=last {
             let path = segment_path(&engine.folder, segment);
@@ -398,7 +403,7 @@ mod tests {
             let expected = Expected { agent: engine.agent, segment, sequence_before: sequence, chain_before: chain };
             check_header(&bytes, &expected).map_err(|damage| corrupt(damage.offset, damage.reason))?;
             let end = scan_records(&bytes, &expected, SEGMENT_HEADER_BYTES, |record, offset| {
-                apply_record(&mut replayed, record, offset, &path)?;
+                apply_record(&mut replay.graph, replay.space.as_mut(), record, offset, &path)?;
                 match record.body {
                     Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => {
                         if let Some((salt, text)) = content.present {
@@ -415,7 +420,7 @@ mod tests {
                             kept_seen = true;
                         }
                     }
-                    Body::Recall { .. } | Body::Seal { .. } => {}
+                    Body::Recall { .. } | Body::Seal { .. } | Body::Member { .. } => {}
                 }
                 Ok(())
             })?;
@@ -433,7 +438,6 @@ mod tests {
             sequence = end.sequence;
             chain = end.chain;
         }
-        let mut replay = GraphReplay { graph: replayed, first_error: None };
         engine.check_verified_end(sequence, chain, &mut replay, None)?;
         match kept {
             Some(kept) if !kept_seen => Err(Error::HistoryMismatch { records: kept.records }),
@@ -524,8 +528,11 @@ mod tests {
 
     #[test]
     fn a_graph_error_counts_only_before_the_first_failed_check() {
-        let replay =
-            GraphReplay { graph: Graph::default(), first_error: Some((3, 500, Error::UnknownId { id: Id::from(1) })) };
+        let replay = GraphReplay {
+            graph: Graph::default(),
+            space: None,
+            first_error: Some((3, 500, Error::UnknownId { id: Id::from(1) })),
+        };
         assert!(replay.error_in(3, 501).is_some());
         assert!(replay.error_in(3, 500).is_none(), "past what a single pass would have replayed");
         assert!(replay.error_in(2, u64::MAX).is_none(), "another segment's");

@@ -48,6 +48,8 @@ pub enum InternalRule {
     OnlyLotsAndMemoriesAreNewNodes,
     /// Only records of the hash chain are copied.
     OnlyChainedRecordsCopied,
+    /// Member records are written only to a space's log.
+    MemberRecordsOnlyInASpace,
     /// A copied record keeps its place in the sequence.
     CopiedRecordKeepsSequence,
     /// A copy goes from a plaintext agent into a new encrypted one.
@@ -112,6 +114,7 @@ impl InternalRule {
             InternalRule::LotRecordIsLot => "a lot's record is a lot",
             InternalRule::OnlyLotsAndMemoriesAreNewNodes => "only lots and memories are new nodes",
             InternalRule::OnlyChainedRecordsCopied => "only chained records are copied",
+            InternalRule::MemberRecordsOnlyInASpace => "member records are written only to a space's log",
             InternalRule::CopiedRecordKeepsSequence => "a copied record keeps its sequence",
             InternalRule::CopyIntoNewEncryptedAgent => "a copy goes from a plaintext agent into a new encrypted one",
             InternalRule::CopySealsWithNewKeys => "a copy seals with the new agent's keys",

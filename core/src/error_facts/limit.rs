@@ -14,6 +14,10 @@ pub enum Limit {
     AgentNameBytes,
     /// The agents of one store.
     AgentsPerStore,
+    /// The spaces of one store.
+    SpacesPerStore,
+    /// The members of one space.
+    MembersPerSpace,
     /// The bytes one batch writes.
     BatchBytes,
     /// The content of one lot or memory, in bytes.
@@ -54,6 +58,8 @@ impl Limit {
         match self {
             Limit::AgentNameBytes => "agent name length in bytes",
             Limit::AgentsPerStore => "agents in one store",
+            Limit::SpacesPerStore => "spaces in one store",
+            Limit::MembersPerSpace => "members of one space",
             Limit::BatchBytes => "batch size in bytes",
             Limit::ContentBytes => "content size in bytes",
             Limit::LabelBytes => "label length in bytes",

@@ -14,6 +14,8 @@ pub enum NameProblem {
     AgentNameEmpty,
     /// An agent name starts as tokens do, so a token passed as a name could be mistaken for one.
     AgentNameLikeToken,
+    /// A space name holds `:` or `,`, which name a space's node in a leg (`team:3,12`).
+    SpaceNameWithSeparator,
     /// A lot label is empty.
     LotLabelEmpty,
     /// A fingerprint is not written as `<records>-<64 hex digits>`.
@@ -31,6 +33,7 @@ impl NameProblem {
         match self {
             NameProblem::AgentNameEmpty => "an agent name must not be empty",
             NameProblem::AgentNameLikeToken => "an agent name must not start with \"cheesedb-\", as tokens do",
+            NameProblem::SpaceNameWithSeparator => "a space name must not hold ':' or ',', which legs use",
             NameProblem::LotLabelEmpty => "a lot label must not be empty",
             NameProblem::FingerprintMalformed => "a fingerprint is <records>-<64 hex digits>",
             NameProblem::FingerprintWithoutAgent => "a fingerprint belongs to one agent: name it too",

@@ -172,7 +172,11 @@ pub fn scan_records_after<'a, E>(
                 }
                 pending.push((record, position as u64));
             }
-            Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } | Body::Vector { .. } => {
+            Body::Lot { .. }
+            | Body::Memory { .. }
+            | Body::Recall { .. }
+            | Body::Vector { .. }
+            | Body::Member { .. } => {
                 if record.identity.sequence != sequence + 1 {
                     end.damage = damage(CorruptReason::RecordSequenceOutOfOrder);
                     break;

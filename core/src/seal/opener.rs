@@ -18,6 +18,7 @@ pub fn kind_byte(body: &Body<'_>) -> u8 {
         Body::Commit { .. } => 4,
         Body::Seal { .. } => 5,
         Body::Vector { .. } => 6,
+        Body::Member { .. } => 7,
     }
 }
 

@@ -27,9 +27,8 @@ impl<S: Storage + Clone> StoreEngine<S> {
     /// Every agent as the catalog lists it, in the order they were created.
     #[must_use]
     pub fn agent_entries(&self) -> alloc::vec::Vec<AgentEntry> {
-        self.catalog
-            .entries
-            .iter()
+        // Spaces are not shipped yet: a replica holds agents only.
+        self.agents()
             .map(|entry| AgentEntry {
                 number: entry.number,
                 name: entry.name.clone(),
@@ -61,7 +60,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
         head: &ReplicaHead,
         write: impl FnOnce(&S) -> Result<Fingerprint, Error>,
     ) -> Result<Fingerprint, Error> {
-        limits::check(Limit::AgentsPerStore, self.catalog.entries.len() + 1, AGENTS_PER_STORE_MAX)?;
+        limits::check(Limit::AgentsPerStore, self.agents().count() + 1, AGENTS_PER_STORE_MAX)?;
         let taken = self.catalog.entries.iter().find(|entry| entry.name == head.name || entry.number == head.agent);
         if let Some(entry) = taken {
             return Err(Error::AgentExists { name: entry.name.clone() });
@@ -92,6 +91,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
             token_hash: head.token_hash,
             name: head.name.clone(),
             encrypted: head.encrypted,
+            space: false,
         };
         next.entries.push(entry);
         write_catalog(&self.storage, &next)?;

@@ -140,7 +140,7 @@ pub(super) fn index_records(
                     index.vectors.set(id, &numbers);
                 }
             }
-            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } => {}
+            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => {}
         }
         Ok(())
     })?;

@@ -1,0 +1,377 @@
+//! Spaces: logs that several agents of one store share, each member with a role.
+//!
+//! A space's log is an agent's log in format (its own folder, segments and chain), in which
+//! every change names the member that wrote it and member records grant and revoke roles. The
+//! role is checked on every call against the ledger the log replays to, so a revoke takes effect
+//! for handles already open, and a log whose history breaks the roles fails to open.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::agent_key::AgentKey;
+use crate::engine::space_ledger::SpaceLedger;
+use crate::engine::AgentEngine;
+use crate::error::Error;
+use crate::error_facts::Limit;
+use crate::id::{Id, Leg, Mode, Removal};
+use crate::limits::{self, Options, MEMBERS_PER_SPACE_MAX};
+use crate::node::Node;
+use crate::role::Role;
+use crate::search::Hit;
+use crate::storage::Storage;
+use crate::Fingerprint;
+
+/// One space's log and its members, reached through a member's key on every call.
+///
+/// ```
+/// use cheesedb_core::{ram_storage::RamStorage, Error, Leg, Options, Role, StoreEngine};
+///
+/// let mut store = StoreEngine::open(RamStorage::default(), Options::default()).unwrap();
+/// let alice = store.create_agent("alice").unwrap();
+/// let bob = store.create_agent("bob").unwrap();
+/// let (alice, bob) = (store.authenticate(&alice).unwrap(), store.authenticate(&bob).unwrap());
+/// let mut team = store.create_space("team", alice).unwrap();
+/// team.grant(&alice, bob.number(), Role::Read).unwrap();
+/// let lot = team.add_lot(&alice, "wiki", b"the build runs on two cores").unwrap();
+/// assert_eq!(team.author_of(&bob, lot), Ok(alice.number()));
+/// assert_eq!(team.add_lot(&bob, "wiki", b"no"), Err(Error::RoleTooLow { held: Role::Read, needed: Role::Write }));
+/// ```
+#[derive(Debug)]
+pub struct SpaceEngine<S: Storage> {
+    log: AgentEngine<S>,
+    name: String,
+}
+
+impl<S: Storage> SpaceEngine<S> {
+    /// Makes the folder and log of a new space numbered `number`, whose first record makes
+    /// `first_admin` its admin, durably.
+    pub(crate) fn create(
+        storage: S,
+        number: u64,
+        options: Options,
+        name: &str,
+        first_admin: u64,
+    ) -> Result<SpaceEngine<S>, Error> {
+        let log = AgentEngine::create_space(storage, number, options, first_admin)?;
+        Ok(SpaceEngine { log, name: String::from(name) })
+    }
+
+    /// Opens the space numbered `number`, replaying its members and authors.
+    pub(crate) fn open(storage: S, number: u64, options: Options, name: &str) -> Result<SpaceEngine<S>, Error> {
+        let log = AgentEngine::open_space(storage, number, options)?;
+        Ok(SpaceEngine { log, name: String::from(name) })
+    }
+
+    /// The space's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The space's number in the store (its folder is named from it).
+    #[must_use]
+    pub fn number(&self) -> u64 {
+        self.log.agent_number()
+    }
+
+    /// The role agent `agent` holds now ([`Role::None`] for one that is not a member).
+    #[must_use]
+    pub fn role_of(&self, agent: u64) -> Role {
+        self.ledger().map_or(Role::None, |ledger| ledger.role_of(agent))
+    }
+
+    /// Checks that `member` holds at least `needed`: a non-member learns only that no such
+    /// space has it as a member, as for a space that does not exist.
+    fn require(&self, member: &AgentKey, needed: Role) -> Result<(), Error> {
+        match self.role_of(member.number()) {
+            Role::None => Err(Error::UnknownSpace { name: self.name.clone() }),
+            held if held < needed => Err(Error::RoleTooLow { held, needed }),
+            _ => Ok(()),
+        }
+    }
+
+    fn ledger(&self) -> Option<&SpaceLedger> {
+        self.log.space_ledger()
+    }
+
+    /// The members holding a role now, with it, in the order they were first granted one.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace` when `member` is not a member.
+    pub fn members(&self, member: &AgentKey) -> Result<Vec<(u64, Role)>, Error> {
+        self.require(member, Role::Read)?;
+        Ok(self.ledger().map(|ledger| ledger.members().collect()).unwrap_or_default())
+    }
+
+    /// Gives agent `agent` (a number of this store's agents) the role `role`, or changes the
+    /// role it holds. Needs admin.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, `Error::RoleTooLow`; `Error::LastAdmin` when it would leave no
+    /// admin; `Error::LimitExceeded` past [`MEMBERS_PER_SPACE_MAX`]; the write's errors.
+    pub fn grant(&mut self, admin: &AgentKey, agent: u64, role: Role) -> Result<(), Error> {
+        self.require(admin, Role::Admin)?;
+        let current = self.role_of(agent);
+        if current == role {
+            return Ok(());
+        }
+        if current == Role::None && role != Role::None {
+            let members = self.ledger().map_or(0, SpaceLedger::member_count);
+            limits::check(Limit::MembersPerSpace, members + 1, MEMBERS_PER_SPACE_MAX)?;
+        }
+        if current == Role::Admin && self.admin_count() == 1 {
+            return Err(Error::LastAdmin);
+        }
+        self.log.write_member(admin.number(), agent, role)
+    }
+
+    /// Takes away every role agent `agent` holds. What it wrote stays, and names it. Needs
+    /// admin; revoking an agent that is not a member changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`SpaceEngine::grant`].
+    pub fn revoke(&mut self, admin: &AgentKey, agent: u64) -> Result<(), Error> {
+        self.grant(admin, agent, Role::None)
+    }
+
+    fn admin_count(&self) -> usize {
+        self.ledger().map_or(0, |ledger| ledger.members().filter(|(_, role)| *role == Role::Admin).count())
+    }
+
+    /// Adds a source to the space, written by `member`. Needs write.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, `Error::RoleTooLow`, and those of [`AgentEngine::add_lot`].
+    pub fn add_lot(&mut self, member: &AgentKey, label: &str, content: &[u8]) -> Result<Id, Error> {
+        self.require(member, Role::Write)?;
+        self.log.write_as(member.number(), |log| log.add_lot(label, content))
+    }
+
+    /// Adds a memory learned through `legs` (ids of this space), written by `member`. Needs
+    /// write.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, `Error::RoleTooLow`, and those of [`AgentEngine::remember`].
+    pub fn remember(&mut self, member: &AgentKey, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
+        self.require(member, Role::Write)?;
+        self.log.write_as(member.number(), |log| log.remember(content, legs))
+    }
+
+    /// Recalls `id` and what depends on it in the space, as an agent's recall does. Needs
+    /// admin.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, `Error::RoleTooLow`, and those of [`AgentEngine::recall`].
+    pub fn recall(&mut self, admin: &AgentKey, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
+        self.require(admin, Role::Admin)?;
+        self.log.write_as(admin.number(), |log| log.recall(id, mode, removal))
+    }
+
+    /// What a recall of `id` would remove, without removing it. Needs read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, and those of [`AgentEngine::preview_recall`].
+    pub fn preview_recall(&self, member: &AgentKey, id: Id, mode: Mode) -> Result<Vec<Id>, Error> {
+        self.require(member, Role::Read)?;
+        self.log.preview_recall(id, mode)
+    }
+
+    /// A lot or memory of the space. Needs read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, and those of [`AgentEngine::get`].
+    pub fn get(&self, member: &AgentKey, id: Id) -> Result<Node, Error> {
+        self.require(member, Role::Read)?;
+        self.log.get(id)
+    }
+
+    /// The member that wrote lot or memory `id`. Needs read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`; `Error::UnknownId` when the space has no such node.
+    pub fn author_of(&self, member: &AgentKey, id: Id) -> Result<u64, Error> {
+        self.require(member, Role::Read)?;
+        self.ledger().and_then(|ledger| ledger.author_of(id.get())).ok_or(Error::UnknownId { id })
+    }
+
+    /// Every lot and memory `author` wrote, alive or recalled, ascending: what to recall when
+    /// that member turns out compromised. Needs read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`.
+    pub fn written_by(&self, member: &AgentKey, author: u64) -> Result<Vec<Id>, Error> {
+        self.require(member, Role::Read)?;
+        Ok(self.ledger().map(|ledger| ledger.written_by(author).map(Id::from).collect()).unwrap_or_default())
+    }
+
+    /// The alive lots and memories of the space, ascending. Needs read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`.
+    pub fn alive(&self, member: &AgentKey) -> Result<(Vec<Id>, Vec<Id>), Error> {
+        self.require(member, Role::Read)?;
+        Ok((self.log.alive_lots(), self.log.alive_memories()))
+    }
+
+    /// The best `limit` alive nodes of the space for `query`. Needs read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, and those of [`AgentEngine::search`].
+    pub fn search(&mut self, member: &AgentKey, query: &str, limit: usize) -> Result<Vec<Hit>, Error> {
+        self.require(member, Role::Read)?;
+        self.log.search(query, limit)
+    }
+
+    /// Checks the whole log of the space, its roles included. Needs read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, and those of [`AgentEngine::verify`].
+    pub fn verify(&self, member: &AgentKey) -> Result<Fingerprint, Error> {
+        self.require(member, Role::Read)?;
+        self.log.verify()
+    }
+
+    /// Closes the space's log.
+    ///
+    /// # Errors
+    ///
+    /// As [`AgentEngine::close`].
+    pub fn close(self) -> Result<(), Error> {
+        self.log.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ram_storage::RamStorage;
+    use crate::store::StoreEngine;
+
+    struct Team {
+        store: StoreEngine<RamStorage>,
+        alice: AgentKey,
+        bob: AgentKey,
+        carol: AgentKey,
+    }
+
+    fn team() -> Team {
+        let mut store = StoreEngine::open(RamStorage::default(), Options::default()).unwrap();
+        let mut key = |name| {
+            let token = store.create_agent(name).unwrap();
+            store.authenticate(&token).unwrap()
+        };
+        let (alice, bob, carol) = (key("alice"), key("bob"), key("carol"));
+        Team { store, alice, bob, carol }
+    }
+
+    #[test]
+    fn each_role_does_what_it_allows_and_no_more() {
+        let Team { mut store, alice, bob, carol } = team();
+        let mut space = store.create_space("team", alice).unwrap();
+        space.grant(&alice, bob.number(), Role::Write).unwrap();
+        space.grant(&alice, carol.number(), Role::Read).unwrap();
+        let lot = space.add_lot(&bob, "wiki", b"deploys go out on tuesdays").unwrap();
+        let memory = space.remember(&bob, b"do not deploy on friday", &[Leg::from([lot])]).unwrap();
+        let too_low = |held, needed| Error::RoleTooLow { held, needed };
+        assert_eq!(space.add_lot(&carol, "wiki", b"x").unwrap_err(), too_low(Role::Read, Role::Write));
+        let recall = space.recall(&bob, lot, Mode::Fair, Removal::Untrusted);
+        assert_eq!(recall.unwrap_err(), too_low(Role::Write, Role::Admin));
+        assert_eq!(space.grant(&bob, carol.number(), Role::Admin).unwrap_err(), too_low(Role::Write, Role::Admin));
+        assert_eq!(space.get(&carol, memory).unwrap().content.as_deref(), Some(&b"do not deploy on friday"[..]));
+        assert_eq!(space.recall(&alice, lot, Mode::Fair, Removal::Untrusted), Ok(alloc::vec![memory]));
+        assert_eq!(space.alive(&carol), Ok((Vec::new(), Vec::new())));
+    }
+
+    #[test]
+    fn a_revoke_holds_for_a_handle_already_open_and_for_every_later_open() {
+        let Team { mut store, alice, bob, .. } = team();
+        let mut space = store.create_space("team", alice).unwrap();
+        space.grant(&alice, bob.number(), Role::Write).unwrap();
+        let lot = space.add_lot(&bob, "wiki", b"shared").unwrap();
+        space.revoke(&alice, bob.number()).unwrap();
+        let unknown = Error::UnknownSpace { name: "team".into() };
+        assert_eq!(space.get(&bob, lot), Err(unknown.clone()));
+        assert_eq!(space.add_lot(&bob, "wiki", b"more"), Err(unknown.clone()));
+        space.close().unwrap();
+        assert_eq!(store.open_space(bob, "team").map(|_| ()), Err(unknown));
+        // What the revoked member wrote still names it.
+        let space = store.open_space(alice, "team").unwrap();
+        assert_eq!(space.author_of(&alice, lot), Ok(bob.number()));
+        assert_eq!(space.members(&alice), Ok(alloc::vec![(alice.number(), Role::Admin)]));
+    }
+
+    #[test]
+    fn a_non_member_a_wrong_name_and_a_revoked_member_get_one_answer() {
+        let Team { mut store, alice, bob, carol } = team();
+        let mut space = store.create_space("team", alice).unwrap();
+        space.grant(&alice, carol.number(), Role::Read).unwrap();
+        space.revoke(&alice, carol.number()).unwrap();
+        let refused = |member, name: &str| store.open_space(member, name).map(|_| ()).unwrap_err();
+        let expected = |name: &str| Error::UnknownSpace { name: name.into() };
+        assert_eq!(refused(bob, "team"), expected("team"));
+        assert_eq!(refused(carol, "team"), expected("team"));
+        assert_eq!(refused(alice, "other"), expected("other"));
+    }
+
+    #[test]
+    fn authors_and_roles_come_back_from_the_log_and_verify_checks_them() {
+        let Team { mut store, alice, bob, carol } = team();
+        let mut space = store.create_space("team", alice).unwrap();
+        space.grant(&alice, bob.number(), Role::Admin).unwrap();
+        let first = space.add_lot(&alice, "wiki", b"one").unwrap();
+        let second = space.add_lot(&bob, "wiki", b"two").unwrap();
+        let third = space.remember(&bob, b"three", &[Leg::from([first, second])]).unwrap();
+        space.recall(&bob, first, Mode::Strict, Removal::Erase).unwrap();
+        let head = space.verify(&alice).unwrap();
+        space.close().unwrap();
+        let space = store.open_space(bob, "team").unwrap();
+        assert_eq!(space.written_by(&bob, bob.number()), Ok(alloc::vec![second, third]));
+        assert_eq!(space.written_by(&bob, alice.number()), Ok(alloc::vec![first]));
+        assert_eq!(space.written_by(&bob, carol.number()), Ok(Vec::new()));
+        assert_eq!(space.alive(&bob), Ok((alloc::vec![second], Vec::new())));
+        assert_eq!(space.get(&bob, first).unwrap().content, None);
+        assert_eq!(space.verify(&bob), Ok(head));
+    }
+
+    #[test]
+    fn the_last_admin_cannot_step_down_but_may_once_another_admin_exists() {
+        let Team { mut store, alice, bob, .. } = team();
+        let mut space = store.create_space("team", alice).unwrap();
+        assert_eq!(space.revoke(&alice, alice.number()), Err(Error::LastAdmin));
+        assert_eq!(space.grant(&alice, alice.number(), Role::Read), Err(Error::LastAdmin));
+        space.grant(&alice, bob.number(), Role::Admin).unwrap();
+        space.grant(&alice, alice.number(), Role::Write).unwrap();
+        assert_eq!(space.role_of(alice.number()), Role::Write);
+        assert_eq!(space.revoke(&bob, bob.number()), Err(Error::LastAdmin));
+    }
+
+    #[test]
+    fn spaces_have_names_of_their_own_and_no_token_opens_one() {
+        let Team { mut store, alice, .. } = team();
+        store.create_space("alice", alice).unwrap();
+        assert_eq!(store.create_space("alice", alice).map(|_| ()), Err(Error::SpaceExists { name: "alice".into() }));
+        let separator = Err(Error::InvalidName { reason: crate::error_facts::NameProblem::SpaceNameWithSeparator });
+        assert_eq!(store.create_space("a:b", alice).map(|_| ()), separator);
+        assert_eq!(store.create_space("a,b", alice).map(|_| ()), separator);
+        assert_eq!(store.agent_names(), ["alice", "bob", "carol"]);
+        assert_eq!(store.space_names(), ["alice"]);
+        let reopened = StoreEngine::open(store.storage().clone(), Options::default()).unwrap();
+        assert_eq!(reopened.space_names(), ["alice"]);
+        assert_eq!(reopened.agent_entries().len(), 3, "a replica ships agents only");
+        // A space's token hash is zeros; even a token hashing to it could not reach the space.
+        assert!(reopened.open_space(alice, "alice").is_ok());
+    }
+}
