@@ -27,7 +27,7 @@ use crate::limits::{self, Options, AGENTS_PER_STORE_MAX, AGENT_NAME_MAX_BYTES, S
 use crate::log::names::{agent_folder, is_agent_file_name, parse_agent_folder, CATALOG_FILE, CATALOG_TEMPORARY_FILE};
 use crate::role::Role;
 use crate::seal::AgentSecrets;
-use crate::space::SpaceEngine;
+use crate::space::{Grantee, SpaceEngine};
 use crate::storage::{NameKind, Storage, StorageFile};
 use crate::token::{Token, PREFIX as TOKEN_PREFIX};
 
@@ -311,6 +311,15 @@ impl<S: Storage + Clone> StoreEngine<S> {
         write_catalog(&self.storage, &next)?;
         self.catalog = next;
         Ok(space)
+    }
+
+    /// The agent named `name`, as one a space's role may be granted to.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownAgent` when no agent has that name.
+    pub fn grantee(&self, name: &str) -> Result<Grantee, Error> {
+        self.agent_number(name).map(Grantee::new)
     }
 
     /// Opens the space named `name` for `member`, which must hold a role in it.

@@ -21,6 +21,27 @@ use crate::search::Hit;
 use crate::storage::Storage;
 use crate::Fingerprint;
 
+/// An agent of the store that a role may be granted to, made only by
+/// [`StoreEngine::grantee`](crate::StoreEngine::grantee): a number no agent holds yet could
+/// otherwise be granted a role that a later agent would be born with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Grantee {
+    number: u64,
+}
+
+impl Grantee {
+    /// The grantee of agent `number`, which the catalog lists.
+    pub(crate) fn new(number: u64) -> Grantee {
+        Grantee { number }
+    }
+
+    /// The agent's number.
+    #[must_use]
+    pub fn number(self) -> u64 {
+        self.number
+    }
+}
+
 /// One space's log and its members, reached through a member's key on every call.
 ///
 /// ```
@@ -31,7 +52,7 @@ use crate::Fingerprint;
 /// let bob = store.create_agent("bob").unwrap();
 /// let (alice, bob) = (store.authenticate(&alice).unwrap(), store.authenticate(&bob).unwrap());
 /// let mut team = store.create_space("team", alice).unwrap();
-/// team.grant(&alice, bob.number(), Role::Read).unwrap();
+/// team.grant(&alice, store.grantee("bob").unwrap(), Role::Read).unwrap();
 /// let lot = team.add_lot(&alice, "wiki", b"the build runs on two cores").unwrap();
 /// assert_eq!(team.author_of(&bob, lot), Ok(alice.number()));
 /// assert_eq!(team.add_lot(&bob, "wiki", b"no"), Err(Error::RoleTooLow { held: Role::Read, needed: Role::Write }));
@@ -104,14 +125,17 @@ impl<S: Storage> SpaceEngine<S> {
         Ok(self.ledger().map(|ledger| ledger.members().collect()).unwrap_or_default())
     }
 
-    /// Gives agent `agent` (a number of this store's agents) the role `role`, or changes the
-    /// role it holds. Needs admin.
+    /// Gives agent `agent` the role `role`, or changes the role it holds. Needs admin.
     ///
     /// # Errors
     ///
     /// `Error::UnknownSpace`, `Error::RoleTooLow`; `Error::LastAdmin` when it would leave no
     /// admin; `Error::LimitExceeded` past [`MEMBERS_PER_SPACE_MAX`]; the write's errors.
-    pub fn grant(&mut self, admin: &AgentKey, agent: u64, role: Role) -> Result<(), Error> {
+    pub fn grant(&mut self, admin: &AgentKey, agent: Grantee, role: Role) -> Result<(), Error> {
+        self.set_role(admin, agent.number, role)
+    }
+
+    fn set_role(&mut self, admin: &AgentKey, agent: u64, role: Role) -> Result<(), Error> {
         self.require(admin, Role::Admin)?;
         let current = self.role_of(agent);
         if current == role {
@@ -127,14 +151,15 @@ impl<S: Storage> SpaceEngine<S> {
         self.log.write_member(admin.number(), agent, role)
     }
 
-    /// Takes away every role agent `agent` holds. What it wrote stays, and names it. Needs
-    /// admin; revoking an agent that is not a member changes nothing.
+    /// Takes away every role agent number `agent` holds (also one since deleted from the
+    /// store). What it wrote stays, and names it. Needs admin; revoking an agent that is not a
+    /// member changes nothing.
     ///
     /// # Errors
     ///
     /// As [`SpaceEngine::grant`].
     pub fn revoke(&mut self, admin: &AgentKey, agent: u64) -> Result<(), Error> {
-        self.grant(admin, agent, Role::None)
+        self.set_role(admin, agent, Role::None)
     }
 
     fn admin_count(&self) -> usize {
@@ -281,15 +306,18 @@ mod tests {
     fn each_role_does_what_it_allows_and_no_more() {
         let Team { mut store, alice, bob, carol } = team();
         let mut space = store.create_space("team", alice).unwrap();
-        space.grant(&alice, bob.number(), Role::Write).unwrap();
-        space.grant(&alice, carol.number(), Role::Read).unwrap();
+        space.grant(&alice, store.grantee("bob").unwrap(), Role::Write).unwrap();
+        space.grant(&alice, store.grantee("carol").unwrap(), Role::Read).unwrap();
         let lot = space.add_lot(&bob, "wiki", b"deploys go out on tuesdays").unwrap();
         let memory = space.remember(&bob, b"do not deploy on friday", &[Leg::from([lot])]).unwrap();
         let too_low = |held, needed| Error::RoleTooLow { held, needed };
         assert_eq!(space.add_lot(&carol, "wiki", b"x").unwrap_err(), too_low(Role::Read, Role::Write));
         let recall = space.recall(&bob, lot, Mode::Fair, Removal::Untrusted);
         assert_eq!(recall.unwrap_err(), too_low(Role::Write, Role::Admin));
-        assert_eq!(space.grant(&bob, carol.number(), Role::Admin).unwrap_err(), too_low(Role::Write, Role::Admin));
+        assert_eq!(
+            space.grant(&bob, store.grantee("carol").unwrap(), Role::Admin).unwrap_err(),
+            too_low(Role::Write, Role::Admin)
+        );
         assert_eq!(space.get(&carol, memory).unwrap().content.as_deref(), Some(&b"do not deploy on friday"[..]));
         assert_eq!(space.recall(&alice, lot, Mode::Fair, Removal::Untrusted), Ok(alloc::vec![memory]));
         assert_eq!(space.alive(&carol), Ok((Vec::new(), Vec::new())));
@@ -299,7 +327,7 @@ mod tests {
     fn a_revoke_holds_for_a_handle_already_open_and_for_every_later_open() {
         let Team { mut store, alice, bob, .. } = team();
         let mut space = store.create_space("team", alice).unwrap();
-        space.grant(&alice, bob.number(), Role::Write).unwrap();
+        space.grant(&alice, store.grantee("bob").unwrap(), Role::Write).unwrap();
         let lot = space.add_lot(&bob, "wiki", b"shared").unwrap();
         space.revoke(&alice, bob.number()).unwrap();
         let unknown = Error::UnknownSpace { name: "team".into() };
@@ -317,7 +345,7 @@ mod tests {
     fn a_non_member_a_wrong_name_and_a_revoked_member_get_one_answer() {
         let Team { mut store, alice, bob, carol } = team();
         let mut space = store.create_space("team", alice).unwrap();
-        space.grant(&alice, carol.number(), Role::Read).unwrap();
+        space.grant(&alice, store.grantee("carol").unwrap(), Role::Read).unwrap();
         space.revoke(&alice, carol.number()).unwrap();
         let refused = |member, name: &str| store.open_space(member, name).map(|_| ()).unwrap_err();
         let expected = |name: &str| Error::UnknownSpace { name: name.into() };
@@ -330,7 +358,7 @@ mod tests {
     fn authors_and_roles_come_back_from_the_log_and_verify_checks_them() {
         let Team { mut store, alice, bob, carol } = team();
         let mut space = store.create_space("team", alice).unwrap();
-        space.grant(&alice, bob.number(), Role::Admin).unwrap();
+        space.grant(&alice, store.grantee("bob").unwrap(), Role::Admin).unwrap();
         let first = space.add_lot(&alice, "wiki", b"one").unwrap();
         let second = space.add_lot(&bob, "wiki", b"two").unwrap();
         let third = space.remember(&bob, b"three", &[Leg::from([first, second])]).unwrap();
@@ -351,9 +379,9 @@ mod tests {
         let Team { mut store, alice, bob, .. } = team();
         let mut space = store.create_space("team", alice).unwrap();
         assert_eq!(space.revoke(&alice, alice.number()), Err(Error::LastAdmin));
-        assert_eq!(space.grant(&alice, alice.number(), Role::Read), Err(Error::LastAdmin));
-        space.grant(&alice, bob.number(), Role::Admin).unwrap();
-        space.grant(&alice, alice.number(), Role::Write).unwrap();
+        assert_eq!(space.grant(&alice, store.grantee("alice").unwrap(), Role::Read), Err(Error::LastAdmin));
+        space.grant(&alice, store.grantee("bob").unwrap(), Role::Admin).unwrap();
+        space.grant(&alice, store.grantee("alice").unwrap(), Role::Write).unwrap();
         assert_eq!(space.role_of(alice.number()), Role::Write);
         assert_eq!(space.revoke(&bob, bob.number()), Err(Error::LastAdmin));
     }
@@ -368,6 +396,9 @@ mod tests {
         assert_eq!(store.create_space("a,b", alice).map(|_| ()), separator);
         assert_eq!(store.agent_names(), ["alice", "bob", "carol"]);
         assert_eq!(store.space_names(), ["alice"]);
+        // Only an agent of the store can be granted a role: never a number a later agent gets.
+        assert_eq!(store.grantee("dave"), Err(Error::UnknownAgent { name: "dave".into() }));
+        assert_eq!(store.grantee("alice").map(Grantee::number), Ok(alice.number()));
         let reopened = StoreEngine::open(store.storage().clone(), Options::default()).unwrap();
         assert_eq!(reopened.space_names(), ["alice"]);
         assert_eq!(reopened.agent_entries().len(), 3, "a replica ships agents only");
