@@ -2,7 +2,7 @@
 //! takes.
 
 /// Proof that a token was checked: the agent it opens, made only by
-/// [`StoreEngine::authenticate`] and taken by [`StoreEngine::open_agent`]. A bare agent number
+/// [`StoreEngine::authenticate`](crate::StoreEngine::authenticate) and taken by [`StoreEngine::open_agent`](crate::StoreEngine::open_agent). A bare agent number
 /// opens nothing:
 ///
 /// ```compile_fail
