@@ -77,7 +77,7 @@ impl<S: Storage> AgentEngine<S> {
     fn snapshot_due(&self) -> bool {
         let threshold = self.options.snapshot_after_bytes;
         let due = self.bytes_since_snapshot >= threshold || (self.snapshot_stale && threshold != u64::MAX);
-        due && !self.log.is_poisoned() && !self.deleted && !self.snapshot_name_taken && self.space.is_none()
+        due && !self.log.is_poisoned() && !self.deleted && !self.snapshot_name_taken
     }
 
     /// Takes the snapshot that closing would take, if one is due, and says whether it failed.

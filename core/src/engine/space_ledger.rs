@@ -19,6 +19,9 @@ pub(crate) struct SpaceLedger {
 }
 
 impl SpaceLedger {
+    /// A ledger with no member and no node.
+    pub(crate) const EMPTY: SpaceLedger = SpaceLedger { members: Vec::new(), authors: Vec::new() };
+
     /// The role agent `agent` holds now: [`Role::None`] for an agent never granted one.
     pub(crate) fn role_of(&self, agent: u64) -> Role {
         self.members.iter().find(|(member, _)| *member == agent).map_or(Role::None, |(_, role)| *role)
@@ -45,15 +48,6 @@ impl SpaceLedger {
         (1u64..).zip(&self.authors).filter(move |(_, author)| **author == agent).map(|(id, _)| id)
     }
 
-    /// The role a record needs its author to hold.
-    fn role_needed(&self, body: &Body<'_>) -> Role {
-        match body {
-            Body::Lot { .. } | Body::Memory { .. } | Body::Vector { .. } => Role::Write,
-            Body::Recall { .. } | Body::Member { .. } => Role::Admin,
-            Body::Commit { .. } | Body::Seal { .. } => Role::None,
-        }
-    }
-
     /// Checks that `record`, the next committed one of the space, was written by a member whose
     /// role allowed it, and takes in what it says about members and authors.
     pub(crate) fn apply(&mut self, record: &Record<'_>) -> Result<(), CorruptReason> {
@@ -63,7 +57,7 @@ impl SpaceLedger {
         let author = record.author.ok_or(CorruptReason::SpaceRecordWithoutAuthor)?;
         let creation = self.members.is_empty()
             && matches!(record.body, Body::Member { agent, role: Role::Admin } if agent == author);
-        if !creation && self.role_of(author) < self.role_needed(&record.body) {
+        if !creation && self.role_of(author) < role_needed(&record.body) {
             return Err(CorruptReason::AuthorWithoutTheRole);
         }
         match record.body {
@@ -85,6 +79,15 @@ impl SpaceLedger {
             Some(entry) => entry.1 = role,
             None => self.members.push((agent, role)),
         }
+    }
+}
+
+/// The role a record needs its author to hold.
+fn role_needed(body: &Body<'_>) -> Role {
+    match body {
+        Body::Lot { .. } | Body::Memory { .. } | Body::Vector { .. } => Role::Write,
+        Body::Recall { .. } | Body::Member { .. } => Role::Admin,
+        Body::Commit { .. } | Body::Seal { .. } => Role::None,
     }
 }
 

@@ -21,6 +21,9 @@ use crate::search::Hit;
 use crate::storage::Storage;
 use crate::Fingerprint;
 
+/// What a space's engine answers with in the one state that cannot happen: no ledger.
+static NO_LEDGER: SpaceLedger = SpaceLedger::EMPTY;
+
 /// An agent of the store that a role may be granted to, made only by
 /// [`StoreEngine::grantee`](crate::StoreEngine::grantee): a number no agent holds yet could
 /// otherwise be granted a role that a later agent would be born with.
@@ -98,7 +101,7 @@ impl<S: Storage> SpaceEngine<S> {
     /// The role agent `agent` holds now ([`Role::None`] for one that is not a member).
     #[must_use]
     pub fn role_of(&self, agent: u64) -> Role {
-        self.ledger().map_or(Role::None, |ledger| ledger.role_of(agent))
+        self.ledger().role_of(agent)
     }
 
     /// Checks that `member` holds at least `needed`: a non-member learns only that no such
@@ -111,8 +114,9 @@ impl<S: Storage> SpaceEngine<S> {
         }
     }
 
-    fn ledger(&self) -> Option<&SpaceLedger> {
-        self.log.space_ledger()
+    fn ledger(&self) -> &SpaceLedger {
+        // A space's engine always has its ledger; the empty one only satisfies the type.
+        self.log.space_ledger().unwrap_or(&NO_LEDGER)
     }
 
     /// The members holding a role now, with it, in the order they were first granted one.
@@ -122,7 +126,7 @@ impl<S: Storage> SpaceEngine<S> {
     /// `Error::UnknownSpace` when `member` is not a member.
     pub fn members(&self, member: &AgentKey) -> Result<Vec<(u64, Role)>, Error> {
         self.require(member, Role::Read)?;
-        Ok(self.ledger().map(|ledger| ledger.members().collect()).unwrap_or_default())
+        Ok(self.ledger().members().collect())
     }
 
     /// Gives agent `agent` the role `role`, or changes the role it holds. Needs admin.
@@ -142,7 +146,7 @@ impl<S: Storage> SpaceEngine<S> {
             return Ok(());
         }
         if current == Role::None && role != Role::None {
-            let members = self.ledger().map_or(0, SpaceLedger::member_count);
+            let members = self.ledger().member_count();
             limits::check(Limit::MembersPerSpace, members + 1, MEMBERS_PER_SPACE_MAX)?;
         }
         if current == Role::Admin && self.admin_count() == 1 {
@@ -163,7 +167,7 @@ impl<S: Storage> SpaceEngine<S> {
     }
 
     fn admin_count(&self) -> usize {
-        self.ledger().map_or(0, |ledger| ledger.members().filter(|(_, role)| *role == Role::Admin).count())
+        self.ledger().members().filter(|(_, role)| *role == Role::Admin).count()
     }
 
     /// Adds a source to the space, written by `member`. Needs write.
@@ -225,7 +229,7 @@ impl<S: Storage> SpaceEngine<S> {
     /// `Error::UnknownSpace`; `Error::UnknownId` when the space has no such node.
     pub fn author_of(&self, member: &AgentKey, id: Id) -> Result<u64, Error> {
         self.require(member, Role::Read)?;
-        self.ledger().and_then(|ledger| ledger.author_of(id.get())).ok_or(Error::UnknownId { id })
+        self.ledger().author_of(id.get()).ok_or(Error::UnknownId { id })
     }
 
     /// Every lot and memory `author` wrote, alive or recalled, ascending: what to recall when
@@ -236,7 +240,7 @@ impl<S: Storage> SpaceEngine<S> {
     /// `Error::UnknownSpace`.
     pub fn written_by(&self, member: &AgentKey, author: u64) -> Result<Vec<Id>, Error> {
         self.require(member, Role::Read)?;
-        Ok(self.ledger().map(|ledger| ledger.written_by(author).map(Id::from).collect()).unwrap_or_default())
+        Ok(self.ledger().written_by(author).map(Id::from).collect())
     }
 
     /// The alive lots and memories of the space, ascending. Needs read.
