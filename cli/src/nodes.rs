@@ -37,7 +37,8 @@ pub fn describe_tracked(tracked: &[Id]) -> String {
     format!(" (from reads: {list})")
 }
 
-/// One node as JSON: `id`, `kind`, `label` (lots) or `legs` (memories), `alive`, `content`
+/// One node as JSON: `id`, `kind`, `label` (lots), `legs` (memories) or `space` and `space_id`
+/// (shared nodes), `alive`, `content`
 /// (null once erased) and `content_encoding` (`utf-8` or `hex`, when there is content).
 pub fn node_json(node: &Node, lot_word: LotWord) -> Value {
     let mut object = Map::new();
@@ -55,6 +56,11 @@ pub fn node_json(node: &Node, lot_word: LotWord) -> Value {
             object.insert("kind".into(), json!("memory"));
             object.insert("legs".into(), legs_json(legs));
             object.insert("tracked_parents".into(), ids_json(node.tracked_parents()));
+        }
+        NodeKind::Shared { space, id } => {
+            object.insert("kind".into(), json!("shared"));
+            object.insert("space".into(), json!(space));
+            object.insert("space_id".into(), json!(id.get()));
         }
     }
     object.insert("alive".into(), json!(node.is_alive()));
@@ -105,7 +111,8 @@ impl<'agent> SourceFinder<'agent> {
             return Ok(parents.clone());
         }
         let parents = match self.agent.get(id)?.kind {
-            NodeKind::Lot { .. } => None,
+            // A shared node is where the agent's own history ends, as at a lot.
+            NodeKind::Lot { .. } | NodeKind::Shared { .. } => None,
             NodeKind::Memory { legs } => Some(legs.iter().flat_map(|leg| leg.parents().iter().copied()).collect()),
         };
         self.parents_of.insert(id.get(), parents.clone());

@@ -74,6 +74,12 @@ pub enum CorruptReason {
     SpaceRecordWithoutAuthor,
     /// A space's record was written by an agent whose role did not allow it then.
     AuthorWithoutTheRole,
+    /// A space's log holds a shared node, which only an agent's log may hold.
+    SharedNodeInASpace,
+    /// A shared node's id is not the next id of the log.
+    SharedNodeIdOutOfOrder,
+    /// An agent holds a shared node of a space the catalog does not list.
+    SharedNodeOfUnknownSpace,
     /// Unknown record kind.
     UnknownRecordKind,
     /// Legs cut short.
@@ -371,6 +377,9 @@ impl CorruptReason {
             CorruptReason::SpaceRecordInAnAgentLog => "a space's record in an agent's log",
             CorruptReason::SpaceRecordWithoutAuthor => "a space's record without its author",
             CorruptReason::AuthorWithoutTheRole => "a space's record by an agent whose role did not allow it",
+            CorruptReason::SharedNodeInASpace => "a shared node in a space's log",
+            CorruptReason::SharedNodeIdOutOfOrder => "shared node id out of order",
+            CorruptReason::SharedNodeOfUnknownSpace => "a shared node of a space the catalog does not list",
             CorruptReason::UnknownRecordKind => "unknown record kind",
             CorruptReason::LegsCutShort => "legs cut short",
             CorruptReason::ContentCutShort => "content cut short",

@@ -18,6 +18,14 @@ pub enum NodeKind {
         /// The ways it was learned.
         legs: Vec<Leg>,
     },
+    /// A lot or memory of a space, standing in the agent's memory so its memories may name it
+    /// as a parent. It holds no content of its own; the space holds it.
+    Shared {
+        /// The space's number in the store.
+        space: u64,
+        /// The node's id in the space.
+        id: Id,
+    },
 }
 
 /// One lot or memory.

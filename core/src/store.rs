@@ -339,6 +339,24 @@ impl<S: Storage + Clone> StoreEngine<S> {
         Ok(space)
     }
 
+    /// Opens space number `number`, whatever role anyone holds in it, to apply its recalls to
+    /// an agent holding shared nodes of it ([`AgentEngine::spaces_shared_from`],
+    /// [`SpaceEngine::apply_recalls_to`]): a revoked member too. Every other call on it still
+    /// asks for its member's role.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Corrupt` (`SharedNodeOfUnknownSpace`, of the catalog) when the catalog lists no
+    /// such space, since a space is never deleted; as [`StoreEngine::open_space`] otherwise.
+    pub fn open_space_to_apply_recalls(&self, number: u64) -> Result<SpaceEngine<S>, Error> {
+        let entry = self.spaces().find(|entry| entry.number == number).ok_or_else(|| Error::Corrupt {
+            file: String::from(CATALOG_FILE),
+            offset: 0,
+            reason: CorruptReason::SharedNodeOfUnknownSpace,
+        })?;
+        SpaceEngine::open(self.storage.clone(), entry.number, self.options.clone(), &entry.name)
+    }
+
     /// Deletes the agent named `name` and every file the engine made for it; returns its
     /// number. The delete is done once the catalog stops naming the agent; what its folder
     /// holds that the engine did not make goes to [`StoreEngine::left_behind`], never to an

@@ -17,6 +17,8 @@ const REPR_CONTENT_BYTES: usize = 60;
 pub(crate) struct Node {
     id: u64,
     is_lot: bool,
+    /// A node standing for a space's node (neither lot nor memory of the agent's own).
+    is_shared: bool,
     alive: bool,
     content: Option<Vec<u8>>,
     label: Option<String>,
@@ -29,15 +31,17 @@ impl From<cheesedb::Node> for Node {
         let content = node.content().map(<[u8]>::to_vec);
         let alive = node.is_alive();
         let tracked_parents = node.tracked_parents().iter().map(|parent| parent.get()).collect();
+        let is_shared = matches!(node.kind, NodeKind::Shared { .. });
         let (is_lot, label, legs) = match node.kind {
             NodeKind::Lot { label } => (true, Some(label), Vec::new()),
+            NodeKind::Shared { .. } => (false, None, Vec::new()),
             NodeKind::Memory { legs } => (
                 false,
                 None,
                 legs.iter().map(|leg| leg.parents().iter().map(|parent| parent.get()).collect()).collect(),
             ),
         };
-        Node { id: node.id.get(), is_lot, alive, content, label, legs, tracked_parents }
+        Node { id: node.id.get(), is_lot, is_shared, alive, content, label, legs, tracked_parents }
     }
 }
 
@@ -49,11 +53,14 @@ impl Node {
         self.id
     }
 
-    /// "lot" for a source, "memory" for something learned from sources.
+    /// "lot" for a source, "memory" for something learned from sources, "shared" for a node
+    /// standing for a shared space's node.
     #[getter]
     fn kind(&self) -> &'static str {
         if self.is_lot {
             "lot"
+        } else if self.is_shared {
+            "shared"
         } else {
             "memory"
         }

@@ -41,6 +41,10 @@ pub fn describe(node: &Node, absent: &str) -> String {
             lines.push(String::from("kind:    memory"));
             lines.push(format!("legs:    {}{}", describe_legs(legs), describe_tracked(node.tracked_parents())));
         }
+        NodeKind::Shared { space, id } => {
+            lines.push(String::from("kind:    shared"));
+            lines.push(format!("stands for: node {id} of space {space}"));
+        }
     }
     lines.push(format!("alive:   {}", if node.is_alive() { "yes" } else { "no (recalled)" }));
     match node.content() {

@@ -63,6 +63,7 @@ fn text(nodes: &[Node]) -> String {
                 NodeKind::Memory { legs } => {
                     format!("[{}] memory {}{state}  <- {}", node.id, content_preview(node), describe_legs(legs))
                 }
+                NodeKind::Shared { space, id } => format!("[{}] shared: node {id} of space {space}{state}", node.id),
             }
         })
         .collect();
@@ -88,6 +89,7 @@ fn dot(nodes: &[Node]) -> String {
         let (shape, heading) = match &node.kind {
             NodeKind::Lot { label } => ("folder", format!("{id}: {}", escaped(label))),
             NodeKind::Memory { .. } => ("box", format!("{id}")),
+            NodeKind::Shared { space, id: shared } => ("folder", format!("{id}: node {shared} of space {space}")),
         };
         let label = dot_escape(&format!("{heading}\n{}", content_preview(node))).replace('\n', "\\n");
         lines.push(format!("  n{id} [shape={shape}, label=\"{label}\"{style}];"));

@@ -219,7 +219,7 @@ fn not_low_trust(agent: &Agent, ids: Vec<Id>) -> Result<Vec<Id>, String> {
 fn memory_json(node: &Node, sources: &[Id], trust: TrustLevel) -> Value {
     let legs = match &node.kind {
         NodeKind::Memory { legs } => legs_json(legs),
-        NodeKind::Lot { .. } => json!([]),
+        NodeKind::Lot { .. } | NodeKind::Shared { .. } => json!([]),
     };
     json!({
         "id": node.id.get(),

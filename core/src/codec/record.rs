@@ -76,6 +76,7 @@ const KIND_COMMIT: u8 = 4;
 const KIND_SEAL: u8 = 5;
 const KIND_VECTOR: u8 = 6;
 const KIND_MEMBER: u8 = 7;
+const KIND_SHARED: u8 = 8;
 
 const _: () = assert!(COMMIT_BYTES == 84);
 // A tracked list is checked with one bit per id.
@@ -285,6 +286,16 @@ pub enum Body<'a> {
         /// The number of the next segment.
         next_segment: u64,
     },
+    /// A node of an agent that stands for a lot or memory of a space, so the agent's memories
+    /// can name it as a parent (and die when the space recalls it).
+    Shared {
+        /// Its id, in the agent's sequence.
+        id: u64,
+        /// The space's number in the store.
+        space: u64,
+        /// The node's id in the space.
+        space_id: u64,
+    },
     /// A space's member was granted a role, or revoked ([`Role::None`]).
     Member {
         /// The member agent's number in the store.
@@ -311,7 +322,12 @@ impl<'a> Record<'a> {
     pub fn is_chained(&self) -> bool {
         matches!(
             self.body,
-            Body::Lot { .. } | Body::Memory { .. } | Body::Recall { .. } | Body::Vector { .. } | Body::Member { .. }
+            Body::Lot { .. }
+                | Body::Memory { .. }
+                | Body::Recall { .. }
+                | Body::Vector { .. }
+                | Body::Member { .. }
+                | Body::Shared { .. }
         )
     }
 
@@ -348,7 +364,11 @@ impl<'a> Record<'a> {
     pub fn content(&self) -> Option<ContentBlock<'a>> {
         match self.body {
             Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => Some(content),
-            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => None,
+            Body::Recall { .. }
+            | Body::Commit { .. }
+            | Body::Seal { .. }
+            | Body::Member { .. }
+            | Body::Shared { .. } => None,
         }
     }
 
@@ -410,6 +430,7 @@ impl<'a> Record<'a> {
             Body::Commit { .. } => (KIND_COMMIT, 0),
             Body::Seal { .. } => (KIND_SEAL, 0),
             Body::Member { .. } => (KIND_MEMBER, 0),
+            Body::Shared { .. } => (KIND_SHARED, 0),
         }
     }
 
@@ -450,6 +471,11 @@ impl<'a> Record<'a> {
                 out.put_u64(*agent);
                 out.put_u8(role.code());
             }
+            Body::Shared { id, space, space_id } => {
+                out.put_u64(*id);
+                out.put_u64(*space);
+                out.put_u64(*space_id);
+            }
             Body::Vector { id, content } => {
                 out.put_u64(*id);
                 encode_content(content, out);
@@ -488,7 +514,11 @@ impl<'a> Record<'a> {
                 out.put_u64(*id);
                 out.put_bytes(&content.digest);
             }
-            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => {
+            Body::Recall { .. }
+            | Body::Commit { .. }
+            | Body::Seal { .. }
+            | Body::Member { .. }
+            | Body::Shared { .. } => {
                 self.encode_body(out);
             }
         }
@@ -636,6 +666,11 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
             let role = Role::from_code(reader.u8().ok_or(missing)?).ok_or(CorruptReason::UnknownRole)?;
             Body::Member { agent, role }
         }
+        KIND_SHARED => Body::Shared {
+            id: reader.u64().ok_or(missing)?,
+            space: reader.u64().ok_or(missing)?,
+            space_id: reader.u64().ok_or(missing)?,
+        },
         _ => return Err(CorruptReason::UnknownRecordKind),
     };
     Ok(Record { identity, body, author })

@@ -50,6 +50,11 @@ pub(crate) enum Entry<'a> {
         agent: u64,
         role: crate::role::Role,
     },
+    /// A node standing for node `space_id` of space `space`.
+    Shared {
+        space: u64,
+        space_id: u64,
+    },
 }
 
 /// Checks a lot's label and content against the limits.
@@ -177,6 +182,11 @@ impl<S: Storage> AgentEngine<S> {
                     }
                     continue;
                 }
+                Entry::Shared { space, space_id } => {
+                    let id = self.graph.add_shared(location)?;
+                    self.shared.note(*space, *space_id, id);
+                    id
+                }
                 Entry::Recall { .. } => continue,
             };
             if let (Some(space), Some(author)) = (self.space.as_mut(), self.author) {
@@ -253,6 +263,10 @@ impl<S: Storage> AgentEngine<S> {
                 Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
                 Entry::Vector { id, numbers } => Body::Vector { id, content: block(numbers) },
                 Entry::Member { agent, role } => Body::Member { agent, role },
+                Entry::Shared { space, space_id } => {
+                    next_id += 1;
+                    Body::Shared { id: next_id - 1, space, space_id }
+                }
             };
             let record = Record { identity, body, author: self.author };
             let offset = self.log.write_offset() + bytes.len() as u64;

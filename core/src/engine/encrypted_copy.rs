@@ -212,6 +212,7 @@ impl<S: Storage> AgentEngine<S> {
                 Body::Vector { id, content: content.block() }
             }
             Body::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
+            Body::Shared { id, space, space_id } => Body::Shared { id, space, space_id },
             // A space is never encrypted, and an agent's log holds no member record.
             Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => {
                 return Err(CopyError::Engine(Error::Internal { what: InternalRule::OnlyChainedRecordsCopied }))
@@ -322,7 +323,7 @@ impl<S: Storage> AgentEngine<S> {
                 offset,
                 reason,
             })?;
-            apply_record(&mut self.graph, self.space.as_mut(), &record, offset, &path)?;
+            apply_record(&mut self.graph, self.space.as_mut(), &mut self.shared, &record, offset, &path)?;
             position += length;
         }
         self.last_erase_sequence_replayed = pending.last_erase.or(self.last_erase_sequence_replayed);

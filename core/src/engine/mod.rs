@@ -23,6 +23,7 @@ mod sealed_verify;
 mod sealing;
 mod search;
 mod segment_files;
+mod shared_nodes;
 mod snapshot;
 pub(crate) mod space_ledger;
 mod space_log;
@@ -92,6 +93,8 @@ pub struct AgentEngine<S: Storage> {
     space: Option<SpaceLedger>,
     /// The member whose call is being written now, in a space: its records name it.
     author: Option<u64>,
+    /// The agent's nodes that stand for nodes of spaces.
+    shared: shared_nodes::SharedNodes,
 }
 
 impl<S: Storage> core::fmt::Debug for AgentEngine<S> {
@@ -183,6 +186,7 @@ impl<S: Storage> AgentEngine<S> {
             rewrites: 0,
             space: None,
             author: None,
+            shared: shared_nodes::SharedNodes::default(),
         })
     }
 

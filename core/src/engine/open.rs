@@ -224,13 +224,14 @@ impl<S: Storage> AgentEngine<S> {
         }
         let graph = &mut self.graph;
         let mut space = self.space.as_mut();
+        let shared = &mut self.shared;
         let sealing = self.sealing.as_ref();
         let mut restore = SlotsToRestore::default();
         let mut last_erase = self.last_erase_sequence_replayed;
         let end = scan_records_after(&bytes, base, &expected, start, |record, offset| {
             replay_sealing(sealing, record, &mut restore).map_err(|reason| corrupt(offset, reason))?;
             last_erase = erase_sequence(record).or(last_erase);
-            apply_record(graph, space.as_deref_mut(), record, offset, &path)
+            apply_record(graph, space.as_deref_mut(), shared, record, offset, &path)
         })?;
         self.last_erase_sequence_replayed = last_erase;
         if let Some(sealing) = self.sealing.as_mut() {

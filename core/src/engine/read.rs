@@ -72,6 +72,13 @@ impl<S: Storage> AgentEngine<S> {
                 let legs = legs.iter().map(|leg| leg.map(Id::from).collect::<Leg>()).collect();
                 (id, NodeKind::Memory { legs }, tracked.iter().map(Id::from).collect(), content)
             }
+            Body::Shared { id: record_id, space, space_id } => {
+                if record_id != id.get() {
+                    return Err(corrupt(CorruptReason::RecordHoldsAnotherId));
+                }
+                let kind = NodeKind::Shared { space, id: Id::from(space_id) };
+                return Ok(Node { id, kind, alive: self.graph.is_alive(id.get()), content: None, tracked: Vec::new() });
+            }
             _ => return Err(corrupt(CorruptReason::RecordNotLotOrMemory)),
         };
         if record_id != id.get() {

@@ -4,9 +4,12 @@ use alloc::vec::Vec;
 
 use super::active_log::PoisonCause;
 use super::append::Entry;
+use super::replay::apply_recall_plan;
 use super::AgentEngine;
 use crate::error::Error;
+use crate::graph::RecallPlan;
 use crate::id::{Id, Mode, Removal};
+use crate::limits::BATCH_MAX_RECORDS;
 use crate::storage::Storage;
 
 impl<S: Storage> AgentEngine<S> {
@@ -56,19 +59,40 @@ impl<S: Storage> AgentEngine<S> {
         self.check_writable()?;
         let plan = self.graph.plan_recall(id.get(), mode, removal)?;
         plan.refuse_if_idle()?;
+        self.carry_out(plan, mode, removal)
+    }
+
+    /// Recalls every id of `ids` at once (a recall record each, in one durable write), as
+    /// [`AgentEngine::recall`] does one. Returns the memories that died, ascending; a recall
+    /// that would change nothing writes nothing and returns none.
+    pub(crate) fn recall_all(&mut self, ids: &[u64], mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
+        self.check_writable()?;
+        let plan = self.graph.plan_recall_of_all(ids, mode, removal)?;
+        if plan.is_idle() {
+            return Ok(Vec::new());
+        }
+        self.carry_out(plan, mode, removal)
+    }
+
+    /// Writes the recall records of `plan`, then applies it: the graph, the search index, and
+    /// with Erase the files.
+    fn carry_out(&mut self, plan: RecallPlan, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         if removal == Removal::Erase {
             self.count_rewrite();
             // What an Erase destroys is computed from the graph: after a snapshot load, the
-            // graph must first be found to match the log. (A refusal above reads nothing.)
+            // graph must first be found to match the log. (A refusal before reads nothing.)
             self.confirm_graph_before_destroying()?;
         }
-        // The record is the durable intent: if an erasure below is cut short by a crash, the
+        // The records are the durable intent: if an erasure below is cut short by a crash, the
         // next open finishes it.
-        self.append(&[Entry::Recall { id: id.get(), mode, removal }])?;
-        self.graph.apply_recall(&plan);
+        let entries: Vec<Entry<'_>> = plan.recalled.iter().map(|id| Entry::Recall { id: *id, mode, removal }).collect();
+        for write in entries.chunks(BATCH_MAX_RECORDS) {
+            self.append(write)?;
+        }
+        apply_recall_plan(&mut self.graph, self.space.as_mut(), &plan, mode, removal);
         // The mutant leaves the dead in the index, where searches would find them.
         if let Some(index) = self.search.as_mut().filter(|_| !mutant!(SearchKeepsRecalled)) {
-            index.forget(core::iter::once(id.get()).chain(plan.removed.iter().copied()));
+            index.forget(plan.recalled.iter().chain(&plan.removed).copied());
         }
         if !plan.erase.is_empty() {
             self.erase_requested_content(&plan.erase)?;

@@ -67,7 +67,11 @@ impl CommittedWrite {
         let (found, length) = record::decode(slot).map_err(&corrupt)?;
         let found_id = match found.body {
             Body::Lot { id, .. } | Body::Memory { id, .. } | Body::Vector { id, .. } => Some(id),
-            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => None,
+            Body::Recall { .. }
+            | Body::Commit { .. }
+            | Body::Seal { .. }
+            | Body::Member { .. }
+            | Body::Shared { .. } => None,
         };
         if found_id != Some(id) || found.identity.segment != self.segment {
             return Err(corrupt(CorruptReason::RecordHoldsAnotherId));

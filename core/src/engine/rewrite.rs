@@ -119,6 +119,10 @@ impl<S: Storage> AgentEngine<S> {
                     vector_moves.push((id, Location::in_segment(segment, out.len() as u64)?, present));
                     kept.encode(&mut out);
                 }
+                Body::Shared { id, .. } => {
+                    moves.push((id, Location::in_segment(segment, out.len() as u64)?, false));
+                    record.encode(&mut out);
+                }
                 Body::Recall { .. } | Body::Seal { .. } | Body::Member { .. } => record.encode(&mut out),
             }
             Ok(())

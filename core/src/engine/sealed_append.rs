@@ -82,6 +82,13 @@ impl<S: Storage> AgentEngine<S> {
                     };
                     seal_vector(&node_secret, &nonce, &content_associated_data(self.agent, id, sequence, 6), numbers)
                 }
+                Entry::Shared { .. } => {
+                    // No content to seal, but a key slot all the same: the key table holds one
+                    // for every id, in order.
+                    sealed.slots.extend_from_slice(&sealing.slot_bytes(next_id, &nonce, &secret));
+                    next_id += 1;
+                    Vec::new()
+                }
                 Entry::Recall { .. } | Entry::Member { .. } => Vec::new(),
             };
             sealed.contents.push(content);

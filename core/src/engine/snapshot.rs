@@ -35,8 +35,10 @@ impl<S: Storage> AgentEngine<S> {
     ///   from the rename on. The log is untouched either way.
     pub fn snapshot(&mut self) -> Result<(), Error> {
         self.check_writable()?;
-        if self.space.is_some() {
-            // The snapshot's layout holds no members or authors: a space's open replays its log.
+        if self.space.is_some() || !self.shared.is_empty() {
+            // The snapshot's layout holds no members, authors or shared nodes: the open of a
+            // space, or of an agent holding shared nodes, replays its log. (An older snapshot
+            // of such an agent holds none of its shared nodes: the log after it has them all.)
             return Ok(());
         }
         if self.snapshot_name_taken {

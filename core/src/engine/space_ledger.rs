@@ -2,11 +2,37 @@
 //! member wrote each lot and memory. Replayed from the log with the graph, and kept in step
 //! with it by every write, so a role is checked against the history exactly as it was written.
 
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use crate::codec::record::{Body, Record};
 use crate::corrupt_reason::CorruptReason;
+use crate::graph::RecallPlan;
+use crate::id::{Mode, Removal};
 use crate::role::Role;
+
+/// How a space's node was recalled: what each member applies to what it built on the node.
+/// Of several recalls of one node, the widest counts (Strict over Fair, Erase over Untrusted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HowRecalled {
+    /// Fair or Strict.
+    pub(crate) mode: Mode,
+    /// Untrusted or Erase.
+    pub(crate) removal: Removal,
+}
+
+impl HowRecalled {
+    /// The wider of `self` and `other` in each of mode and removal.
+    fn widened(self, other: HowRecalled) -> HowRecalled {
+        let mode = if self.mode == Mode::Strict || other.mode == Mode::Strict { Mode::Strict } else { Mode::Fair };
+        let removal = if self.removal == Removal::Erase || other.removal == Removal::Erase {
+            Removal::Erase
+        } else {
+            Removal::Untrusted
+        };
+        HowRecalled { mode, removal }
+    }
+}
 
 /// The members and authors of one space.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,11 +42,14 @@ pub(crate) struct SpaceLedger {
     members: Vec<(u64, Role)>,
     /// The author of each node, by id (the first node's at index 0).
     authors: Vec<u64>,
+    /// Each recalled node (also those that died with a recalled one), with how.
+    recalled: BTreeMap<u64, HowRecalled>,
 }
 
 impl SpaceLedger {
     /// A ledger with no member and no node.
-    pub(crate) const EMPTY: SpaceLedger = SpaceLedger { members: Vec::new(), authors: Vec::new() };
+    pub(crate) const EMPTY: SpaceLedger =
+        SpaceLedger { members: Vec::new(), authors: Vec::new(), recalled: BTreeMap::new() };
 
     /// The role agent `agent` holds now: [`Role::None`] for an agent never granted one.
     pub(crate) fn role_of(&self, agent: u64) -> Role {
@@ -48,11 +77,45 @@ impl SpaceLedger {
         (1u64..).zip(&self.authors).filter(move |(_, author)| **author == agent).map(|(id, _)| id)
     }
 
+    /// Every agent ever granted a role, revoked ones too: a recall reaches what each built on
+    /// the space while it could read it.
+    pub(crate) fn everyone_granted(&self) -> impl Iterator<Item = u64> + '_ {
+        self.members.iter().map(|(agent, _)| *agent)
+    }
+
+    /// How node `id` was recalled; `None` while it is alive.
+    pub(crate) fn how_recalled(&self, id: u64) -> Option<HowRecalled> {
+        self.recalled.get(&id).copied()
+    }
+
+    /// Takes in a recall just applied to the space's graph: every node it kills or erases,
+    /// and for a Strict one every node with the recalled one in its history (`history`).
+    pub(crate) fn note_recall(&mut self, plan: &RecallPlan, mode: Mode, removal: Removal, history: &[u64]) {
+        let how = HowRecalled { mode, removal };
+        for id in plan.recalled.iter().chain(&plan.removed) {
+            self.widen(*id, how);
+        }
+        for id in &plan.erase {
+            self.widen(*id, HowRecalled { mode: Mode::Fair, removal: Removal::Erase });
+        }
+        for id in history {
+            self.widen(*id, HowRecalled { mode: Mode::Strict, removal: Removal::Untrusted });
+        }
+    }
+
+    fn widen(&mut self, id: u64, how: HowRecalled) {
+        let entry = self.recalled.entry(id).or_insert(how);
+        *entry = entry.widened(how);
+    }
+
     /// Checks that `record`, the next committed one of the space, was written by a member whose
     /// role allowed it, and takes in what it says about members and authors.
     pub(crate) fn apply(&mut self, record: &Record<'_>) -> Result<(), CorruptReason> {
         if !record.is_chained() {
             return Ok(());
+        }
+        if matches!(record.body, Body::Shared { .. }) {
+            return Err(CorruptReason::SharedNodeInASpace);
         }
         let author = record.author.ok_or(CorruptReason::SpaceRecordWithoutAuthor)?;
         let creation = self.members.is_empty()
@@ -63,7 +126,11 @@ impl SpaceLedger {
         match record.body {
             Body::Member { agent, role } => self.set_role(agent, role),
             Body::Lot { .. } | Body::Memory { .. } => self.note_author(author),
-            Body::Recall { .. } | Body::Vector { .. } | Body::Commit { .. } | Body::Seal { .. } => {}
+            Body::Recall { .. }
+            | Body::Vector { .. }
+            | Body::Commit { .. }
+            | Body::Seal { .. }
+            | Body::Shared { .. } => {}
         }
         Ok(())
     }
@@ -87,7 +154,8 @@ fn role_needed(body: &Body<'_>) -> Role {
     match body {
         Body::Lot { .. } | Body::Memory { .. } | Body::Vector { .. } => Role::Write,
         Body::Recall { .. } | Body::Member { .. } => Role::Admin,
-        Body::Commit { .. } | Body::Seal { .. } => Role::None,
+        // Refused in a space before its role is asked.
+        Body::Commit { .. } | Body::Seal { .. } | Body::Shared { .. } => Role::None,
     }
 }
 

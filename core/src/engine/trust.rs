@@ -150,6 +150,9 @@ impl<S: Storage> AgentEngine<S> {
         compute(id.get(), known, |node| match self.graph.kind(node)? {
             Kind::Lot => Ok(TrustInput::Lot(rules.level_of(&self.lot_label(node)?))),
             Kind::Memory => Ok(TrustInput::Memory(counting_legs(&self.graph, node)?)),
+            // The rules name lot labels of this agent; a space's node has none here, so it
+            // stands at the level of a label no rule names.
+            Kind::Shared => Ok(TrustInput::Lot(TrustLevel::default())),
         })
     }
 
@@ -191,6 +194,7 @@ mod tests {
                 lots.get(index).copied().map(TrustInput::Lot).ok_or(Error::UnknownId { id: Id::from(node) })
             }
             Kind::Memory => Ok(TrustInput::Memory(counting_legs(graph, node)?)),
+            Kind::Shared => Ok(TrustInput::Lot(TrustLevel::default())),
         })
     }
 

@@ -22,6 +22,7 @@ use crate::codec::record::{self, Body, Record};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::{chain_genesis, content_digest, Hash};
+use crate::engine::shared_nodes::SharedNodes;
 use crate::engine::space_ledger::SpaceLedger;
 use crate::error::Error;
 use crate::error_facts::InternalRule;
@@ -167,7 +168,7 @@ fn check_committed(
                 *kept_seen = true;
             }
         }
-        Body::Recall { .. } | Body::Seal { .. } | Body::Member { .. } => {}
+        Body::Recall { .. } | Body::Seal { .. } | Body::Member { .. } | Body::Shared { .. } => {}
     }
     Ok(())
 }
@@ -204,6 +205,8 @@ pub struct GraphReplay {
     graph: Graph,
     /// A space's members and authors, rebuilt with its graph; `None` for an agent.
     space: Option<SpaceLedger>,
+    /// The shared nodes, rebuilt with the graph.
+    shared: SharedNodes,
     first_error: Option<(u64, u64, Error)>,
 }
 
@@ -213,7 +216,8 @@ impl<S: Storage> AgentEngine<S> {
     pub fn start_replay(&self) -> GraphReplay {
         let mut graph = Graph::default();
         graph.defer_folds();
-        GraphReplay { graph, space: self.space.as_ref().map(|_| SpaceLedger::default()), first_error: None }
+        let space = self.space.as_ref().map(|_| SpaceLedger::default());
+        GraphReplay { graph, space, shared: SharedNodes::default(), first_error: None }
     }
 }
 
@@ -227,7 +231,14 @@ impl GraphReplay {
         while let Some(rest) = bytes.get(position..).filter(|rest| !rest.is_empty()) {
             // The checks find every bad checksum; a record they did not pass is never counted here.
             let Ok((record, length)) = record::decode_without_checksum(rest) else { return };
-            let applied = apply_record(&mut self.graph, self.space.as_mut(), &record, position as u64, &place.path);
+            let applied = apply_record(
+                &mut self.graph,
+                self.space.as_mut(),
+                &mut self.shared,
+                &record,
+                position as u64,
+                &place.path,
+            );
             if let Err(error) = applied {
                 self.first_error = Some((place.segment, position as u64, error));
                 return;
@@ -403,7 +414,7 @@ mod tests {
             let expected = Expected { agent: engine.agent, segment, sequence_before: sequence, chain_before: chain };
             check_header(&bytes, &expected).map_err(|damage| corrupt(damage.offset, damage.reason))?;
             let end = scan_records(&bytes, &expected, SEGMENT_HEADER_BYTES, |record, offset| {
-                apply_record(&mut replay.graph, replay.space.as_mut(), record, offset, &path)?;
+                apply_record(&mut replay.graph, replay.space.as_mut(), &mut replay.shared, record, offset, &path)?;
                 match record.body {
                     Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => {
                         if let Some((salt, text)) = content.present {
@@ -420,7 +431,7 @@ mod tests {
                             kept_seen = true;
                         }
                     }
-                    Body::Recall { .. } | Body::Seal { .. } | Body::Member { .. } => {}
+                    Body::Recall { .. } | Body::Seal { .. } | Body::Member { .. } | Body::Shared { .. } => {}
                 }
                 Ok(())
             })?;
@@ -531,6 +542,7 @@ mod tests {
         let replay = GraphReplay {
             graph: Graph::default(),
             space: None,
+            shared: SharedNodes::default(),
             first_error: Some((3, 500, Error::UnknownId { id: Id::from(1) })),
         };
         assert!(replay.error_in(3, 501).is_some());

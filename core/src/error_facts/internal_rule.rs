@@ -14,6 +14,8 @@ pub enum InternalRule {
     ActiveSegmentOpenWhileInUse,
     /// A lot or memory that was written has an id.
     WrittenEntryHasId,
+    /// Shared nodes are written only in an agent's own log, never in a space's.
+    SharedNodesOnlyInAnAgent,
     /// A lot or memory collected into a batch has an id.
     CollectedWriteHasId,
     /// A committed batch answers every write that joined it.
@@ -97,6 +99,7 @@ impl InternalRule {
         match self {
             InternalRule::ActiveSegmentOpenWhileInUse => "the active segment is open while the agent is in use",
             InternalRule::WrittenEntryHasId => "a written entry has an id",
+            InternalRule::SharedNodesOnlyInAnAgent => "shared nodes are written only in an agent's own log",
             InternalRule::CollectedWriteHasId => "a lot or memory collected without an id",
             InternalRule::CommittedBatchAnswersEveryWrite => "a committed batch answers every write",
             InternalRule::SearchIndexBuilt => "the search index exists once built",

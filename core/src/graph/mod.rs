@@ -42,6 +42,8 @@ const FLAG_CONTENT_ON_DISK: u8 = 8;
 const FLAG_PARENT_DEAD: u8 = 16;
 /// A vector record of the node in the files still holds the vector's numbers.
 const FLAG_VECTOR_ON_DISK: u8 = 32;
+/// The node stands for a node of a space (its record is a shared node, with no content).
+const FLAG_SHARED: u8 = 64;
 
 const SEGMENT_SHIFT: u32 = 32;
 const FLAGS_SHIFT: u32 = 48;
@@ -79,13 +81,25 @@ fn unpack_flags(slot: u64) -> u8 {
     low_u8(slot >> FLAGS_SHIFT)
 }
 
-/// Whether a node is a lot or a memory.
+/// Whether a node is a lot, a memory or a shared node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// A source.
     Lot,
     /// A memory.
     Memory,
+    /// A node of a space that the agent's memories may name as a parent.
+    Shared,
+}
+
+fn kind_of_flags(flags: u8) -> Kind {
+    if flags & FLAG_MEMORY != 0 {
+        Kind::Memory
+    } else if flags & FLAG_SHARED != 0 {
+        Kind::Shared
+    } else {
+        Kind::Lot
+    }
 }
 
 /// A graph's parts as a snapshot saves them.
@@ -170,8 +184,7 @@ impl Graph {
 
     /// The kind of `id`.
     pub fn kind(&self, id: u64) -> Result<Kind, Error> {
-        let memory = unpack_flags(self.slot(id)?) & FLAG_MEMORY != 0;
-        Ok(if memory { Kind::Memory } else { Kind::Lot })
+        Ok(kind_of_flags(unpack_flags(self.slot(id)?)))
     }
 
     /// Where the record of `id` lies.
@@ -248,6 +261,13 @@ impl Graph {
     pub fn add_lot(&mut self, location: Location, content_on_disk: bool) -> Result<u64, Error> {
         let disk = if content_on_disk { FLAG_CONTENT_ON_DISK } else { 0 };
         let id = self.push_slot(FLAG_ALIVE | disk, location)?;
+        self.legs.push_lot();
+        Ok(id)
+    }
+
+    /// Adds a shared node (a parent without content, rooted in a space); returns its id.
+    pub fn add_shared(&mut self, location: Location) -> Result<u64, Error> {
+        let id = self.push_slot(FLAG_SHARED | FLAG_ALIVE, location)?;
         self.legs.push_lot();
         Ok(id)
     }
@@ -349,23 +369,27 @@ impl Graph {
     /// Marks `id` and `removed` dead, and their children as having a dead parent.
     pub fn kill(&mut self, id: u64, removed: &[u64]) {
         for dead in core::iter::once(&id).chain(removed) {
-            self.update_flags(*dead, |flags| flags & !FLAG_ALIVE);
-            let Some(index) = self.index(*dead) else { continue };
-            let slots = &mut self.slots;
-            self.children.for_each(graph_position_u32(index), |child| {
-                if let Some(slot) = slots.get_mut(child as usize) {
-                    *slot |= u64::from(FLAG_PARENT_DEAD) << FLAGS_SHIFT;
-                }
-            });
+            self.kill_one(*dead);
         }
+    }
+
+    /// Marks `dead` dead, and its children as having a dead parent.
+    fn kill_one(&mut self, dead: u64) {
+        self.update_flags(dead, |flags| flags & !FLAG_ALIVE);
+        let Some(index) = self.index(dead) else { return };
+        let slots = &mut self.slots;
+        self.children.for_each(graph_position_u32(index), |child| {
+            if let Some(slot) = slots.get_mut(child as usize) {
+                *slot |= u64::from(FLAG_PARENT_DEAD) << FLAGS_SHIFT;
+            }
+        });
     }
 
     /// The ids of alive nodes of `kind`, ascending.
     pub fn alive(&self, kind: Kind) -> impl Iterator<Item = u64> + '_ {
-        let wanted = if kind == Kind::Memory { FLAG_MEMORY } else { 0 };
         self.slots.iter().enumerate().filter_map(move |(index, slot)| {
             let flags = unpack_flags(*slot);
-            (flags & FLAG_ALIVE != 0 && flags & FLAG_MEMORY == wanted).then_some(index as u64 + 1)
+            (flags & FLAG_ALIVE != 0 && kind_of_flags(flags) == kind).then_some(index as u64 + 1)
         })
     }
 

@@ -7,7 +7,7 @@ use hashbrown::HashMap;
 use super::legs::{parent_of, split_legs};
 use super::node_set::NodeSet;
 use super::{Graph, FLAG_ALIVE, FLAG_CONTENT_ON_DISK, FLAG_ERASE, FLAG_PARENT_DEAD, FLAG_VECTOR_ON_DISK};
-use crate::convert::{node_index_or_none_u32, node_index_u32};
+use crate::convert::node_index_u32;
 use crate::error::Error;
 use crate::id::{Id, Mode, Removal};
 
@@ -15,13 +15,13 @@ use crate::id::{Id, Mode, Removal};
 /// nodes whose text an Erase covers. Planned before the recall record is written, applied after.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecallPlan {
-    /// The recalled id.
-    pub id: u64,
-    /// The memories that die with it (not `id` itself), ascending.
+    /// The recalled ids: one for a recall, a member's references for a space's recall.
+    pub recalled: Vec<u64>,
+    /// The memories that die with them (not the recalled ids), ascending.
     pub removed: Vec<u64>,
     /// The nodes an Erase covers, ascending; empty for an Untrusted recall.
     pub erase: Vec<u64>,
-    /// Whether `id` was recalled before.
+    /// Whether every recalled id was recalled before.
     pub repeated: bool,
 }
 
@@ -31,10 +31,17 @@ impl RecallPlan {
     /// is refused too once every node it covers was erased already (nothing of them is left in
     /// the files); while any text or key of them is left, it makes sure that goes.
     pub fn refuse_if_idle(&self) -> Result<(), Error> {
-        if self.repeated && self.removed.is_empty() && self.erase.is_empty() {
-            return Err(Error::AlreadyRecalled { id: Id::from(self.id) });
+        match self.recalled.first() {
+            Some(first) if self.is_idle() => Err(Error::AlreadyRecalled { id: Id::from(*first) }),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Whether the plan changes nothing: its ids were recalled before, no memory dies and
+    /// nothing is left to erase.
+    #[must_use]
+    pub fn is_idle(&self) -> bool {
+        self.repeated && self.removed.is_empty() && self.erase.is_empty()
     }
 }
 
@@ -53,40 +60,70 @@ impl Graph {
     /// removes what Strict reaches, an Erase after an Untrusted one erases the id and every
     /// recalled memory with it in its history. Changes nothing.
     pub fn plan_recall(&self, id: u64, mode: Mode, removal: Removal) -> Result<RecallPlan, Error> {
-        let flags = super::unpack_flags(self.slot(id)?);
-        let repeated = flags & FLAG_ALIVE == 0;
-        let target = node_index_u32(id)?;
+        self.plan_recall_of_all(&[id], mode, removal)
+    }
+
+    /// What recalling every id of `ids` at once does: as [`Graph::plan_recall`], with a memory
+    /// dying in a Fair recall once each of its legs has a parent among the ids or what dies
+    /// with them. Recalled one after the other, the ids would come to the same end. Changes
+    /// nothing.
+    pub fn plan_recall_of_all(&self, ids: &[u64], mode: Mode, removal: Removal) -> Result<RecallPlan, Error> {
+        let mut targets = Vec::with_capacity(ids.len());
+        let mut repeated = true;
+        for id in ids {
+            repeated &= super::unpack_flags(self.slot(*id)?) & FLAG_ALIVE == 0;
+            targets.push(node_index_u32(*id)?);
+        }
         let mut removed = match mode {
-            Mode::Fair => self.fair_closure(target),
-            Mode::Strict if mutant!(StrictLikeFair) => self.fair_closure(target),
-            Mode::Strict => self.descendants(target, |flags| flags & FLAG_ALIVE != 0),
+            Mode::Fair => self.fair_closure(&targets),
+            Mode::Strict if mutant!(StrictLikeFair) => self.fair_closure(&targets),
+            Mode::Strict => self.descendants(&targets, |flags| flags & FLAG_ALIVE != 0),
         };
         removed.sort_unstable();
-        let removed: Vec<u64> = removed.into_iter().map(|index| u64::from(index) + 1).collect();
+        removed.dedup();
+        let mut sorted_targets = targets.clone();
+        sorted_targets.sort_unstable();
+        removed.retain(|index| sorted_targets.binary_search(index).is_err());
         let erase = match removal {
             Removal::Untrusted => Vec::new(),
-            // A memory's id is higher than its parents': the recalled id comes first.
-            Removal::Erase if !repeated => [id].into_iter().chain(removed.iter().copied()).collect(),
-            Removal::Erase => {
-                // The text of the id, of every recalled memory with it in its history (whatever
-                // recall killed it), and of what dies now.
-                let mut erase = self.descendants(target, |flags| flags & FLAG_ALIVE == 0);
-                erase.extend(removed.iter().copied().map(node_index_or_none_u32));
-                erase.push(target);
-                erase.sort_unstable();
-                erase.dedup();
-                // A node an earlier Erase covered and finished has nothing left for this one:
-                // counted, it would make a repeated Erase that changes nothing look like work.
-                erase.retain(|index| self.has_anything_to_erase(*index));
-                erase.into_iter().map(|index| u64::from(index) + 1).collect()
-            }
+            Removal::Erase => self.erase_cover(&targets, &removed),
         };
-        Ok(RecallPlan { id, removed, erase, repeated })
+        let removed = removed.into_iter().map(|index| u64::from(index) + 1).collect();
+        Ok(RecallPlan { recalled: ids.to_vec(), removed, erase, repeated })
+    }
+
+    /// The nodes an Erase of `targets` covers, as ids, ascending: the targets, what dies with
+    /// them (`removed`), and for a target recalled before, every recalled memory with it in
+    /// its history (whatever recall killed it). A node an earlier Erase covered and finished
+    /// has nothing left for this one: counted, it would make a repeated Erase that changes
+    /// nothing look like work.
+    fn erase_cover(&self, targets: &[u32], removed: &[u32]) -> Vec<u64> {
+        let recalled_before: Vec<u32> =
+            targets.iter().copied().filter(|target| self.flags_of_index(*target) & FLAG_ALIVE == 0).collect();
+        let mut erase = self.descendants(&recalled_before, |flags| flags & FLAG_ALIVE == 0);
+        erase.extend_from_slice(removed);
+        erase.extend_from_slice(targets);
+        erase.sort_unstable();
+        erase.dedup();
+        erase.retain(|index| self.has_anything_to_erase(*index));
+        erase.into_iter().map(|index| u64::from(index) + 1).collect()
+    }
+
+    /// Every memory with one of `ids` anywhere in its history, alive or recalled, ascending.
+    /// Unknown ids have none.
+    #[must_use]
+    pub fn descendants_of_all(&self, ids: &[u64]) -> Vec<u64> {
+        let targets: Vec<u32> = ids.iter().filter_map(|id| node_index_u32(*id).ok()).collect();
+        let mut found = self.descendants(&targets, |_| true);
+        found.sort_unstable();
+        found.into_iter().map(|index| u64::from(index) + 1).collect()
     }
 
     /// Applies a plan made by [`Graph::plan_recall`] on this graph as it is now.
     pub fn apply_recall(&mut self, plan: &RecallPlan) {
-        self.kill(plan.id, &plan.removed);
+        for dead in plan.recalled.iter().chain(&plan.removed) {
+            self.kill_one(*dead);
+        }
         self.request_erase(plan.erase.iter().copied());
     }
 
@@ -108,12 +145,14 @@ impl Graph {
     /// at pass by pass (alive? where are its legs? which legs?). Within a pass the lookups do
     /// not wait on each other, so the memory system serves many at once; visited one by one,
     /// each would wait for the one before.
-    fn fair_closure(&self, target: u32) -> Vec<u32> {
+    fn fair_closure(&self, targets: &[u32]) -> Vec<u32> {
         let mut dead = NodeSet::new(self.slots.len());
-        dead.insert(target);
+        for target in targets {
+            dead.insert(*target);
+        }
         let mut broken_legs: HashMap<u32, u64> = HashMap::new();
         let mut removed = Vec::new();
-        let mut dying = alloc::vec![target];
+        let mut dying = targets.to_vec();
         let mut visits: Vec<(u32, u32)> = Vec::new();
         while !dying.is_empty() {
             visits.clear();
@@ -159,11 +198,11 @@ impl Graph {
         })
     }
 
-    /// Every memory with `target` anywhere in its history (through dead nodes too) whose flags
-    /// pass `keep`.
-    fn descendants(&self, target: u32, keep: impl Fn(u8) -> bool) -> Vec<u32> {
+    /// Every memory with one of `targets` anywhere in its history (through dead nodes too)
+    /// whose flags pass `keep`.
+    fn descendants(&self, targets: &[u32], keep: impl Fn(u8) -> bool) -> Vec<u32> {
         let mut seen = NodeSet::new(self.slots.len());
-        let mut queue = alloc::vec![target];
+        let mut queue = targets.to_vec();
         let mut found = Vec::new();
         while let Some(node) = queue.pop() {
             self.children.for_each(node, |child| {
@@ -219,6 +258,36 @@ mod tests {
         assert_eq!(graph.preview_recall(b, Mode::Fair), Ok(vec![built_on_it]));
         graph.kill(b, &[built_on_it]);
         assert_eq!(graph.preview_recall(a, Mode::Fair), Ok(vec![either]));
+    }
+
+    #[test]
+    fn recalling_ids_at_once_ends_where_recalling_them_one_after_the_other_does() {
+        let here = Location { segment: 1, offset: 0 };
+        let mut graph = Graph::default();
+        let (a, b, c) = (
+            graph.add_lot(here, true).unwrap(),
+            graph.add_lot(here, true).unwrap(),
+            graph.add_lot(here, true).unwrap(),
+        );
+        let either = graph.add_memory(vec![vec![a], vec![b]], here, true).unwrap();
+        let on_either = graph.add_memory(vec![vec![either], vec![c]], here, true).unwrap();
+        let on_a = graph.add_memory(vec![vec![a, c]], here, true).unwrap();
+        let fair = graph.plan_recall_of_all(&[a, b], Mode::Fair, Removal::Erase).unwrap();
+        assert_eq!(fair.removed, vec![either, on_a], "on_either keeps its leg through c");
+        assert_eq!(fair.erase, vec![a, b, either, on_a]);
+        let strict = graph.plan_recall_of_all(&[a, b], Mode::Strict, Removal::Untrusted).unwrap();
+        assert_eq!(strict.removed, vec![either, on_either, on_a]);
+        let mut one_by_one = graph.clone();
+        for id in [a, b] {
+            let plan = one_by_one.plan_recall(id, Mode::Fair, Removal::Erase).unwrap();
+            one_by_one.apply_recall(&plan);
+        }
+        graph.apply_recall(&fair);
+        assert!(graph.same_as(&one_by_one));
+        let again = graph.plan_recall_of_all(&[a, b], Mode::Fair, Removal::Untrusted).unwrap();
+        assert!(again.is_idle());
+        assert_eq!(again.refuse_if_idle(), Err(Error::AlreadyRecalled { id: Id::from(a) }));
+        assert_eq!(graph.descendants_of_all(&[b]), vec![either, on_either]);
     }
 
     #[test]

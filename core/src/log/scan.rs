@@ -176,7 +176,8 @@ pub fn scan_records_after<'a, E>(
             | Body::Memory { .. }
             | Body::Recall { .. }
             | Body::Vector { .. }
-            | Body::Member { .. } => {
+            | Body::Member { .. }
+            | Body::Shared { .. } => {
                 if record.identity.sequence != sequence + 1 {
                     end.damage = damage(CorruptReason::RecordSequenceOutOfOrder);
                     break;

@@ -19,6 +19,7 @@ pub fn kind_byte(body: &Body<'_>) -> u8 {
         Body::Seal { .. } => 5,
         Body::Vector { .. } => 6,
         Body::Member { .. } => 7,
+        Body::Shared { .. } => 8,
     }
 }
 

@@ -192,7 +192,9 @@ impl<S: Storage> SpaceEngine<S> {
     }
 
     /// Recalls `id` and what depends on it in the space, as an agent's recall does. Needs
-    /// admin.
+    /// admin. Returns what died in the space; what the members built on it dies as each one
+    /// is given [`SpaceEngine::apply_recalls_to`] (every agent of
+    /// [`SpaceEngine::everyone_granted`]), which its open must do before its first answer.
     ///
     /// # Errors
     ///
@@ -210,6 +212,67 @@ impl<S: Storage> SpaceEngine<S> {
     pub fn preview_recall(&self, member: &AgentKey, id: Id, mode: Mode) -> Result<Vec<Id>, Error> {
         self.require(member, Role::Read)?;
         self.log.preview_recall(id, mode)
+    }
+
+    /// What the memory of `agent` would lose to a recall of `id` in the space, without
+    /// removing anything: its memories built on the nodes that would die. Needs read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, and those of [`AgentEngine::preview_recall`].
+    pub fn preview_recall_in(
+        &self,
+        member: &AgentKey,
+        id: Id,
+        mode: Mode,
+        agent: &AgentEngine<S>,
+    ) -> Result<Vec<Id>, Error> {
+        let dying = self.dying_with(member, id, mode)?;
+        agent.preview_shared_recall(self.number(), &dying, mode)
+    }
+
+    /// `id` and what a recall of it would remove in the space.
+    fn dying_with(&self, member: &AgentKey, id: Id, mode: Mode) -> Result<Vec<u64>, Error> {
+        let removed = self.preview_recall(member, id, mode)?;
+        Ok(core::iter::once(id).chain(removed).map(Id::get).collect())
+    }
+
+    /// The node of `agent` that stands for node `id` of the space, so that the agent's own
+    /// memories may name it in their legs (and die when the space recalls it); written the
+    /// first time it is asked for. The agent must hold at least read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace` when the agent is not a member; `Error::UnknownId` when the space
+    /// has no such node, `Error::DeadParent` when it was recalled; the errors of the agent's
+    /// write (as [`AgentEngine::add_lot`]).
+    pub fn share_with(&self, agent: &mut AgentEngine<S>, id: Id) -> Result<Id, Error> {
+        if self.role_of(agent.agent_number()) == Role::None {
+            return Err(Error::UnknownSpace { name: self.name.clone() });
+        }
+        if !self.log.get(id)?.is_alive() {
+            return Err(Error::DeadParent { id });
+        }
+        agent.shared_node(self.number(), id.get())
+    }
+
+    /// Applies to `agent` every recall of the space it has not applied yet: each of its
+    /// shared nodes whose node the space recalled is recalled in it, with what it built on
+    /// it. Returns the memories of the agent that died, ascending. Applying again changes
+    /// nothing. Asks for no role: a revoked member loses what it built while it could read.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`AgentEngine::recall`].
+    pub fn apply_recalls_to(&self, agent: &mut AgentEngine<S>) -> Result<Vec<Id>, Error> {
+        agent.apply_space_recalls(self.number(), self.ledger())
+    }
+
+    /// Every agent ever granted a role in the space, revoked ones too: those a recall in it
+    /// must reach.
+    #[must_use]
+    pub fn everyone_granted(&self) -> Vec<u64> {
+        self.ledger().everyone_granted().collect()
     }
 
     /// A lot or memory of the space. Needs read.
@@ -408,5 +471,128 @@ mod tests {
         assert_eq!(reopened.agent_entries().len(), 3, "a replica ships agents only");
         // A space's token hash is zeros; even a token hashing to it could not reach the space.
         assert!(reopened.open_space(alice, "alice").is_ok());
+    }
+    /// Whether any file of the store holds `text`.
+    fn on_disk(store: &StoreEngine<RamStorage>, text: &[u8]) -> bool {
+        store.storage().files().iter().any(|(_, bytes)| bytes.windows(text.len()).any(|window| window == text))
+    }
+
+    #[test]
+    fn a_recall_in_a_space_reaches_what_each_member_built_on_it() {
+        let Team { mut store, alice, bob, carol } = team();
+        let mut space = store.create_space("team", alice).unwrap();
+        space.grant(&alice, store.grantee("bob").unwrap(), Role::Read).unwrap();
+        space.grant(&alice, store.grantee("carol").unwrap(), Role::Write).unwrap();
+        let poisoned = space.add_lot(&carol, "web", b"the api key is in the wiki").unwrap();
+        let shared_memory = space.remember(&carol, b"keys live in the wiki", &[Leg::from([poisoned])]).unwrap();
+        let mut bob_engine = store.open_agent(bob).unwrap();
+        let own = bob_engine.add_lot("notes", b"bob's own note").unwrap();
+        let stands_for = space.share_with(&mut bob_engine, shared_memory).unwrap();
+        assert_eq!(space.share_with(&mut bob_engine, shared_memory), Ok(stands_for), "one shared node a node");
+        let only_shared = bob_engine.remember(b"fetch keys from the wiki", &[Leg::from([stands_for])]).unwrap();
+        let either = bob_engine.remember(b"keys are somewhere", &[Leg::from([stands_for]), Leg::from([own])]).unwrap();
+        let mut carol_engine = store.open_agent(carol).unwrap();
+        let carol_shared = space.share_with(&mut carol_engine, poisoned).unwrap();
+        let carol_memory = carol_engine.remember(b"wiki holds the key", &[Leg::from([carol_shared])]).unwrap();
+        assert_eq!(space.preview_recall_in(&alice, poisoned, Mode::Fair, &bob_engine), Ok(alloc::vec![only_shared]));
+        assert_eq!(
+            space.preview_recall_in(&alice, poisoned, Mode::Strict, &bob_engine),
+            Ok(alloc::vec![only_shared, either])
+        );
+
+        assert_eq!(space.recall(&alice, poisoned, Mode::Fair, Removal::Untrusted), Ok(alloc::vec![shared_memory]));
+        assert_eq!(space.everyone_granted(), [alice.number(), bob.number(), carol.number()]);
+        assert_eq!(space.apply_recalls_to(&mut bob_engine), Ok(alloc::vec![only_shared]));
+        assert_eq!(space.apply_recalls_to(&mut carol_engine), Ok(alloc::vec![carol_memory]));
+        assert_eq!(space.apply_recalls_to(&mut bob_engine), Ok(Vec::new()), "applied once");
+        assert!(!bob_engine.get(stands_for).unwrap().is_alive());
+        assert!(bob_engine.get(either).unwrap().is_alive(), "its own leg holds under Fair");
+        assert_eq!(bob_engine.alive_memories(), [either]);
+        assert_eq!(bob_engine.alive_lots(), [own], "a shared node is no lot");
+        // A Strict Erase of the same node later reaches the memory Fair left, and its text.
+        space.recall(&alice, poisoned, Mode::Strict, Removal::Erase).unwrap();
+        assert_eq!(space.apply_recalls_to(&mut bob_engine), Ok(alloc::vec![either]));
+        assert!(!on_disk(&store, b"keys are somewhere") && !on_disk(&store, b"fetch keys from the wiki"));
+        assert!(on_disk(&store, b"bob's own note"));
+        // Durable in the member: its reopen knows without the space.
+        bob_engine.close().unwrap();
+        let bob_engine = store.open_agent(bob).unwrap();
+        assert_eq!(bob_engine.alive_memories(), Vec::<Id>::new());
+        let node = bob_engine.get(stands_for).unwrap();
+        assert_eq!(node.kind, crate::node::NodeKind::Shared { space: space.number(), id: shared_memory });
+        assert_eq!(bob_engine.shared_node_of(stands_for), Some((space.number(), shared_memory)));
+        assert_eq!(bob_engine.spaces_shared_from(), [space.number()]);
+    }
+
+    #[test]
+    fn a_closed_member_and_a_revoked_one_catch_up_and_an_erase_leaves_no_text() {
+        let Team { mut store, alice, bob, .. } = team();
+        let mut space = store.create_space("team", alice).unwrap();
+        space.grant(&alice, store.grantee("bob").unwrap(), Role::Read).unwrap();
+        let poisoned = space.add_lot(&alice, "web", b"poisoned shared source").unwrap();
+        let mut bob_engine = store.open_agent(bob).unwrap();
+        let stands_for = space.share_with(&mut bob_engine, poisoned).unwrap();
+        let derived = bob_engine.remember(b"derived by bob from it", &[Leg::from([stands_for])]).unwrap();
+        bob_engine.close().unwrap();
+        space.revoke(&alice, bob.number()).unwrap();
+        assert_eq!(space.recall(&alice, poisoned, Mode::Fair, Removal::Erase), Ok(Vec::new()));
+        assert!(!on_disk(&store, b"poisoned shared source"));
+        assert!(on_disk(&store, b"derived by bob from it"), "bob was closed");
+        space.close().unwrap();
+        // What an open of bob does before its first answer.
+        let mut bob_engine = store.open_agent(bob).unwrap();
+        for number in bob_engine.spaces_shared_from() {
+            let space = store.open_space_to_apply_recalls(number).unwrap();
+            assert_eq!(space.apply_recalls_to(&mut bob_engine), Ok(alloc::vec![derived]));
+        }
+        assert!(!bob_engine.get(derived).unwrap().is_alive());
+        assert!(!on_disk(&store, b"derived by bob from it"));
+        let unknown = store.open_space_to_apply_recalls(999).map(|_| ()).unwrap_err();
+        assert!(matches!(unknown, Error::Corrupt { reason: crate::CorruptReason::SharedNodeOfUnknownSpace, .. }));
+    }
+
+    #[test]
+    fn only_a_member_shares_and_only_what_is_alive() {
+        let Team { mut store, alice, bob, carol } = team();
+        let mut space = store.create_space("team", alice).unwrap();
+        space.grant(&alice, store.grantee("bob").unwrap(), Role::Read).unwrap();
+        let lot = space.add_lot(&alice, "web", b"one").unwrap();
+        let mut carol_engine = store.open_agent(carol).unwrap();
+        let unknown = Error::UnknownSpace { name: "team".into() };
+        assert_eq!(space.share_with(&mut carol_engine, lot), Err(unknown));
+        let mut bob_engine = store.open_agent(bob).unwrap();
+        assert_eq!(space.share_with(&mut bob_engine, Id::from(7)), Err(Error::UnknownId { id: Id::from(7) }));
+        space.recall(&alice, lot, Mode::Fair, Removal::Untrusted).unwrap();
+        assert_eq!(space.share_with(&mut bob_engine, lot), Err(Error::DeadParent { id: lot }));
+        assert_eq!(bob_engine.node_count(), 0);
+    }
+    #[test]
+    fn an_encrypted_member_loses_the_keys_and_a_compacted_one_keeps_its_shared_nodes() {
+        let Team { mut store, alice, .. } = team();
+        let token = store.create_encrypted_agent("dave").unwrap();
+        let dave = store.authenticate(&token).unwrap();
+        let mut space = store.create_space("team", alice).unwrap();
+        space.grant(&alice, store.grantee("dave").unwrap(), Role::Read).unwrap();
+        let kept = space.add_lot(&alice, "web", b"a sound source").unwrap();
+        let poisoned = space.add_lot(&alice, "web", b"a poisoned source").unwrap();
+        let mut dave_engine = store.open_agent(dave).unwrap();
+        let sound = space.share_with(&mut dave_engine, kept).unwrap();
+        let bad = space.share_with(&mut dave_engine, poisoned).unwrap();
+        let on_sound = dave_engine.remember(b"from the sound one", &[Leg::from([sound])]).unwrap();
+        let on_bad = dave_engine.remember(b"from the poisoned one", &[Leg::from([bad])]).unwrap();
+        space.recall(&alice, poisoned, Mode::Fair, Removal::Erase).unwrap();
+        assert_eq!(space.apply_recalls_to(&mut dave_engine), Ok(alloc::vec![on_bad]));
+        assert_eq!(dave_engine.get(on_bad).unwrap().content, None, "its key is gone");
+        dave_engine.compact().unwrap();
+        let head = dave_engine.verify().unwrap();
+        dave_engine.close().unwrap();
+        let dave_engine = store.open_agent(dave).unwrap();
+        assert_eq!(dave_engine.verify(), Ok(head));
+        assert_eq!(dave_engine.get(on_sound).unwrap().content.as_deref(), Some(&b"from the sound one"[..]));
+        assert_eq!(
+            dave_engine.get(sound).unwrap().kind,
+            crate::node::NodeKind::Shared { space: space.number(), id: kept }
+        );
+        assert_eq!(dave_engine.alive_memories(), [on_sound]);
     }
 }

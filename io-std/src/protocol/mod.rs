@@ -46,8 +46,9 @@ pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 /// enums rather than texts), which a version 3 client would not decode. Version 5 answers
 /// `OpenAgent` with `Response::AgentOpened` (encryption and report at once) where a
 /// version 4 client waits for `Done`. Version 6 carries the errors of spaces (an unknown
-/// space, a role too low, the last admin) and their new limits, names and damages.
-pub const PROTOCOL_VERSION: u32 = 6;
+/// space, a role too low, the last admin) and their new limits, names and damages. Version 7
+/// carries shared nodes (a node of an agent standing for a space's node) and their damages.
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// The name of the server's socket inside the data folder.
 pub const SOCKET_FILE: &str = "cheesedb.sock";

@@ -420,14 +420,14 @@ mod tests {
     }
 
     #[test]
-    fn this_version_s_hello_starts_with_version_6() {
+    fn this_version_s_hello_starts_with_version_7() {
         // Version 2 changed `CreateAgent` (its `encrypted` flag), version 3 the errors a server
         // may answer, version 4 their encoding (each error as itself), version 5 the answer to
-        // `OpenAgent`, version 6 the errors of spaces: an older peer is told at the hello, never
-        // left to misread a message.
-        assert_eq!(PROTOCOL_VERSION, 6);
+        // `OpenAgent`, version 6 the errors of spaces, version 7 shared nodes: an older peer is told
+        // at the hello, never left to misread a message.
+        assert_eq!(PROTOCOL_VERSION, 7);
         let bytes = Request::Hello { version: PROTOCOL_VERSION, client: String::from("x") }.encode().unwrap();
-        assert_eq!(bytes.get(..2), Some(&[0u8, 6][..]));
+        assert_eq!(bytes.get(..2), Some(&[0u8, 7][..]));
         let first = Request::Hello { version: 1, client: String::from("x") }.encode().unwrap();
         assert_eq!(Request::hello_version(&first), Some(1));
     }

@@ -33,6 +33,13 @@ pub enum WireNodeKind {
         /// Its legs, each a list of parent ids.
         legs: Vec<Vec<u64>>,
     },
+    /// A node standing for a space's node.
+    Shared {
+        /// The space's number in the store.
+        space: u64,
+        /// The node's id in the space.
+        id: u64,
+    },
 }
 
 impl From<&Node> for WireNode {
@@ -40,6 +47,7 @@ impl From<&Node> for WireNode {
         let kind = match &node.kind {
             NodeKind::Lot { label } => WireNodeKind::Lot { label: label.clone() },
             NodeKind::Memory { legs } => WireNodeKind::Memory { legs: legs.iter().map(wire_leg).collect() },
+            NodeKind::Shared { space, id } => WireNodeKind::Shared { space: *space, id: id.get() },
         };
         WireNode {
             id: node.id.get(),
@@ -60,6 +68,7 @@ impl WireNode {
             WireNodeKind::Memory { legs } => {
                 NodeKind::Memory { legs: legs.into_iter().map(|leg| engine_leg(&leg)).collect() }
             }
+            WireNodeKind::Shared { space, id } => NodeKind::Shared { space, id: Id::from(id) },
         };
         let tracked_parents = self.tracked_parents.into_iter().map(Id::from).collect();
         Node::from_parts(Id::from(self.id), kind, self.alive, self.content, tracked_parents)

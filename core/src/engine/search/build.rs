@@ -140,7 +140,11 @@ pub(super) fn index_records(
                     index.vectors.set(id, &numbers);
                 }
             }
-            Body::Recall { .. } | Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => {}
+            Body::Recall { .. }
+            | Body::Commit { .. }
+            | Body::Seal { .. }
+            | Body::Member { .. }
+            | Body::Shared { .. } => {}
         }
         Ok(())
     })?;

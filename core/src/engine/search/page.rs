@@ -117,6 +117,8 @@ impl<S: Storage> AgentEngine<S> {
         let kind = match node.kind {
             NodeKind::Lot { label } => FoundKind::Lot { label },
             NodeKind::Memory { .. } => FoundKind::Memory { tracked_parents },
+            // A shared node has no content, so no search finds it (nor gets this far).
+            NodeKind::Shared { .. } => return Ok(None),
         };
         Ok(Some(Found::new(hit.id, hit.score, kind, content, trust, has_vector)))
     }

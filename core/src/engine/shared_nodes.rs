@@ -1,0 +1,139 @@
+//! Shared nodes: the nodes of an agent that stand for lots and memories of a space, so that its
+//! own memories can name them as parents. A space's recall reaches the agent through them: each
+//! one whose node the space recalled is recalled in the agent too, with the same mode and
+//! removal, and what the agent built on it goes as it would inside one log.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::vec::Vec;
+
+use super::append::Entry;
+use super::space_ledger::SpaceLedger;
+use super::AgentEngine;
+use crate::error::Error;
+use crate::error_facts::InternalRule;
+use crate::id::{Id, Mode, Removal};
+use crate::storage::Storage;
+
+/// Which shared node stands for which node of which space, both ways.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SharedNodes {
+    /// `(space, node in the space, shared node)`, so one space's are one range.
+    by_space: BTreeSet<(u64, u64, u64)>,
+    /// Shared node to `(space, node in the space)`.
+    by_id: BTreeMap<u64, (u64, u64)>,
+}
+
+impl SharedNodes {
+    /// Notes that shared node `id` stands for node `space_id` of space `space`.
+    pub(crate) fn note(&mut self, space: u64, space_id: u64, id: u64) {
+        self.by_space.insert((space, space_id, id));
+        self.by_id.insert(id, (space, space_id));
+    }
+
+    /// The space and the node in it that shared node `id` stands for.
+    pub(crate) fn of(&self, id: u64) -> Option<(u64, u64)> {
+        self.by_id.get(&id).copied()
+    }
+
+    /// Whether the agent holds no shared node.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// The spaces the shared nodes stand in, ascending, each once.
+    pub(crate) fn spaces(&self) -> Vec<u64> {
+        let mut spaces: Vec<u64> = self.by_space.iter().map(|(space, _, _)| *space).collect();
+        spaces.dedup();
+        spaces
+    }
+
+    /// The `(node in the space, shared node)` pairs of space `space`.
+    fn of_space(&self, space: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.by_space.range((space, 0, 0)..=(space, u64::MAX, u64::MAX)).map(|(_, space_id, id)| (*space_id, *id))
+    }
+}
+
+impl<S: Storage> AgentEngine<S> {
+    /// The shared node standing for node `space_id` of space `space`, written now unless an
+    /// alive one stands for it already. The caller has checked that the agent may read the
+    /// space and that the node is alive there.
+    pub(crate) fn shared_node(&mut self, space: u64, space_id: u64) -> Result<Id, Error> {
+        self.check_writable()?;
+        if self.space.is_some() {
+            return Err(Error::Internal { what: InternalRule::SharedNodesOnlyInAnAgent });
+        }
+        let alive = self.shared.of_space(space).find(|(node, id)| *node == space_id && self.graph.is_alive(*id));
+        if let Some((_, id)) = alive {
+            return Ok(Id::from(id));
+        }
+        self.validate_room(1)?;
+        let ids = self.write_entries(&[Entry::Shared { space, space_id }])?;
+        ids.first().copied().ok_or(Error::Internal { what: InternalRule::WrittenEntryHasId })
+    }
+
+    /// The space and the node in it that `id` stands for, if it is a shared node.
+    #[must_use]
+    pub fn shared_node_of(&self, id: Id) -> Option<(u64, Id)> {
+        self.shared.of(id.get()).map(|(space, space_id)| (space, Id::from(space_id)))
+    }
+
+    /// The spaces this agent's shared nodes stand in, ascending.
+    #[must_use]
+    pub fn spaces_shared_from(&self) -> Vec<u64> {
+        self.shared.spaces()
+    }
+
+    /// What a Fair or Strict recall of the nodes `space_ids` of space `space` would remove
+    /// from this agent: the memories built on the shared nodes that stand for them. Writes
+    /// nothing.
+    pub(crate) fn preview_shared_recall(&self, space: u64, space_ids: &[u64], mode: Mode) -> Result<Vec<Id>, Error> {
+        self.check_readable()?;
+        let mut wanted = space_ids.to_vec();
+        wanted.sort_unstable();
+        let ids: Vec<u64> = self
+            .shared
+            .of_space(space)
+            .filter(|(space_id, id)| wanted.binary_search(space_id).is_ok() && self.graph.is_alive(*id))
+            .map(|(_, id)| id)
+            .collect();
+        let plan = self.graph.plan_recall_of_all(&ids, mode, Removal::Untrusted)?;
+        Ok(plan.removed.into_iter().map(Id::from).collect())
+    }
+
+    /// Applies to this agent every recall of space `space` (whose ledger is `ledger`) that it
+    /// has not applied yet: each shared node whose node the space recalled is recalled, with
+    /// the widest mode and removal the space used on it, in one durable write. Returns the
+    /// memories of the agent that died, ascending. Applying it again changes nothing.
+    pub(crate) fn apply_space_recalls(&mut self, space: u64, ledger: &SpaceLedger) -> Result<Vec<Id>, Error> {
+        self.check_writable()?;
+        let mut groups: [Vec<u64>; 4] = Default::default();
+        for (space_id, id) in self.shared.of_space(space) {
+            let Some(how) = ledger.how_recalled(space_id) else { continue };
+            // A Fair and Untrusted recall of a node already dead changes nothing: its closure
+            // was taken when it died. Strict, and Erase, may still reach further.
+            let may_change = self.graph.is_alive(id) || how.mode == Mode::Strict || how.removal == Removal::Erase;
+            let group = GROUPS.iter().position(|(mode, removal)| (*mode, *removal) == (how.mode, how.removal));
+            if let (true, Some(group)) = (may_change, group.and_then(|group| groups.get_mut(group))) {
+                group.push(id);
+            }
+        }
+        let mut removed = Vec::new();
+        for ((mode, removal), ids) in GROUPS.iter().zip(&groups) {
+            if !ids.is_empty() {
+                removed.extend(self.recall_all(ids, *mode, *removal)?);
+            }
+        }
+        removed.sort_unstable();
+        removed.dedup();
+        Ok(removed)
+    }
+}
+
+/// The recalls of one application, in the order they are written: the narrower first, so a
+/// wider one finds what the narrower already removed.
+const GROUPS: [(Mode, Removal); 4] = [
+    (Mode::Fair, Removal::Untrusted),
+    (Mode::Strict, Removal::Untrusted),
+    (Mode::Fair, Removal::Erase),
+    (Mode::Strict, Removal::Erase),
+];
