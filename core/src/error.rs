@@ -321,6 +321,8 @@ pub enum LocalOperation {
     VerifyWithoutToken,
     /// Replicating the store to an object store.
     Replication,
+    /// Spaces shared between agents (served spaces are not offered yet).
+    Spaces,
 }
 
 impl fmt::Display for LocalOperation {
@@ -332,6 +334,7 @@ impl fmt::Display for LocalOperation {
             LocalOperation::HeapFigures => "the RAM figures of an agent",
             LocalOperation::VerifyWithoutToken => "checking an agent without its token",
             LocalOperation::Replication => "replication to an object store",
+            LocalOperation::Spaces => "spaces shared between agents",
         })
     }
 }

@@ -313,6 +313,16 @@ impl<S: Storage + Clone> StoreEngine<S> {
         Ok(space)
     }
 
+    /// The number of the space named `name`.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace` when no space has that name.
+    pub fn space_number(&self, name: &str) -> Result<u64, Error> {
+        let entry = self.spaces().find(|entry| entry.name == name);
+        entry.map(|entry| entry.number).ok_or_else(|| Error::UnknownSpace { name: String::from(name) })
+    }
+
     /// The agent named `name`, as one a space's role may be granted to.
     ///
     /// # Errors

@@ -61,6 +61,7 @@ mod served_store;
 #[cfg(feature = "server")]
 pub mod server;
 mod shared;
+mod space;
 mod store;
 mod uring;
 mod user;
@@ -72,9 +73,9 @@ pub use builder::StoreBuilder;
 pub use cheesedb_core::{
     conceal_token_digits, limits, CorruptReason, Error, ErrorSource, FenceReason, Fingerprint, Found, FoundKind, Hit,
     Id, InternalRule, LeftBehind, Leg, Limit, LocalOperation, MessageProblem, Mode, NameKind, NameProblem, Node,
-    NodeKind, Options, Ranking, ReadSet, Removal, Report, SearchPage, SearchQuery, SocketProblem, StagedBatch, Storage,
-    StorageBackend, StorageError, StorageErrorKind, StorageFile, StorageOperation, Token, TrustLevel, TrustRules,
-    UnknownTrustLevel, VectorProblem, READ_SET_MAX_IDS,
+    NodeKind, Options, Ranking, ReadSet, Removal, Report, Role, SearchPage, SearchQuery, SocketProblem, StagedBatch,
+    Storage, StorageBackend, StorageError, StorageErrorKind, StorageFile, StorageOperation, Token, TrustLevel,
+    TrustRules, UnknownTrustLevel, VectorProblem, READ_SET_MAX_IDS,
 };
 #[allow(deprecated)]
 pub use client::{Client, ClientAgent, ClientBatch};
@@ -84,6 +85,7 @@ pub use lock::LOCK_FILE;
 pub use protocol::SOCKET_FILE;
 pub use read_tracking::ReadTracking;
 pub use shared::SharedStorage;
+pub use space::{Space, SpaceRecall};
 pub use store::Store;
 
 #[cfg(test)]

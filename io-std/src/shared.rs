@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use cheesedb_core::{Error, Storage, StoreEngine};
+use cheesedb_core::{Error, SpaceEngine, Storage, StoreEngine};
 
 use crate::group::GroupedEngine;
 use crate::lock::FolderLock;
@@ -21,12 +21,18 @@ pub(crate) type SharedEngine<S> = Arc<GroupedEngine<S>>;
 /// The engines of a store's open agents, by agent number.
 type OpenAgents<S> = HashMap<u64, Weak<GroupedEngine<S>>>;
 
+/// The engine of one open space, shared by every handle of it.
+pub(crate) type SharedSpace<S> = Arc<Mutex<SpaceEngine<S>>>;
+
 pub(crate) struct StoreShared<S: SharedStorage> {
     /// Reached through [`StoreShared::catalog`], which checks the process first.
     catalog: Mutex<StoreEngine<S>>,
     /// One engine per agent, however many handles are open, so two handles never write the
     /// same log independently. Reached through [`StoreShared::open_agents`].
     open_agents: Mutex<OpenAgents<S>>,
+    /// One engine per space, as for agents. Locks are taken in one order: the catalog, the
+    /// open agents, the open spaces, a space's engine, then an agent's engine.
+    open_spaces: Mutex<HashMap<u64, Weak<Mutex<SpaceEngine<S>>>>>,
     pub(crate) _lock: Option<FolderLock>,
     /// Present for a read-only store: set once its storage refused a change, so a failure that
     /// follows is reported as a repair the read-only open cannot make.
@@ -45,6 +51,7 @@ impl<S: SharedStorage> StoreShared<S> {
         StoreShared {
             catalog: Mutex::new(catalog),
             open_agents: Mutex::new(HashMap::new()),
+            open_spaces: Mutex::new(HashMap::new()),
             _lock: lock,
             read_only,
             process: OpeningProcess::current(),
@@ -67,6 +74,23 @@ impl<S: SharedStorage> StoreShared<S> {
     pub(crate) fn open_agents(&self) -> Result<MutexGuard<'_, OpenAgents<S>>, Error> {
         self.check_process()?;
         lock(&self.open_agents)
+    }
+
+    /// The engine of space `number`: the one already open, or the one `open` opens.
+    pub(crate) fn space_engine(
+        &self,
+        number: u64,
+        open: impl FnOnce() -> Result<SpaceEngine<S>, Error>,
+    ) -> Result<SharedSpace<S>, Error> {
+        self.check_process()?;
+        let mut open_spaces = lock(&self.open_spaces)?;
+        if let Some(engine) = open_spaces.get(&number).and_then(Weak::upgrade) {
+            return Ok(engine);
+        }
+        let engine = Arc::new(Mutex::new(open()?));
+        open_spaces.retain(|_, engine| engine.strong_count() > 0);
+        open_spaces.insert(number, Arc::downgrade(&engine));
+        Ok(engine)
     }
 
     /// Refuses a write up front when the store is read-only (or this is a forked process).

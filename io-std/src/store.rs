@@ -5,7 +5,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
-use cheesedb_core::{Error, Fingerprint, LeftBehind, LocalOperation, Options, StoreEngine, Token, TrustRules};
+use cheesedb_core::{
+    AgentKey, Error, Fingerprint, LeftBehind, LocalOperation, Options, StoreEngine, Token, TrustRules,
+};
 
 use crate::agent::{Agent, LocalAgent};
 use crate::files::FileStorage;
@@ -15,6 +17,7 @@ use crate::mutex::lock;
 use crate::search::build_search_index_on_threads;
 use crate::served_store::ServedStore;
 use crate::shared::{SharedEngine, SharedStorage, StoreShared};
+use crate::space::{apply_space_recalls, Space};
 
 /// Tells a failed open of a read-only store, whose storage refused a change, for what it is: a
 /// repair that only a read-write open can make.
@@ -250,25 +253,29 @@ impl<S: SharedStorage> Store<S> {
             StoreReach::Local { shared, trust_rules } => (shared, trust_rules),
             StoreReach::Served(served) => return served.open_agent(token).map(Agent::served),
         };
-        let engine = Store::open_engine(shared, token)?;
-        Ok(Agent::local(LocalAgent::new(engine, shared.clone(), trust_rules.clone())))
+        let (engine, key) = Store::open_engine(shared, token)?;
+        Ok(Agent::local(LocalAgent::new(engine, key, shared.clone(), trust_rules.clone())))
     }
 
-    /// The engine of the agent `token` opens: the one already open, or a new one.
-    fn open_engine(shared: &StoreShared<S>, token: &Token) -> Result<SharedEngine<S>, Error> {
+    /// The engine of the agent `token` opens (the one already open, or a new one), and its key.
+    /// A new one first applies the recalls of the spaces it built on that it has not applied
+    /// yet, so it never answers with what depends on a recalled shared node.
+    fn open_engine(shared: &StoreShared<S>, token: &Token) -> Result<(SharedEngine<S>, AgentKey), Error> {
         let catalog = shared.catalog()?;
         let key = catalog.authenticate(token)?;
         let number = key.number();
         let mut open_agents = shared.open_agents()?;
         if let Some(engine) = open_agents.get(&number).and_then(Weak::upgrade) {
-            return Ok(engine);
+            return Ok((engine, key));
         }
         let mut opened = catalog.open_agent(key).map_err(|error| explain_refusal(&shared.read_only, error))?;
+        apply_space_recalls(shared, &catalog, &mut opened)
+            .map_err(|error| explain_refusal(&shared.read_only, error))?;
         opened.build_search_index_with(build_search_index_on_threads);
         let engine: SharedEngine<S> = Arc::new(GroupedEngine::new(opened));
         open_agents.retain(|_, engine| engine.strong_count() > 0);
         open_agents.insert(number, Arc::downgrade(&engine));
-        Ok(engine)
+        Ok((engine, key))
     }
 
     /// Checks the files of the agent named `name` without its token: checksums, digests, the
@@ -407,6 +414,31 @@ impl<S: SharedStorage> Store<S> {
             StoreReach::Local { shared, .. } => Ok(shared.catalog()?.agent_names()),
             StoreReach::Served(served) => served.client().agent_names(),
         }
+    }
+
+    /// Creates the space named `name`, whose first member and admin is `first_admin`, an agent
+    /// of this store, and returns that agent's handle to it. Space names follow agent names and
+    /// may not hold `:` or `,`.
+    ///
+    /// # Errors
+    ///
+    /// `Error::InvalidName`, `Error::LimitExceeded`, `Error::SpaceExists`, `Error::Io` (see
+    /// the core's `StoreEngine::create_space`); `Error::UnknownToken` when `first_admin` is an
+    /// agent of another store; `Error::NeedsLocalStore` through a server.
+    pub fn create_space(&self, name: &str, first_admin: &Agent<S>) -> Result<Space<S>, Error> {
+        let shared = self.local(LocalOperation::Spaces)?;
+        let admin = first_admin.local_of(shared)?;
+        Space::created(shared, admin.key, admin.engine(), name)
+    }
+
+    /// The names of the spaces, in the order they were created.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Internal` when a thread panicked holding the store; `Error::NeedsLocalStore`
+    /// through a server.
+    pub fn space_names(&self) -> Result<Vec<String>, Error> {
+        Ok(self.local(LocalOperation::Spaces)?.catalog()?.space_names())
     }
 }
 

@@ -35,6 +35,7 @@ mod search_page;
 mod semantics;
 mod silent_edit;
 mod snapshots;
+mod spaces;
 mod staged_batch;
 mod tokens;
 mod trust;

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use cheesedb_core::{
-    AgentEngine, Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, SearchPage, SearchQuery,
-    StagedBatch, TrustLevel, TrustRules,
+    AgentEngine, AgentKey, Error, Fingerprint, Hit, Id, Leg, Mode, Node, ReadSet, Removal, Report, SearchPage,
+    SearchQuery, StagedBatch, TrustLevel, TrustRules,
 };
 
 use super::session::{LocalSession, OpenStaged};
@@ -16,6 +16,8 @@ use crate::verify::verify_on_threads;
 /// An agent's engine as one open of it reaches it.
 pub(crate) struct LocalAgent<S: SharedStorage> {
     engine: SharedEngine<S>,
+    /// The proof its token was checked, which its spaces ask for.
+    pub(crate) key: AgentKey,
     pub(crate) store: Arc<StoreShared<S>>,
     session: Arc<LocalSession>,
     trust_rules: Arc<TrustRules>,
@@ -25,6 +27,7 @@ impl<S: SharedStorage> Clone for LocalAgent<S> {
     fn clone(&self) -> LocalAgent<S> {
         LocalAgent {
             engine: self.engine.clone(),
+            key: self.key,
             store: self.store.clone(),
             session: self.session.clone(),
             trust_rules: self.trust_rules.clone(),
@@ -47,11 +50,12 @@ impl<S: SharedStorage> LocalAgent<S> {
     /// A new open of `engine`, its trust judged by `trust_rules`.
     pub(crate) fn new(
         engine: SharedEngine<S>,
+        key: AgentKey,
         store: Arc<StoreShared<S>>,
         trust_rules: Arc<TrustRules>,
     ) -> LocalAgent<S> {
         let session = Arc::new(LocalSession::new(engine.gate.clone(), store.process.clone()));
-        LocalAgent { engine, store, session, trust_rules }
+        LocalAgent { engine, key, store, session, trust_rules }
     }
 
     /// Runs `action` on the engine, in the process that opened the store only.
@@ -65,6 +69,15 @@ impl<S: SharedStorage> LocalAgent<S> {
     fn write<T>(&self, write: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
         self.store.check_writable()?;
         self.engine.gate.write(write)
+    }
+
+    /// The engine, as a space handle keeps it to write the agent's shared nodes.
+    pub(crate) fn engine(&self) -> SharedEngine<S> {
+        self.engine.clone()
+    }
+
+    pub(crate) fn space(&self, name: &str) -> Result<crate::Space<S>, Error> {
+        crate::Space::open(&self.store, self.key, self.engine(), name)
     }
 
     pub(crate) fn check_same_process(&self) -> Result<(), Error> {

@@ -15,7 +15,8 @@ pub(crate) use served::ServedAgent;
 
 use crate::batch::Batch;
 use crate::files::FileStorage;
-use crate::shared::SharedStorage;
+use crate::shared::{SharedStorage, StoreShared};
+use std::sync::Arc;
 
 /// A handle to one agent, reached only through its token. Nothing in it names another agent.
 ///
@@ -193,6 +194,29 @@ impl<S: SharedStorage> Agent<S> {
     /// rules only.
     pub fn trust_under(&self, id: Id, rules: &TrustRules) -> Result<TrustLevel, Error> {
         self.in_process(LocalOperation::TrustUnderGivenRules)?.trust_under(id, rules)
+    }
+
+    /// This agent's handle to the space named `name`, if it holds a role in it now: a
+    /// non-member, a revoked member and a wrong name get the same `Error::UnknownSpace`. Every
+    /// call of the handle is bounded by the agent's role at that moment.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`; `Error::Corrupt` or `Error::Io` when the space's log cannot be
+    /// read; `Error::NeedsLocalStore` through a server (served spaces are not offered yet).
+    pub fn space(&self, name: &str) -> Result<crate::Space<S>, Error> {
+        self.in_process(LocalOperation::Spaces)?.space(name)
+    }
+
+    /// The agent in this process, which must be of the store `store` (a key is a number in one
+    /// catalog only).
+    pub(crate) fn local_of(&self, store: &Arc<StoreShared<S>>) -> Result<&LocalAgent<S>, Error> {
+        let agent = self.in_process(LocalOperation::Spaces)?;
+        if Arc::ptr_eq(&agent.store, store) {
+            Ok(agent)
+        } else {
+            Err(Error::UnknownToken)
+        }
     }
 
     /// Recalls `id` and what depended on it (see `Mode`); returns the memories removed because

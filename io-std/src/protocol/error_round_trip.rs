@@ -279,7 +279,7 @@ fn declaration_fingerprint(source: &str, name: &str) -> u64 {
 /// the server's error for bytes that are not a message.
 const ENCODED_ENUMS: &[(&str, &str, usize, u64)] = &[
     ("error.rs", "Error", 46, 0x07ee_4db2_f179_40e7),
-    ("error.rs", "LocalOperation", 6, 0xc188_cfce_8b6d_45c3),
+    ("error.rs", "LocalOperation", 7, 0x514b_96b5_3de6_ba50),
     ("error.rs", "SocketProblem", 2, 0x8172_ada1_80a7_8c70),
     ("error.rs", "VectorProblem", 4, 0x9ad4_58b4_3fb2_9737),
     ("corrupt_reason.rs", "CorruptReason", 152, 0xcfca_c6bf_729d_ea7d),

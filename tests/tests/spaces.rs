@@ -1,0 +1,132 @@
+//! Spaces through the library: a member's handle bounded by its role, shared parents in the
+//! members' own memories, and a recall in the space that reaches every member before it returns
+//! (or, for a closed encrypted member, before its first answer).
+
+use cheesedb::{Error, Leg, Mode, NodeKind, Removal, Role, Store};
+use cheesedb_tests::files_containing;
+
+const POISON: &[u8] = b"poison-71c2-the-deploy-key-is-in-the-wiki";
+const BOB_DERIVED: &[u8] = b"bob-derived-0a9d-fetch-the-key-from-the-wiki";
+const CAROL_DERIVED: &[u8] = b"carol-derived-5e13-the-wiki-holds-secrets";
+const DAVE_DERIVED: &[u8] = b"dave-derived-93bb-rotate-the-wiki-key";
+const BOB_OWN: &[u8] = b"bob-own-2277-standup-is-at-ten";
+
+#[test]
+fn an_erase_in_a_space_takes_every_member_s_derived_text_off_the_disk() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = Store::open(folder.path()).unwrap();
+    let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
+    let bob = store.open_agent(&store.create_agent("bob").unwrap()).unwrap();
+    let carol_token = store.create_agent("carol").unwrap();
+    let dave_token = store.create_encrypted_agent("dave").unwrap();
+    let team = store.create_space("team", &alice).unwrap();
+    for (member, role) in [("bob", Role::Read), ("carol", Role::Write), ("dave", Role::Read)] {
+        team.grant(member, role).unwrap();
+    }
+    let poisoned = team.add_lot("web", POISON).unwrap();
+    assert_eq!(team.author_of(poisoned), Ok(String::from("alice")));
+
+    // Bob stays open; Carol and Dave build on the lot and close.
+    let bob_team = bob.space("team").unwrap();
+    let shared = bob_team.share(poisoned).unwrap();
+    let own = bob.add_lot("notes", BOB_OWN).unwrap();
+    let bob_derived = bob.remember(BOB_DERIVED, &[Leg::from([shared])]).unwrap();
+    let bob_either = bob.remember(b"either", &[Leg::from([shared]), Leg::from([own])]).unwrap();
+    assert!(matches!(bob.get(shared).unwrap().kind, NodeKind::Shared { id, .. } if id == poisoned));
+    let carol_derived = {
+        let carol = store.open_agent(&carol_token).unwrap();
+        let shared = carol.space("team").unwrap().share(poisoned).unwrap();
+        let id = carol.remember(CAROL_DERIVED, &[Leg::from([shared])]).unwrap();
+        carol.close().unwrap();
+        id
+    };
+    let dave_derived = {
+        let dave = store.open_agent(&dave_token).unwrap();
+        let shared = dave.space("team").unwrap().share(poisoned).unwrap();
+        let id = dave.remember(DAVE_DERIVED, &[Leg::from([shared])]).unwrap();
+        dave.close().unwrap();
+        id
+    };
+    drop(bob_team);
+
+    let preview = team.preview_recall(poisoned, Mode::Fair).unwrap();
+    assert_eq!(
+        preview.in_members,
+        vec![(String::from("bob"), vec![bob_derived]), (String::from("carol"), vec![carol_derived])],
+        "a closed encrypted member cannot be looked into without its token"
+    );
+    let reached = team.recall(poisoned, Mode::Fair, Removal::Erase).unwrap();
+    assert_eq!(reached.in_space, Vec::new());
+    assert_eq!(reached.in_members, preview.in_members);
+    for text in [POISON, BOB_DERIVED, CAROL_DERIVED] {
+        assert_eq!(files_containing(folder.path(), text), Vec::<std::path::PathBuf>::new());
+    }
+    assert!(!bob.get(bob_derived).unwrap().is_alive());
+    assert!(bob.get(bob_either).unwrap().is_alive(), "Fair: its own leg holds");
+    assert_eq!(files_containing(folder.path(), BOB_OWN).len(), 1);
+
+    // Dave's text was sealed, and his open applies the recall before it answers.
+    let dave = store.open_agent(&dave_token).unwrap();
+    let node = dave.get(dave_derived).unwrap();
+    assert!(!node.is_alive());
+    assert_eq!(node.content(), None);
+    assert_eq!(dave.memories().unwrap(), Vec::new());
+    let carol = store.open_agent(&carol_token).unwrap();
+    assert!(!carol.get(carol_derived).unwrap().is_alive());
+}
+
+#[test]
+fn a_non_member_a_revoked_member_and_a_wrong_name_get_one_answer() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = Store::open(folder.path()).unwrap();
+    let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
+    let bob = store.open_agent(&store.create_agent("bob").unwrap()).unwrap();
+    let carol = store.open_agent(&store.create_agent("carol").unwrap()).unwrap();
+    let team = store.create_space("team", &alice).unwrap();
+    team.grant("carol", Role::Write).unwrap();
+    let carol_team = carol.space("team").unwrap();
+    let lot = carol_team.add_lot("web", b"shared").unwrap();
+    team.revoke("carol").unwrap();
+    let unknown = |name: &str| Error::UnknownSpace { name: name.into() };
+    assert_eq!(bob.space("team").map(|_| ()), Err(unknown("team")));
+    assert_eq!(carol.space("team").map(|_| ()), Err(unknown("team")));
+    assert_eq!(alice.space("other").map(|_| ()), Err(unknown("other")));
+    assert_eq!(carol_team.get(lot).map(|_| ()), Err(unknown("team")), "an open handle loses the role too");
+    assert_eq!(carol_team.share(lot).map(|_| ()), Err(unknown("team")));
+    assert_eq!(team.written_by("carol"), Ok(vec![lot]));
+    assert_eq!(team.members(), Ok(vec![(String::from("alice"), Role::Admin)]));
+    assert_eq!(store.space_names(), Ok(vec![String::from("team")]));
+
+    // A handle of another store never acts here, whatever its number.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = Store::open(elsewhere.path()).unwrap();
+    let stranger = other.open_agent(&other.create_agent("mallory").unwrap()).unwrap();
+    assert_eq!(store.create_space("mine", &stranger).map(|_| ()), Err(Error::UnknownToken));
+}
+
+#[test]
+fn a_revoked_member_is_still_reached_and_its_reopen_keeps_the_recall() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = Store::open(folder.path()).unwrap();
+    let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
+    let bob_token = store.create_agent("bob").unwrap();
+    let team = store.create_space("team", &alice).unwrap();
+    team.grant("bob", Role::Read).unwrap();
+    let lot = team.add_lot("web", b"a source").unwrap();
+    let memory = team.remember(b"a shared conclusion", &[Leg::from([lot])]).unwrap();
+    let bob = store.open_agent(&bob_token).unwrap();
+    let derived = bob.remember(b"bob's conclusion", &[Leg::from([bob.space("team").unwrap().share(memory).unwrap()])]);
+    let derived = derived.unwrap();
+    team.revoke("bob").unwrap();
+    let reached = team.recall(lot, Mode::Strict, Removal::Untrusted).unwrap();
+    assert_eq!(reached.in_space, vec![memory]);
+    assert_eq!(reached.in_members, vec![(String::from("bob"), vec![derived])]);
+    bob.close().unwrap();
+    drop(team);
+    drop(alice);
+    drop(store);
+    let store = Store::open(folder.path()).unwrap();
+    let bob = store.open_agent(&bob_token).unwrap();
+    assert!(!bob.get(derived).unwrap().is_alive());
+    assert!(bob.verify().is_ok());
+}
