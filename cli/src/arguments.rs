@@ -50,6 +50,10 @@ pub enum Command {
     #[command(subcommand)]
     Agent(AgentCommand),
 
+    /// Share memory between agents: spaces with members and roles (read, write, admin)
+    #[command(subcommand)]
+    Space(SpaceCommand),
+
     /// Add a lot: a source the agent learned from (a message, a page, a tool result)
     #[command(after_help = "Examples:
   cheesedb lot alice weather_tool \"Pune: rain\"
@@ -265,6 +269,56 @@ Example:
     },
 }
 
+/// `cheesedb space ...`: the acting agent comes first, as everywhere.
+#[derive(Debug, Subcommand)]
+pub enum SpaceCommand {
+    /// Create a space, with ADMIN as its first member and admin
+    #[command(after_help = "Members read, write or administer the space with --space on lot, remember, get,
+list, recall and verify. A private memory builds on a space's node with a leg naming the space
+before the id (--leg team:3); a recall in the space removes what every member built on it.
+
+Example:
+  cheesedb space create team alice")]
+    Create {
+        /// The space's name (as an agent's, without `:` or `,`)
+        space: String,
+        /// The agent that becomes its first admin (its name or token)
+        admin: String,
+    },
+    /// Give MEMBER the role ROLE (read, write or admin) in SPACE; ADMIN must be its admin
+    #[command(after_help = "Example:
+  cheesedb space grant alice team bob write")]
+    Grant {
+        /// The admin acting (its name or token)
+        admin: String,
+        /// The space
+        space: String,
+        /// The agent given the role
+        member: String,
+        /// read, write or admin
+        role: String,
+    },
+    /// Take every role from MEMBER in SPACE; what it wrote stays, and later recalls still reach it
+    #[command(after_help = "Example:
+  cheesedb space revoke alice team bob")]
+    Revoke {
+        /// The admin acting (its name or token)
+        admin: String,
+        /// The space
+        space: String,
+        /// The agent whose role goes
+        member: String,
+    },
+    /// List the spaces with their members and roles, or only the spaces of AGENT
+    #[command(after_help = "Examples:
+  cheesedb space list
+  cheesedb space list bob")]
+    List {
+        /// Only the spaces this agent (by name) holds a role in
+        agent: Option<String>,
+    },
+}
+
 /// Where a text argument comes from: the command line, a file, or standard input.
 #[derive(Debug, Args)]
 pub struct TextSource {
@@ -282,6 +336,9 @@ pub struct TextSource {
 pub struct LotArguments {
     /// The agent's name (or its token)
     pub agent: String,
+    /// Act in this space, as the agent (a member) may
+    #[arg(long, value_name = "SPACE")]
+    pub space: Option<String>,
     /// What kind of source it is, e.g. user_message, web_page, weather_tool
     pub label: String,
     /// The source's content
@@ -294,10 +351,14 @@ pub struct LotArguments {
 pub struct RememberArguments {
     /// The agent's name (or its token)
     pub agent: String,
+    /// Act in this space, as the agent (a member) may
+    #[arg(long, value_name = "SPACE")]
+    pub space: Option<String>,
     /// The memory's content
     #[command(flatten)]
     pub content: TextSource,
-    /// One leg: comma-separated ids that must all stay alive; repeat for more legs
+    /// One leg: comma-separated ids that must all stay alive (SPACE:ID for a space's node);
+    /// repeat for more legs
     #[arg(long = "leg", value_name = "IDS")]
     pub legs: Vec<String>,
 }
@@ -307,6 +368,9 @@ pub struct RememberArguments {
 pub struct RecallArguments {
     /// The agent's name (or its token)
     pub agent: String,
+    /// Act in this space, as the agent (a member) may
+    #[arg(long, value_name = "SPACE")]
+    pub space: Option<String>,
     /// The lot or memory to recall
     pub id: u64,
     /// Remove every memory with the id anywhere in its history, even one backed elsewhere too
@@ -325,6 +389,9 @@ pub struct RecallArguments {
 pub struct AgentAndId {
     /// The agent's name (or its token)
     pub agent: String,
+    /// Act in this space, as the agent (a member) may
+    #[arg(long, value_name = "SPACE")]
+    pub space: Option<String>,
     /// The lot or memory
     pub id: u64,
 }
@@ -479,6 +546,9 @@ pub struct SearchArguments {
 pub struct ListArguments {
     /// The agent's name (or its token)
     pub agent: String,
+    /// Act in this space, as the agent (a member) may
+    #[arg(long, value_name = "SPACE")]
+    pub space: Option<String>,
     /// Leave out lots and memories of low trust (see trust.toml)
     #[arg(long)]
     pub exclude_low_trust: bool,
@@ -500,6 +570,9 @@ pub struct FindArguments {
 pub struct VerifyArguments {
     /// The agent's name (or its token)
     pub agent: String,
+    /// Act in this space, as the agent (a member) may
+    #[arg(long, value_name = "SPACE")]
+    pub space: Option<String>,
     /// A fingerprint kept earlier: fail unless the history still passes through it
     #[arg(long, value_name = "FINGERPRINT")]
     pub expect: Option<String>,

@@ -44,4 +44,5 @@ mod serve_staged_batch;
 mod serve_started_while_waiting;
 mod serve_stop;
 mod serve_tokens;
+mod spaces;
 mod trust;

@@ -85,7 +85,7 @@ pub use lock::LOCK_FILE;
 pub use protocol::SOCKET_FILE;
 pub use read_tracking::ReadTracking;
 pub use shared::SharedStorage;
-pub use space::{Space, SpaceRecall};
+pub use space::{Space, SpaceMembers, SpaceRecall};
 pub use store::Store;
 
 #[cfg(test)]

@@ -23,6 +23,15 @@ pub struct SpaceRecall {
     pub in_members: Vec<(String, Vec<Id>)>,
 }
 
+/// A space and the agents holding a role in it now, as [`crate::Store::spaces`] lists them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpaceMembers {
+    /// The space's name.
+    pub name: String,
+    /// Each agent holding a role, by name, with it, in the order first granted one.
+    pub members: Vec<(String, Role)>,
+}
+
 /// One member's handle to a space. Cheap to clone; clones share the space's engine.
 pub struct Space<S: SharedStorage = FileStorage> {
     name: String,
@@ -138,7 +147,9 @@ impl<S: SharedStorage> Space<S> {
     /// `Error::DeadParent` when it was recalled; the errors of the member's write.
     pub fn share(&self, id: Id) -> Result<Id, Error> {
         self.store.check_writable()?;
-        self.with(|space, _| space.share_with(&mut *lock(&self.member.engine)?, id))
+        // A new node takes the member's next id: it waits, as every write does, while a
+        // staged batch holds the member.
+        self.member.gate.write(|| self.with(|space, _| space.share_with(&mut *lock(&self.member.engine)?, id)))
     }
 
     /// Recalls `id` in the space, with what depends on it there and in every member's memory
@@ -195,6 +206,16 @@ impl<S: SharedStorage> Space<S> {
     /// `Error::UnknownSpace`, and those of [`crate::Agent::get`].
     pub fn get(&self, id: Id) -> Result<Node, Error> {
         self.with(|space, key| space.get(key, id))
+    }
+
+    /// A lot or memory of the space with the text a recall without Erase left in the files, as
+    /// [`crate::Agent::audit`] gives it. Needs read.
+    ///
+    /// # Errors
+    ///
+    /// As [`Space::get`].
+    pub fn audit(&self, id: Id) -> Result<Node, Error> {
+        self.with(|space, key| space.audit(key, id))
     }
 
     /// The name of the member that wrote lot or memory `id` (a deleted agent's number, as

@@ -17,7 +17,7 @@ use crate::mutex::lock;
 use crate::search::build_search_index_on_threads;
 use crate::served_store::ServedStore;
 use crate::shared::{SharedEngine, SharedStorage, StoreShared};
-use crate::space::{apply_space_recalls, Space};
+use crate::space::{apply_space_recalls, Space, SpaceMembers};
 
 /// Tells a failed open of a read-only store, whose storage refused a change, for what it is: a
 /// repair that only a read-write open can make.
@@ -429,6 +429,27 @@ impl<S: SharedStorage> Store<S> {
         let shared = self.local(LocalOperation::Spaces)?;
         let admin = first_admin.local_of(shared)?;
         Space::created(shared, admin.key, admin.engine(), name)
+    }
+
+    /// Each space, in the order they were created, with the agents holding a role in it now
+    /// (by name) and their roles: the store's own listing, as [`Store::agent_names`] is.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Corrupt` or `Error::Io` when a space's log cannot be read; `Error::Internal`
+    /// when a thread panicked holding the store; `Error::NeedsLocalStore` through a server.
+    pub fn spaces(&self) -> Result<Vec<SpaceMembers>, Error> {
+        let shared = self.local(LocalOperation::Spaces)?;
+        let catalog = shared.catalog()?;
+        let mut spaces = Vec::new();
+        for name in catalog.space_names() {
+            let number = catalog.space_number(&name)?;
+            let engine = shared.space_engine(number, || catalog.open_space_to_apply_recalls(number))?;
+            let roles = lock(&engine)?.roles();
+            let members = roles.into_iter().filter_map(|(agent, role)| Some((catalog.agent_name(agent).ok()?, role)));
+            spaces.push(SpaceMembers { name, members: members.collect() });
+        }
+        Ok(spaces)
     }
 
     /// The names of the spaces, in the order they were created.

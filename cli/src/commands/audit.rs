@@ -13,6 +13,9 @@ use crate::session::open_agent;
 /// Prints the node as `get` does, with the content of a recalled node while it is still on disk
 /// (null once erased or compacted).
 pub fn run(arguments: AgentAndId, context: &Context) -> Result<(), Failure> {
+    if let Some(space) = &arguments.space {
+        return crate::commands::space::get(context, &arguments.agent, space, Id::from(arguments.id), true);
+    }
     let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let node = agent.audit(Id::from(arguments.id))?;
     context.printer.result(node_json(&node, LotWord::Lot), || describe(&node, "(erased, or removed by compaction)"))

@@ -15,6 +15,9 @@ use crate::session::open_agent;
 /// "content_encoding", "trust"}`,
 /// with `content` null for a recalled node.
 pub fn run(arguments: AgentAndId, context: &Context) -> Result<(), Failure> {
+    if let Some(space) = &arguments.space {
+        return crate::commands::space::get(context, &arguments.agent, space, Id::from(arguments.id), false);
+    }
     let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let node = agent.get(Id::from(arguments.id))?;
     let trust = agent.trust(node.id)?;

@@ -16,6 +16,9 @@ const PREVIEW_CHARACTERS_MAX: usize = 72;
 /// Prints `{"lots": [{"id", "label", "content", "trust"}], "memories": [{"id", "content", "legs",
 /// "sources", "trust", "tracked_parents"}]}`.
 pub fn run(arguments: ListArguments, context: &Context) -> Result<(), Failure> {
+    if let Some(space) = &arguments.space {
+        return crate::commands::space::list_nodes(context, &arguments.agent, space);
+    }
     let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let shown = Shown { agent: &agent, exclude_low_trust: arguments.exclude_low_trust };
     let (lots, lot_lines) = lots(&shown)?;

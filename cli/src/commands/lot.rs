@@ -11,6 +11,9 @@ use crate::output::escaped;
 pub fn run(arguments: LotArguments, context: &Context) -> Result<(), Failure> {
     // Read the content before taking the store's lock: standard input may take its time.
     let content = read_content(&arguments.content)?;
+    if let Some(space) = &arguments.space {
+        return crate::commands::space::add_lot(context, &arguments.agent, space, &arguments.label, &content);
+    }
     write_then_embed(
         context,
         &arguments.agent,

@@ -20,6 +20,7 @@ pub mod replicate;
 pub mod report;
 pub mod search;
 pub mod serve;
+pub mod space;
 pub mod text_input;
 pub mod verify;
 
@@ -45,6 +46,7 @@ pub struct Context {
 pub fn run(command: Command, context: &Context) -> Result<u8, Failure> {
     match command {
         Command::Agent(command) => agent::run(command, context).map(|()| EXIT_SUCCESS),
+        Command::Space(command) => space::run(command, context).map(|()| EXIT_SUCCESS),
         Command::Lot(arguments) => lot::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Remember(arguments) => remember::run(arguments, context).map(|()| EXIT_SUCCESS),
         Command::Recall(arguments) => recall::run(arguments, context).map(|()| EXIT_SUCCESS),

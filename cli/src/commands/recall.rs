@@ -12,10 +12,13 @@ use crate::session::open_agent;
 /// asks the same question the recall would, with the same mode and removal, so it gives the
 /// same answer or the same refusal.
 pub fn run(arguments: RecallArguments, context: &Context) -> Result<(), Failure> {
-    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let id = Id::from(arguments.id);
     let mode = if arguments.strict { Mode::Strict } else { Mode::Fair };
     let removal = if arguments.erase { Removal::Erase } else { Removal::Untrusted };
+    if let Some(space) = &arguments.space {
+        return crate::commands::space::recall(context, &arguments.agent, space, id, mode, removal, arguments.dry_run);
+    }
+    let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let repeated = !agent.get(id)?.is_alive();
     let removed = if arguments.dry_run { agent.preview_recall_with(id, mode, removal) } else { agent.recall(id, mode, removal) }
         .map_err(|error| match error {

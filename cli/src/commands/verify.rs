@@ -18,6 +18,9 @@ pub fn run(arguments: VerifyArguments, context: &Context) -> Result<(), Failure>
         })?),
         None => None,
     };
+    if let Some(space) = &arguments.space {
+        return crate::commands::space::verify(context, &arguments.agent, space);
+    }
     let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let progress = spinner("verifying");
     let checked = match &expected {

@@ -268,6 +268,14 @@ impl<S: Storage> SpaceEngine<S> {
         agent.apply_space_recalls(self.number(), self.ledger())
     }
 
+    /// The agents holding a role now, with it, in the order they were first granted one: the
+    /// listing of whoever holds the store itself (as its catalog lists agents). A member asks
+    /// [`SpaceEngine::members`].
+    #[must_use]
+    pub fn roles(&self) -> Vec<(u64, Role)> {
+        self.ledger().members().collect()
+    }
+
     /// Every agent ever granted a role in the space, revoked ones too: those a recall in it
     /// must reach.
     #[must_use]
@@ -283,6 +291,17 @@ impl<S: Storage> SpaceEngine<S> {
     pub fn get(&self, member: &AgentKey, id: Id) -> Result<Node, Error> {
         self.require(member, Role::Read)?;
         self.log.get(id)
+    }
+
+    /// A lot or memory of the space with the text a recall without Erase left in the files.
+    /// Needs read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, and those of [`AgentEngine::audit`].
+    pub fn audit(&self, member: &AgentKey, id: Id) -> Result<Node, Error> {
+        self.require(member, Role::Read)?;
+        self.log.audit(id)
     }
 
     /// The member that wrote lot or memory `id`. Needs read.

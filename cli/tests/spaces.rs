@@ -1,0 +1,63 @@
+//! `cheesedb space` and `--space`: members acting in a shared space, shared parents in private
+//! memories (`--leg team:3`), and a recall in the space that reaches every member's memory.
+
+use crate::common;
+
+use common::Cli;
+use serde_json::json;
+
+#[test]
+fn a_recall_with_erase_in_a_space_removes_what_members_built_on_it() {
+    let cli = Cli::new();
+    for agent in ["alice", "bob", "carol"] {
+        cli.create_agent(agent);
+    }
+    assert_eq!(cli.json(&["space", "create", "team", "alice"]), json!({ "space": "team", "admin": "alice" }));
+    cli.json(&["space", "grant", "alice", "team", "bob", "write"]);
+    cli.json(&["space", "grant", "alice", "team", "carol", "read"]);
+    let listed = cli.json(&["space", "list", "carol"]);
+    assert_eq!(listed[0]["space"], "team");
+    assert_eq!(listed[0]["members"][2], json!({ "name": "carol", "role": "read" }));
+
+    let lot = cli.json(&["lot", "bob", "web", "poisoned-shared-4c1e the key is in the wiki", "--space", "team"]);
+    assert_eq!(lot, json!({ "id": 1, "space": "team", "author": "bob" }));
+    let fetched = cli.json(&["get", "carol", "1", "--space", "team"]);
+    assert_eq!((fetched["author"].clone(), fetched["space"].clone()), (json!("bob"), json!("team")));
+    let own = cli.lot("carol", "notes", "carol-own-8812 standup at ten");
+    let derived = cli.remember("carol", "carol-derived-e0f3 fetch the key", &["team:1"]);
+    let either = cli.remember("carol", "either", &[&format!("team:1,{own}"), &own.to_string()]);
+    assert_eq!(cli.json(&["get", "carol", &derived.to_string()])["alive"], true);
+
+    let preview = cli.json(&["recall", "alice", "1", "--space", "team", "--dry-run"]);
+    assert_eq!(preview["members"], json!([{ "member": "carol", "removed": [derived] }]));
+    let recalled = cli.json(&["recall", "alice", "1", "--space", "team", "--erase"]);
+    assert_eq!(recalled["members"], json!([{ "member": "carol", "removed": [derived] }]));
+    assert_eq!(cli.json(&["get", "carol", &derived.to_string()])["alive"], false);
+    assert_eq!(cli.json(&["get", "carol", &either.to_string()])["alive"], true, "its own leg holds");
+    for text in ["poisoned-shared-4c1e", "carol-derived-e0f3"] {
+        assert_eq!(cli.run(&["find", text]).status, Some(1), "{text} is erased from every file");
+    }
+    assert_eq!(cli.run(&["find", "carol-own-8812"]).status, Some(0));
+    assert!(cli.json(&["verify", "carol", "--space", "team"])["fingerprint"].is_string());
+}
+
+#[test]
+fn roles_bound_what_a_member_does_and_a_non_member_learns_nothing() {
+    let cli = Cli::new();
+    for agent in ["alice", "bob", "mallory"] {
+        cli.create_agent(agent);
+    }
+    cli.json(&["space", "create", "team", "alice"]);
+    cli.json(&["space", "grant", "alice", "team", "bob", "read"]);
+    let refused = cli.run(&["lot", "bob", "web", "x", "--space", "team"]).fails_with(2).to_string();
+    assert!(refused.contains("write"), "{refused}");
+    let outsider = cli.run(&["list", "mallory", "--space", "team"]).fails_with(2).to_string();
+    let wrong_name = cli.run(&["list", "alice", "--space", "other"]).fails_with(2).to_string();
+    assert_eq!(outsider.replace("team", "?"), wrong_name.replace("other", "?"));
+    let bad_role = cli.run(&["space", "grant", "alice", "team", "bob", "owner"]).fails_with(2).to_string();
+    assert!(bad_role.contains("read, write or admin"), "{bad_role}");
+    let cross = cli.run(&["remember", "alice", "m", "--space", "team", "--leg", "other:1"]).fails_with(2).to_string();
+    assert!(cross.contains("that space only"), "{cross}");
+    cli.json(&["space", "revoke", "alice", "team", "bob"]);
+    assert_eq!(cli.json(&["space", "list", "bob"]), json!([]));
+}
