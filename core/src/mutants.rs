@@ -51,11 +51,17 @@ pub enum Mutant {
     /// match, without comparing the digest: a stretch shipped again whole with the same bounds
     /// (after an Erase) keeps the old bytes.
     FollowerTrustsRangeWithoutDigest = 15,
+    /// A member leaves a space's recalls unapplied, so it goes on serving what it built on a
+    /// recalled shared node.
+    MemberSkipsSpaceRecall = 16,
+    /// A member applies a space's Erase as an Untrusted recall, so the text of what it built on
+    /// the erased node stays in its files.
+    MemberEraseLeavesText = 17,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 15] = [
+    pub const ALL: [Mutant; 17] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
@@ -71,6 +77,8 @@ impl Mutant {
         Mutant::ShipperDeletesForeignKeys,
         Mutant::RestoreTrustsHeadGrant,
         Mutant::FollowerTrustsRangeWithoutDigest,
+        Mutant::MemberSkipsSpaceRecall,
+        Mutant::MemberEraseLeavesText,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -92,6 +100,8 @@ impl Mutant {
             Mutant::ShipperDeletesForeignKeys => "shipper-deletes-foreign-keys",
             Mutant::RestoreTrustsHeadGrant => "restore-trusts-head-grant",
             Mutant::FollowerTrustsRangeWithoutDigest => "follower-trusts-range-without-digest",
+            Mutant::MemberSkipsSpaceRecall => "member-skips-space-recall",
+            Mutant::MemberEraseLeavesText => "member-erase-leaves-text",
         }
     }
 

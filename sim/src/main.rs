@@ -165,6 +165,10 @@ fn print_summary(summary: &CampaignSummary, seconds: f64) {
         stats.encrypted_replicas,
         stats.bucket_faults,
     );
+    println!(
+        "cheesedb-sim: spaces: runs {}, checks {}, recalls cut by a crash {}",
+        stats.space_runs, stats.space_checks, stats.crashes_during_space_recalls,
+    );
     println!("cheesedb-sim: faults injected {} ({})", summary.faults.total(), summary.faults);
     println!(
         "cheesedb-sim: failures reported {}, corruption detected {}, silent losses reported {}, losses to misdirected writes {}, losses to lost writes {}, lost writes judged after a crash {}, violations {}, virtual time {} ticks, trace hash {:016x}, wall time {seconds:.1} s",

@@ -46,7 +46,9 @@ pub fn describe(node: &Node, absent: &str) -> String {
         }
         NodeKind::Shared { space, id } => {
             lines.push(String::from("kind:    shared"));
-            lines.push(format!("stands for: node {id} of space {space}"));
+            lines.push(format!("space:   number {space}, node {id} (its text is the space's)"));
+            lines.push(format!("alive:   {}", if node.is_alive() { "yes" } else { "no (recalled)" }));
+            return lines.join("\n");
         }
     }
     lines.push(format!("alive:   {}", if node.is_alive() { "yes" } else { "no (recalled)" }));

@@ -248,11 +248,9 @@ pub fn recall(
         json!({ "space": space, "recalled": id.get(), "removed": removed, "members": members, "dry_run": dry_run });
     context.printer.result(value, || {
         let verb = if dry_run { "would remove" } else { "removed" };
-        let mut lines = vec![format!(
-            "{verb} in space {}: {id} and {}",
-            escaped(space),
-            if removed.is_empty() { String::from("no memory") } else { join(&reached.in_space) }
-        )];
+        let in_space = if removed.is_empty() { String::from("no memory") } else { join(&reached.in_space) };
+        let head = if dry_run { "a recall of" } else { "recalled" };
+        let mut lines = vec![format!("{head} {id} in space {}; {verb} with it: {in_space}", escaped(space))];
         for (member, ids) in &reached.in_members {
             lines.push(format!("{verb} in {}: {}", escaped(member), join(ids)));
         }

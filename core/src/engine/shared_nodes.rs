@@ -106,9 +106,15 @@ impl<S: Storage> AgentEngine<S> {
     /// memories of the agent that died, ascending. Applying it again changes nothing.
     pub(crate) fn apply_space_recalls(&mut self, space: u64, ledger: &SpaceLedger) -> Result<Vec<Id>, Error> {
         self.check_writable()?;
+        if mutant!(MemberSkipsSpaceRecall) {
+            return Ok(Vec::new());
+        }
         let mut groups: [Vec<u64>; 4] = Default::default();
         for (space_id, id) in self.shared.of_space(space) {
-            let Some(how) = ledger.how_recalled(space_id) else { continue };
+            let Some(mut how) = ledger.how_recalled(space_id) else { continue };
+            if mutant!(MemberEraseLeavesText) {
+                how.removal = Removal::Untrusted;
+            }
             // A Fair and Untrusted recall of a node already dead changes nothing: its closure
             // was taken when it died. Strict, and Erase, may still reach further.
             let may_change = self.graph.is_alive(id) || how.mode == Mode::Strict || how.removal == Removal::Erase;

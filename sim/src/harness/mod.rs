@@ -18,6 +18,7 @@ mod replication;
 mod sealed;
 mod search;
 mod session;
+mod spaces;
 mod stop;
 mod tamper;
 mod vectors;
@@ -129,6 +130,12 @@ pub struct RunStats {
     pub encrypted_replicas: u64,
     /// Heads lying about their grant that a restore and the follower refused.
     pub lying_heads_refused: u64,
+    /// Runs with a spaces part (see `spaces.rs`).
+    pub space_runs: u64,
+    /// Recalls in a space cut by a power loss, in the space's write or a member's part.
+    pub crashes_during_space_recalls: u64,
+    /// Checks of every node of a space and of its members against the model of spaces.
+    pub space_checks: u64,
 }
 
 impl RunStats {
@@ -173,6 +180,9 @@ impl RunStats {
         self.bucket_faults += other.bucket_faults;
         self.encrypted_replicas += other.encrypted_replicas;
         self.lying_heads_refused += other.lying_heads_refused;
+        self.space_runs += other.space_runs;
+        self.crashes_during_space_recalls += other.crashes_during_space_recalls;
+        self.space_checks += other.space_checks;
     }
 }
 
@@ -217,6 +227,15 @@ pub fn run_seed(config: &RunConfig) -> RunOutcome {
         if let Err(message) = replication::run(config.seed, &mut outcome.stats) {
             outcome.violation = Some(Violation {
                 message: format!("replication: {message}"),
+                step: config.operations,
+                recent_events: String::new(),
+            });
+        }
+    }
+    if outcome.violation.is_none() && spaces::chosen(config.seed) {
+        if let Err(message) = spaces::run(config.seed, &mut outcome.stats) {
+            outcome.violation = Some(Violation {
+                message: format!("spaces: {message}"),
                 step: config.operations,
                 recent_events: String::new(),
             });
