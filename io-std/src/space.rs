@@ -152,6 +152,17 @@ impl<S: SharedStorage> Space<S> {
         self.member.gate.write(|| self.with(|space, _| space.share_with(&mut *lock(&self.member.engine)?, id)))
     }
 
+    /// [`Space::share`] of every id of `ids` at once, in one durable write; the member's ids,
+    /// in the order of `ids`. Nothing is written unless every id is an alive node of the space.
+    ///
+    /// # Errors
+    ///
+    /// As [`Space::share`].
+    pub fn share_all(&self, ids: &[Id]) -> Result<Vec<Id>, Error> {
+        self.store.check_writable()?;
+        self.member.gate.write(|| self.with(|space, _| space.share_all_with(&mut *lock(&self.member.engine)?, ids)))
+    }
+
     /// Recalls `id` in the space, with what depends on it there and in every member's memory
     /// (revoked members too). Needs admin. Durable in the space before it returns, and applied
     /// to every member open in this process and every closed plaintext one; a closed encrypted

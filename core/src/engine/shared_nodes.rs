@@ -12,6 +12,7 @@ use super::AgentEngine;
 use crate::error::Error;
 use crate::error_facts::InternalRule;
 use crate::id::{Id, Mode, Removal};
+use crate::limits::BATCH_MAX_RECORDS;
 use crate::storage::Storage;
 
 /// Which shared node stands for which node of which space, both ways.
@@ -54,21 +55,45 @@ impl SharedNodes {
 }
 
 impl<S: Storage> AgentEngine<S> {
-    /// The shared node standing for node `space_id` of space `space`, written now unless an
-    /// alive one stands for it already. The caller has checked that the agent may read the
-    /// space and that the node is alive there.
-    pub(crate) fn shared_node(&mut self, space: u64, space_id: u64) -> Result<Id, Error> {
+    /// The shared nodes standing for nodes `space_ids` of space `space`, in their order: those
+    /// not yet stood for by an alive one written now, in one durable write (or one per
+    /// [`BATCH_MAX_RECORDS`]). The caller has checked that the agent may read the space and
+    /// that the nodes are alive there.
+    pub(crate) fn shared_nodes(&mut self, space: u64, space_ids: &[u64]) -> Result<Vec<Id>, Error> {
         self.check_writable()?;
         if self.space.is_some() {
             return Err(Error::Internal { what: InternalRule::SharedNodesOnlyInAnAgent });
         }
-        let alive = self.shared.of_space(space).find(|(node, id)| *node == space_id && self.graph.is_alive(*id));
-        if let Some((_, id)) = alive {
-            return Ok(Id::from(id));
+        let mut standing: BTreeMap<u64, u64> = BTreeMap::new();
+        for (space_id, id) in self.shared.of_space(space) {
+            if self.graph.is_alive(id) {
+                standing.insert(space_id, id);
+            }
         }
-        self.validate_room(1)?;
-        let ids = self.write_entries(&[Entry::Shared { space, space_id }])?;
-        ids.first().copied().ok_or(Error::Internal { what: InternalRule::WrittenEntryHasId })
+        let mut missing: Vec<u64> =
+            space_ids.iter().copied().filter(|space_id| !standing.contains_key(space_id)).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        self.validate_room(missing.len() as u64)?;
+        let entries: Vec<Entry<'_>> =
+            missing.iter().map(|space_id| Entry::Shared { space, space_id: *space_id }).collect();
+        for write in entries.chunks(BATCH_MAX_RECORDS) {
+            let written = self.write_entries(write)?;
+            for (entry, id) in write.iter().zip(written) {
+                if let Entry::Shared { space_id, .. } = entry {
+                    standing.insert(*space_id, id.get());
+                }
+            }
+        }
+        space_ids
+            .iter()
+            .map(|space_id| {
+                standing
+                    .get(space_id)
+                    .map(|id| Id::from(*id))
+                    .ok_or(Error::Internal { what: InternalRule::WrittenEntryHasId })
+            })
+            .collect()
     }
 
     /// The space and the node in it that `id` stands for, if it is a shared node.

@@ -247,13 +247,28 @@ impl<S: Storage> SpaceEngine<S> {
     /// has no such node, `Error::DeadParent` when it was recalled; the errors of the agent's
     /// write (as [`AgentEngine::add_lot`]).
     pub fn share_with(&self, agent: &mut AgentEngine<S>, id: Id) -> Result<Id, Error> {
+        let shared = self.share_all_with(agent, &[id])?;
+        shared.first().copied().ok_or(Error::Internal { what: crate::error_facts::InternalRule::WrittenEntryHasId })
+    }
+
+    /// As [`SpaceEngine::share_with`] for every id of `ids` at once, in one durable write of
+    /// the agent's; returns the agent's ids, in the order of `ids`. Nothing is written unless
+    /// every id is an alive node of the space.
+    ///
+    /// # Errors
+    ///
+    /// As [`SpaceEngine::share_with`].
+    pub fn share_all_with(&self, agent: &mut AgentEngine<S>, ids: &[Id]) -> Result<Vec<Id>, Error> {
         if self.role_of(agent.agent_number()) == Role::None {
             return Err(Error::UnknownSpace { name: self.name.clone() });
         }
-        if !self.log.get(id)?.is_alive() {
-            return Err(Error::DeadParent { id });
+        for id in ids {
+            if !self.log.get(*id)?.is_alive() {
+                return Err(Error::DeadParent { id: *id });
+            }
         }
-        agent.shared_node(self.number(), id.get())
+        let space_ids: Vec<u64> = ids.iter().map(|id| id.get()).collect();
+        agent.shared_nodes(self.number(), &space_ids)
     }
 
     /// Applies to `agent` every recall of the space it has not applied yet: each of its
@@ -508,6 +523,10 @@ mod tests {
         let own = bob_engine.add_lot("notes", b"bob's own note").unwrap();
         let stands_for = space.share_with(&mut bob_engine, shared_memory).unwrap();
         assert_eq!(space.share_with(&mut bob_engine, shared_memory), Ok(stands_for), "one shared node a node");
+        let nodes_before = bob_engine.node_count();
+        let all = space.share_all_with(&mut bob_engine, &[shared_memory, poisoned, shared_memory]).unwrap();
+        assert_eq!(all, [stands_for, Id::from(nodes_before + 1), stands_for]);
+        assert_eq!(bob_engine.node_count(), nodes_before + 1);
         let only_shared = bob_engine.remember(b"fetch keys from the wiki", &[Leg::from([stands_for])]).unwrap();
         let either = bob_engine.remember(b"keys are somewhere", &[Leg::from([stands_for]), Leg::from([own])]).unwrap();
         let mut carol_engine = store.open_agent(carol).unwrap();

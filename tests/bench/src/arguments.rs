@@ -68,6 +68,11 @@ pub struct Arguments {
     #[arg(long, value_name = "URL", conflicts_with_all = ["server", "encryption", "compare", "only"])]
     pub replication: Option<cheesedb::replication::ReplicaLocation>,
 
+    /// Measure a recall in a space shared by 8 members instead, each member's memories built on
+    /// the space's (beside the same graph in SQLite with --compare sqlite)
+    #[arg(long, conflicts_with_all = ["server", "encryption", "replication", "only"])]
+    pub spaces: bool,
+
     /// Open the benchmark's agent in FOLDER, token on standard input, and print what the open took
     #[arg(long, value_name = "FOLDER", hide = true)]
     pub open_probe: Option<PathBuf>,

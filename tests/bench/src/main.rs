@@ -35,6 +35,7 @@ mod search_engine;
 mod search_scenarios;
 mod server_side;
 mod size;
+mod spaces;
 #[cfg(feature = "sqlite")]
 mod sqlite_side;
 mod workload;
@@ -127,6 +128,12 @@ fn run(arguments: Arguments, printer: Printer) -> Result<u8, Failure> {
         let folder = BenchFolder::new(folder)?;
         let memories = replication::memories_for(arguments.smoke, arguments.quick);
         replication::run(folder.root(), location, memories, printer)?;
+        return Ok(EXIT_SUCCESS);
+    }
+    if arguments.spaces {
+        let size = if arguments.smoke || arguments.quick { spaces::SMOKE } else { spaces::FULL };
+        let folder = BenchFolder::new(folder)?;
+        spaces::run(&folder, size, compare_sqlite, printer)?;
         return Ok(EXIT_SUCCESS);
     }
     if arguments.server {

@@ -1,0 +1,290 @@
+//! `cheesedb-bench --spaces`: a recall in a space shared by 8 members, each holding private
+//! memories built on the space's memories, beside the same graph in one SQLite database (its
+//! nodes of every log in one table, with the same durability) when built with `sqlite`.
+//!
+//! Timed: the recall of the lot every shared memory rests on, with its members' part (each
+//! member open, its part applied before the call returns), Untrusted and then, on a fresh copy
+//! of the data, Erase (against SQLite with `secure_delete`); and a member's first answer after a
+//! recall it had not applied (the member closed during the recall): its open, which applies the
+//! recall, and one `get`.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cheesedb::{Agent, Id, Leg, Mode, Removal, Role, Store};
+use serde_json::json;
+
+use crate::failure::Failure;
+use crate::folder::BenchFolder;
+use crate::output::Printer;
+
+/// The members of the space (beside its admin).
+pub const MEMBERS: usize = 8;
+
+/// How many shared memories, and private memories per member.
+#[derive(Debug, Clone, Copy)]
+pub struct SpaceSize {
+    /// Memories of the space, each on the one lot.
+    pub shared: usize,
+    /// Private memories of each member, each on one shared memory.
+    pub private_per_member: usize,
+}
+
+/// The size the targets name.
+pub const FULL: SpaceSize = SpaceSize { shared: 10_000, private_per_member: 10_000 };
+/// A size that only shows every step works.
+pub const SMOKE: SpaceSize = SpaceSize { shared: 200, private_per_member: 200 };
+
+/// What one run measured.
+#[derive(Debug, Clone, Default)]
+pub struct SpaceFigures {
+    /// The Untrusted recall, members' part included.
+    pub recall_untrusted: Duration,
+    /// The Erase recall, members' part included.
+    pub recall_erase: Duration,
+    /// Memories it removed, in the space and in the members.
+    pub removed: usize,
+    /// A closed member's open and first answer after the recall.
+    pub first_answer: Duration,
+    /// The dependents that member's open removed.
+    pub first_answer_dependents: usize,
+    /// SQLite's Untrusted recall, when compared.
+    pub sqlite_untrusted: Option<Duration>,
+    /// SQLite's Erase (`secure_delete`) recall, when compared.
+    pub sqlite_erase: Option<Duration>,
+    /// Memories SQLite removed.
+    pub sqlite_removed: Option<usize>,
+}
+
+/// The store, its space and its open members, built for one measurement.
+struct Built {
+    store: Store,
+    team: cheesedb::Space,
+    members: Vec<(Agent, cheesedb::Token)>,
+    lot: Id,
+}
+
+/// Builds the data in `folder`: the admin's space with one lot and `size.shared` memories on
+/// it, and `MEMBERS` members with `size.private_per_member` private memories each, every one on
+/// one shared memory; the last member encrypted when `last_encrypted`.
+fn build(folder: &Path, size: SpaceSize, last_encrypted: bool) -> Result<Built, Failure> {
+    let store = Store::open(folder)?;
+    let admin = store.open_agent(&store.create_agent("admin")?)?;
+    let team = store.create_space("team", &admin)?;
+    let lot = team.add_lot("web", b"the shared source every shared memory rests on")?;
+    let mut shared = Vec::with_capacity(size.shared);
+    for index in 0..size.shared {
+        let content = format!("shared memory {index} learned from the source");
+        shared.push(team.remember(content.as_bytes(), &[Leg::from([lot])])?);
+    }
+    let mut members = Vec::with_capacity(MEMBERS);
+    for member in 0..MEMBERS {
+        let name = format!("member-{member}");
+        let encrypted = last_encrypted && member + 1 == MEMBERS;
+        let token = if encrypted { store.create_encrypted_agent(&name)? } else { store.create_agent(&name)? };
+        let agent = store.open_agent(&token)?;
+        team.grant(&name, Role::Read)?;
+        let stands_for = agent.space("team")?.share_all(&shared)?;
+        agent.batch(|batch| {
+            for index in 0..size.private_per_member {
+                let parent = stands_for.get(index % stands_for.len()).copied();
+                let content = format!("member {member} private memory {index}");
+                batch.remember(content.as_bytes(), &[parent.into_iter().collect::<Leg>()])?;
+            }
+            Ok(())
+        })?;
+        members.push((agent, token));
+    }
+    Ok(Built { store, team, members, lot })
+}
+
+/// The recall of the lot, timed, members' part included; returns how many memories it removed.
+fn timed_recall(built: &Built, removal: Removal) -> Result<(Duration, usize), Failure> {
+    let started = Instant::now();
+    let reached = built.team.recall(built.lot, Mode::Fair, removal)?;
+    let took = started.elapsed();
+    let removed = reached.in_space.len() + reached.in_members.iter().map(|(_, ids)| ids.len()).sum::<usize>();
+    Ok((took, removed))
+}
+
+/// Runs the measurement and prints it.
+pub fn run(folder: &BenchFolder, size: SpaceSize, compare_sqlite: bool, printer: Printer) -> Result<(), Failure> {
+    let figures = measure(folder, size, compare_sqlite)?;
+    print(&figures, size, printer)
+}
+
+/// Measures every figure once.
+pub fn measure(folder: &BenchFolder, size: SpaceSize, compare_sqlite: bool) -> Result<SpaceFigures, Failure> {
+    let mut figures = SpaceFigures::default();
+    let untrusted = build(&folder.fresh("spaces-untrusted", 1)?, size, false)?;
+    (figures.recall_untrusted, figures.removed) = timed_recall(&untrusted, Removal::Untrusted)?;
+    drop(untrusted);
+    let erase = build(&folder.fresh("spaces-erase", 1)?, size, false)?;
+    (figures.recall_erase, _) = timed_recall(&erase, Removal::Erase)?;
+    drop(erase);
+    (figures.first_answer, figures.first_answer_dependents) = first_answer(&folder.fresh("spaces-first", 1)?, size)?;
+    if compare_sqlite {
+        let (untrusted, removed) =
+            sqlite::recall(&folder.fresh("spaces-sqlite-untrusted", 1)?, size, Removal::Untrusted)?;
+        let (erase, _) = sqlite::recall(&folder.fresh("spaces-sqlite-erase", 1)?, size, Removal::Erase)?;
+        figures.sqlite_untrusted = Some(untrusted);
+        figures.sqlite_erase = Some(erase);
+        figures.sqlite_removed = Some(removed);
+    }
+    Ok(figures)
+}
+
+/// A member closed during the recall applies it at its next open, before it answers: an
+/// encrypted one, since a recall opens a closed plaintext member itself (an encrypted member's
+/// keys need its token). Timed: the open and one `get`.
+fn first_answer(folder: &Path, size: SpaceSize) -> Result<(Duration, usize), Failure> {
+    let Built { store, team, mut members, lot } = build(folder, size, true)?;
+    let (closed, token) = members.pop().ok_or_else(|| Failure::new("the benchmark's space has no member"))?;
+    closed.close()?;
+    team.recall(lot, Mode::Fair, Removal::Untrusted)?;
+    let started = Instant::now();
+    let reopened = store.open_agent(&token)?;
+    let answer = reopened.get(Id::from(1))?;
+    let took = started.elapsed();
+    if answer.is_alive() {
+        return Err(Failure::new("the member's open served a shared node the space recalled"));
+    }
+    let dependents = reopened.memories()?.len();
+    if dependents != 0 {
+        return Err(Failure::new(format!("the member's open kept {dependents} memories built on the recalled lot")));
+    }
+    Ok((took, size.private_per_member))
+}
+
+fn ratio(slower: Option<Duration>, faster: Duration) -> Option<f64> {
+    slower.map(|slower| slower.as_secs_f64() / faster.as_secs_f64().max(1e-9))
+}
+
+fn milliseconds(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// Prints the figures, the ratios and the targets.
+fn print(figures: &SpaceFigures, size: SpaceSize, printer: Printer) -> Result<(), Failure> {
+    let untrusted_ratio = ratio(figures.sqlite_untrusted, figures.recall_untrusted);
+    let erase_ratio = ratio(figures.sqlite_erase, figures.recall_erase);
+    let value = json!({
+        "shared_memories": size.shared,
+        "members": MEMBERS,
+        "private_per_member": size.private_per_member,
+        "removed": figures.removed,
+        "recall_untrusted_ms": milliseconds(figures.recall_untrusted),
+        "recall_erase_ms": milliseconds(figures.recall_erase),
+        "first_answer_ms": milliseconds(figures.first_answer),
+        "first_answer_dependents": figures.first_answer_dependents,
+        "sqlite_recall_untrusted_ms": figures.sqlite_untrusted.map(milliseconds),
+        "sqlite_recall_erase_ms": figures.sqlite_erase.map(milliseconds),
+        "sqlite_removed": figures.sqlite_removed,
+        "untrusted_ratio": untrusted_ratio,
+        "erase_ratio": erase_ratio,
+    });
+    printer.result(value, || {
+        let mut lines = vec![
+            format!(
+                "a space of {} shared memories, {MEMBERS} members with {} private memories each on them",
+                size.shared, size.private_per_member
+            ),
+            format!(
+                "recall, Untrusted, members' part included: {:.1} ms ({} memories removed)",
+                milliseconds(figures.recall_untrusted),
+                figures.removed
+            ),
+            format!("recall, Erase, members' part included: {:.1} ms", milliseconds(figures.recall_erase)),
+            format!(
+                "first answer of a member that applies the recall at its open ({} dependents): {:.1} ms (target: at most 10 ms)",
+                figures.first_answer_dependents,
+                milliseconds(figures.first_answer)
+            ),
+        ];
+        if let (Some(untrusted), Some(erase)) = (figures.sqlite_untrusted, figures.sqlite_erase) {
+            lines.push(format!(
+                "SQLite, one database: Untrusted {:.1} ms, Erase (secure_delete) {:.1} ms, {} removed",
+                milliseconds(untrusted),
+                milliseconds(erase),
+                figures.sqlite_removed.unwrap_or_default()
+            ));
+            lines.push(format!(
+                "ratios: Untrusted {:.1}x (target: at least 50x), Erase {:.1}x (target: at least 1x)",
+                untrusted_ratio.unwrap_or_default(),
+                erase_ratio.unwrap_or_default()
+            ));
+        }
+        lines.join("\n")
+    })
+}
+
+/// The same graph in one SQLite database: every log's nodes in one table, the space's lot
+/// first, then its memories, then each member's.
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use cheesedb::{Mode, Removal};
+
+    use super::{SpaceSize, MEMBERS};
+    use crate::engine::Engine;
+    use crate::failure::Failure;
+    use crate::sqlite_side::SqliteSide;
+    use crate::workload::PlannedNode;
+
+    /// Builds the graph and times the recall of the lot; returns the time and what it removed.
+    pub fn recall(folder: &Path, size: SpaceSize, removal: Removal) -> Result<(Duration, usize), Failure> {
+        let mut side = SqliteSide::create(folder)?;
+        let lot =
+            PlannedNode::Lot { label: "web", content: b"the shared source every shared memory rests on".to_vec() };
+        let lot_id = side.write_batch(&[lot])?.first().copied().ok_or_else(|| Failure::new("SQLite wrote no lot"))?;
+        let shared: Vec<PlannedNode> = (0..size.shared)
+            .map(|index| PlannedNode::Memory {
+                content: format!("shared memory {index} learned from the source").into_bytes(),
+                legs: vec![vec![lot_id]],
+            })
+            .collect();
+        let shared_ids = side.write_batch(&shared)?;
+        for member in 0..MEMBERS {
+            let private: Vec<PlannedNode> = (0..size.private_per_member)
+                .map(|index| PlannedNode::Memory {
+                    content: format!("member {member} private memory {index}").into_bytes(),
+                    legs: vec![shared_ids.get(index % shared_ids.len()).copied().into_iter().collect()],
+                })
+                .collect();
+            side.write_batch(&private)?;
+        }
+        let started = Instant::now();
+        let removed = side.recall(lot_id, Mode::Fair, removal)?;
+        Ok((started.elapsed(), removed.len()))
+    }
+}
+
+#[cfg(not(feature = "sqlite"))]
+mod sqlite {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use cheesedb::Removal;
+
+    use super::SpaceSize;
+    use crate::failure::Failure;
+
+    pub fn recall(_folder: &Path, _size: SpaceSize, _removal: Removal) -> Result<(Duration, usize), Failure> {
+        Err(Failure::new("this cheesedb-bench was built without SQLite"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_smoke_run_removes_the_whole_graph_and_the_closed_member_catches_up() {
+        let folder = BenchFolder::new(None).unwrap();
+        let figures = measure(&folder, SMOKE, false).unwrap();
+        assert_eq!(figures.removed, SMOKE.shared + MEMBERS * SMOKE.private_per_member);
+        assert_eq!(figures.first_answer_dependents, SMOKE.private_per_member);
+    }
+}
