@@ -48,6 +48,11 @@ impl Agent {
         py.detach(|| action(&handle)).into_python(py)
     }
 
+    /// The slot of the handle, for what holds on to the agent (its spaces).
+    pub(crate) fn slot(&self) -> &Arc<AgentSlot> {
+        &self.slot
+    }
+
     /// Runs a search; its hits count as read when the agent tracks reads.
     fn search_with(
         &self,
@@ -72,6 +77,14 @@ impl Agent {
     #[getter]
     fn is_encrypted(&self, py: Python<'_>) -> PyResult<bool> {
         self.call(py, |handle| Ok(handle.is_encrypted()))
+    }
+
+    /// This agent's handle to the space named `name`, if it holds a role in it now (else
+    /// UnknownSpaceError, the same for a non-member, a revoked member and a wrong name).
+    #[pyo3(text_signature = "(self, name)")]
+    fn space(&self, py: Python<'_>, name: String) -> PyResult<crate::space::Space> {
+        self.call(py, |handle| handle.space(&name).map(|_| ()))?;
+        Ok(crate::space::Space::new(self.slot.clone(), name))
     }
 
     /// Adds a source (a lot): a non-empty label and its content (str, stored as UTF-8, or

@@ -72,6 +72,21 @@ create_exception!(
     "No agent has this name, or the token is unknown to this store or is not a cheesedb token."
 );
 create_exception!(cheesedb, AgentExistsError, Error, "An agent with this name exists already.");
+create_exception!(cheesedb, SpaceExistsError, Error, "A space with this name exists already. Attribute: name.");
+create_exception!(
+    cheesedb,
+    UnknownSpaceError,
+    Error,
+    "The agent reaches no space of this name: there is none, or the agent holds no role in it (one \
+     answer for both). Attribute: name."
+);
+create_exception!(
+    cheesedb,
+    RoleTooLowError,
+    Error,
+    "The member's role in the space allows less than the call needs. Attributes: held, needed."
+);
+create_exception!(cheesedb, LastAdminError, Error, "The change would leave the space without an admin.");
 create_exception!(cheesedb, AgentDeletedError, Error, "The agent was deleted while this handle was open.");
 create_exception!(cheesedb, ReadOnlyError, Error, "The store is open read-only; every write is refused.");
 create_exception!(
@@ -212,6 +227,10 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("InvalidArgumentError", py.get_type::<InvalidArgumentError>())?;
     module.add("UnknownAgentError", py.get_type::<UnknownAgentError>())?;
     module.add("AgentExistsError", py.get_type::<AgentExistsError>())?;
+    module.add("SpaceExistsError", py.get_type::<SpaceExistsError>())?;
+    module.add("UnknownSpaceError", py.get_type::<UnknownSpaceError>())?;
+    module.add("RoleTooLowError", py.get_type::<RoleTooLowError>())?;
+    module.add("LastAdminError", py.get_type::<LastAdminError>())?;
     module.add("AgentDeletedError", py.get_type::<AgentDeletedError>())?;
     module.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
     module.add("RepairNeededError", py.get_type::<RepairNeededError>())?;
@@ -266,6 +285,13 @@ pub(crate) fn to_python(py: Python<'_>, error: cheesedb::Error) -> PyErr {
         | E::InvalidVector { .. }
         | E::BatchOpen => (InvalidArgumentError::new_err(message), Vec::new()),
         E::AgentExists { .. } => (AgentExistsError::new_err(message), Vec::new()),
+        E::SpaceExists { name } => (SpaceExistsError::new_err(message), vec![("name", text(py, name))]),
+        E::UnknownSpace { name } => (UnknownSpaceError::new_err(message), vec![("name", text(py, name))]),
+        E::RoleTooLow { held, needed } => (
+            RoleTooLowError::new_err(message),
+            vec![("held", text(py, held.name())), ("needed", text(py, needed.name()))],
+        ),
+        E::LastAdmin => (LastAdminError::new_err(message), Vec::new()),
         E::UnknownAgent { .. } | E::UnknownToken | E::MalformedToken => {
             (UnknownAgentError::new_err(message), Vec::new())
         }

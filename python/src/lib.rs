@@ -14,6 +14,7 @@ mod errors;
 mod node;
 mod report;
 mod search_page;
+mod space;
 mod store;
 
 use pyo3::prelude::*;
@@ -30,6 +31,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<node::Hit>()?;
     module.add_class::<search_page::SearchPage>()?;
     module.add_class::<search_page::Found>()?;
+    module.add_class::<space::Space>()?;
     errors::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -127,6 +127,24 @@ impl Store {
         Ok(Agent::new(slot, name))
     }
 
+    /// Creates the space named `name` (as an agent's name, without ':' or ','), with
+    /// `first_admin`, an agent of this store, as its first member and admin; returns that
+    /// agent's handle to it.
+    #[pyo3(text_signature = "(self, name, first_admin)")]
+    fn create_space(&self, py: Python<'_>, name: String, first_admin: &Agent) -> PyResult<crate::space::Space> {
+        let store = self.handle()?;
+        let admin = first_admin.slot().handle()?;
+        py.detach(|| store.create_space(&name, &admin).map(|_| ())).into_python(py)?;
+        Ok(crate::space::Space::new(first_admin.slot().clone(), name))
+    }
+
+    /// The names of the spaces, in the order they were created.
+    #[pyo3(text_signature = "(self)")]
+    fn space_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let store = self.handle()?;
+        py.detach(|| store.space_names()).into_python(py)
+    }
+
     /// Deletes the agent named `name` and every file made for it. Its open handles raise
     /// AgentDeletedError from then on.
     #[pyo3(text_signature = "(self, name)")]

@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Iterable, List, Mapping, Optional, Sequence, Type, Union
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from typing_extensions import Literal, Self, TypedDict, final
 
@@ -69,6 +69,11 @@ class Store:
         handle of it is open, AlreadyEncryptedError for an encrypted agent."""
     def open_agent(self, token: str) -> "Agent":
         """Opens the agent that `token` belongs to."""
+    def create_space(self, name: str, first_admin: "Agent") -> "Space":
+        """Creates the space `name` with `first_admin` (an agent of this store) as its first
+        admin; returns that agent's handle to it."""
+    def space_names(self) -> List[str]:
+        """The names of the spaces, in the order they were created."""
     def delete_agent(self, name: str) -> None:
         """Deletes the agent named `name` and every file made for it."""
     def agent_names(self) -> List[str]:
@@ -95,6 +100,32 @@ class Client(Store):
     connection and a session of its own. Closing it closes those connections, not the server.
     """
 
+class SpaceRecall(TypedDict):
+    space: List[int]
+    members: Dict[str, List[int]]
+
+@final
+class Space:
+    """A member's handle to a space its store shares between agents, bounded by the member's
+    role at each call ("read", "write" or "admin")."""
+
+    @property
+    def name(self) -> str: ...
+    def add_lot(self, label: str, content: Content) -> int: ...
+    def remember(self, content: Content, legs: Legs) -> int: ...
+    def share(self, id: int) -> int:
+        """The member's own id standing for node `id` of the space, to name in its legs."""
+    def get(self, id: int) -> "Node": ...
+    def author_of(self, id: int) -> str: ...
+    def written_by(self, agent: str) -> List[int]: ...
+    def list(self) -> List["Node"]: ...
+    def recall(self, id: int, mode: RecallMode = "fair", erase: bool = False) -> SpaceRecall:
+        """Recalls `id` in the space, with what every member built on it."""
+    def preview_recall(self, id: int, mode: RecallMode = "fair") -> SpaceRecall: ...
+    def members(self) -> List[Tuple[str, str]]: ...
+    def grant(self, agent: str, role: Literal["read", "write", "admin"]) -> None: ...
+    def revoke(self, agent: str) -> None: ...
+
 @final
 class Agent:
     """One agent's memory, opened with Store.open_agent(token) or Client.open_agent(token)
@@ -108,6 +139,9 @@ class Agent:
     def is_encrypted(self) -> bool:
         """Whether the agent's contents, lot labels and vectors are sealed under keys derived
         from its token."""
+    def space(self, name: str) -> "Space":
+        """This agent's handle to the space `name`, if it holds a role in it (else
+        UnknownSpaceError)."""
     def add_lot(self, label: str, content: Content) -> int:
         """Adds a source (a lot) and returns its id; durable when it returns."""
     def remember(self, content: Content, legs: Legs) -> int:
@@ -190,7 +224,7 @@ class Node:
     @property
     def id(self) -> int: ...
     @property
-    def kind(self) -> Literal["lot", "memory"]: ...
+    def kind(self) -> Literal["lot", "memory", "shared"]: ...
     @property
     def alive(self) -> bool: ...
     @property
@@ -282,6 +316,18 @@ class AlreadyRecalledError(Error):
 class InvalidArgumentError(Error): ...
 class UnknownAgentError(Error): ...
 class AgentExistsError(Error): ...
+
+class SpaceExistsError(Error):
+    name: str
+
+class UnknownSpaceError(Error):
+    name: str
+
+class RoleTooLowError(Error):
+    held: str
+    needed: str
+
+class LastAdminError(Error): ...
 class AgentDeletedError(Error): ...
 class ReadOnlyError(Error): ...
 class RepairNeededError(Error): ...
