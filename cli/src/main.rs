@@ -12,6 +12,7 @@ mod embeddings;
 mod endpoint;
 mod failure;
 mod find;
+mod legs;
 mod mcp;
 mod memory_search;
 mod nodes;

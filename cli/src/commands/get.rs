@@ -4,9 +4,9 @@ use cheesedb::{Id, Node, NodeKind};
 use serde_json::{json, Value};
 
 use crate::arguments::AgentAndId;
-use crate::commands::remember::describe_legs;
 use crate::commands::Context;
 use crate::failure::Failure;
+use crate::legs::describe_legs;
 use crate::nodes::{describe_tracked, node_json, LotWord};
 use crate::output::escaped;
 use crate::session::open_agent;

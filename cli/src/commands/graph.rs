@@ -5,9 +5,9 @@ use cheesedb::{Node, NodeKind};
 use serde_json::{json, Value};
 
 use crate::arguments::GraphArguments;
-use crate::commands::remember::describe_legs;
 use crate::commands::Context;
 use crate::failure::Failure;
+use crate::legs::describe_legs;
 use crate::nodes::{all_nodes, node_json, LotWord};
 use crate::output::{escaped, preview, write_stdout};
 use crate::session::open_agent;

@@ -4,9 +4,9 @@ use cheesedb::{Agent, Id, NodeKind, TrustLevel};
 use serde_json::{json, Value};
 
 use crate::arguments::ListArguments;
-use crate::commands::remember::describe_legs;
 use crate::commands::Context;
 use crate::failure::Failure;
+use crate::legs::describe_legs;
 use crate::nodes::{describe_tracked, ids_json, legs_json, SourceFinder};
 use crate::output::{content_json, escaped, preview};
 use crate::session::open_agent;

@@ -2,14 +2,12 @@
 
 use std::cell::RefCell;
 
-use cheesedb::Leg;
-
 use crate::arguments::RememberArguments;
 use crate::commands::embedded_write::write_then_embed;
-use crate::commands::space::{parse_leg, resolve_legs};
 use crate::commands::text_input::read_content;
 use crate::commands::Context;
 use crate::failure::Failure;
+use crate::legs::{describe_legs, parse_leg, resolve_legs};
 
 /// Adds the memory and prints its id.
 pub fn run(arguments: RememberArguments, context: &Context) -> Result<(), Failure> {
@@ -35,28 +33,4 @@ pub fn run(arguments: RememberArguments, context: &Context) -> Result<(), Failur
         },
         |id| format!("remembered {id} (legs: {})", described.borrow()),
     )
-}
-
-/// Legs as people read them: `[1, 2] or [3]`.
-pub fn describe_legs(legs: &[Leg]) -> String {
-    legs.iter()
-        .map(|leg| {
-            let parents: Vec<String> = leg.parents().iter().map(ToString::to_string).collect();
-            format!("[{}]", parents.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(" or ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    use cheesedb::Id;
-
-    #[test]
-    fn legs_are_described_as_alternatives() {
-        let legs = [Leg::from([Id::from(1), Id::from(2)]), Leg::from([Id::from(3)])];
-        assert_eq!(describe_legs(&legs), "[1, 2] or [3]");
-    }
 }

@@ -1,13 +1,13 @@
 //! `cheesedb space create|grant|revoke|list`, and what `--space` does on the commands that take
 //! it: the agent argument is the member acting, bounded by its role in the space.
 
-use cheesedb::{Agent, Id, Leg, Mode, Node, Removal, Role, Space};
+use cheesedb::{Agent, Id, Mode, Node, Removal, Role, Space};
 use serde_json::{json, Value};
 
 use crate::arguments::SpaceCommand;
-use crate::commands::remember::describe_legs;
 use crate::commands::Context;
 use crate::failure::Failure;
+use crate::legs::{describe_legs, legs_in_space, Parent};
 use crate::nodes::node_json;
 use crate::output::escaped;
 use crate::session::{open_agent, open_named_agent, reach_store};
@@ -84,74 +84,6 @@ fn list(agent: Option<&str>, context: &Context) -> Result<(), Failure> {
             .collect();
         lines.join("\n")
     })
-}
-
-/// One parent named by a `--leg`: an id of the agent's own, or `SPACE:ID`, a node of a space.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Parent {
-    /// An id of the agent (or, with `--space`, of that space).
-    Own(Id),
-    /// Node `id` of space `space`.
-    Shared {
-        /// The space's name.
-        space: String,
-        /// The node's id in it.
-        id: Id,
-    },
-}
-
-/// Parses one `--leg` value: parents separated by commas, each an id or `SPACE:ID`.
-pub fn parse_leg(text: &str) -> Result<Vec<Parent>, Failure> {
-    text.split(',')
-        .map(|part| {
-            let part = part.trim();
-            let not_an_id =
-                |id: &str| Failure::new(format!("--leg {text:?}: {id:?} is not an id (ids are whole numbers from 1)"));
-            match part.rsplit_once(':') {
-                Some((space, id)) if !space.is_empty() => {
-                    let id: u64 = id.parse().map_err(|_| not_an_id(id))?;
-                    Ok(Parent::Shared { space: String::from(space), id: Id::from(id) })
-                }
-                _ => part.parse().map(|id: u64| Parent::Own(Id::from(id))).map_err(|_| not_an_id(part)),
-            }
-        })
-        .collect()
-}
-
-/// The legs of a private memory of `agent`: each shared parent becomes the agent's own id that
-/// stands for it (written the first time).
-pub fn resolve_legs(agent: &Agent, legs: &[Vec<Parent>]) -> Result<Vec<Leg>, cheesedb::Error> {
-    let mut resolved = Vec::with_capacity(legs.len());
-    for leg in legs {
-        let mut ids = Vec::with_capacity(leg.len());
-        for parent in leg {
-            ids.push(match parent {
-                Parent::Own(id) => *id,
-                Parent::Shared { space, id } => agent.space(space)?.share(*id)?,
-            });
-        }
-        resolved.push(ids.into_iter().collect());
-    }
-    Ok(resolved)
-}
-
-/// The legs of a memory of space `space`: its parents are nodes of that space only.
-pub fn legs_in_space(space: &str, legs: &[Vec<Parent>]) -> Result<Vec<Leg>, Failure> {
-    legs.iter()
-        .map(|leg| {
-            leg.iter()
-                .map(|parent| match parent {
-                    Parent::Own(id) => Ok(*id),
-                    Parent::Shared { space: named, id } if named == space => Ok(*id),
-                    Parent::Shared { space: named, .. } => Err(Failure::new(format!(
-                        "a memory of space {} names parents of that space only, not of {}",
-                        escaped(space),
-                        escaped(named)
-                    ))),
-                })
-                .collect::<Result<Leg, Failure>>()
-        })
-        .collect()
 }
 
 /// `lot --space`: adds a source to the space.
@@ -271,26 +203,4 @@ pub fn verify(context: &Context, agent: &str, space: &str) -> Result<(), Failure
 
 fn join(ids: &[Id]) -> String {
     ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_leg_names_own_ids_and_space_nodes() {
-        let shared = |space: &str, id| Parent::Shared { space: space.into(), id: Id::from(id) };
-        assert_eq!(
-            parse_leg("team:3, team:7,12").unwrap(),
-            [shared("team", 3), shared("team", 7), Parent::Own(Id::from(12))]
-        );
-        assert!(parse_leg("team:x").is_err());
-        assert!(parse_leg("1,x").is_err());
-        assert!(parse_leg("-1").is_err());
-        assert!(parse_leg(":3").is_err());
-        assert!(parse_leg("").is_err());
-        let legs = [vec![shared("team", 3), Parent::Own(Id::from(1))]];
-        assert_eq!(legs_in_space("team", &legs).unwrap(), [Leg::from([Id::from(1), Id::from(3)])]);
-        assert!(legs_in_space("other", &legs).is_err());
-    }
 }
