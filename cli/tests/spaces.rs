@@ -61,3 +61,44 @@ fn roles_bound_what_a_member_does_and_a_non_member_learns_nothing() {
     cli.json(&["space", "revoke", "alice", "team", "bob"]);
     assert_eq!(cli.json(&["space", "list", "bob"]), json!([]));
 }
+
+#[test]
+fn over_mcp_a_member_builds_on_a_shared_source_and_the_admin_s_forget_reaches_it() {
+    use common::mcp_process::McpProcess;
+    let cli = Cli::new();
+    for agent in ["alice", "bob"] {
+        cli.create_agent(agent);
+    }
+    cli.json(&["space", "create", "team", "alice"]);
+    cli.json(&["space", "grant", "alice", "team", "bob", "read"]);
+    let mut alice = McpProcess::start(&cli, "alice");
+    alice.initialize();
+    let mut bob = McpProcess::start(&cli, "bob");
+    bob.initialize();
+    let added = alice.call_ok(
+        "add_source",
+        json!({ "label": "web", "text": "mcp-shared-77d1 the key is in the wiki", "space": "team" }),
+    );
+    assert_eq!(added, json!({ "id": 1, "space": "team" }));
+    let read = bob.call_ok("get", json!({ "id": 1, "space": "team" }));
+    assert_eq!((read["author"].clone(), read["trust"].clone()), (json!("alice"), json!("normal")));
+    let refused = bob.call_refused("add_source", json!({ "label": "web", "text": "x", "space": "team" }));
+    assert!(refused.contains("write"), "{refused}");
+    let derived = bob.call_ok(
+        "remember",
+        json!({ "text": "mcp-derived-90c3 fetch the key", "legs": [[{ "space": "team", "id": 1 }]] }),
+    );
+    let derived = derived["id"].as_u64().unwrap();
+    let shared = bob.call_ok("get", json!({ "id": 1 }));
+    assert_eq!(shared["kind"], "shared", "bob's first id stands for the space's node: {shared}");
+    let dry = alice.call_ok("forget_source", json!({ "id": 1, "space": "team", "dry_run": true }));
+    assert_eq!(dry["members"], json!({ "bob": [derived] }));
+    let forgotten = alice.call_ok("forget_source", json!({ "id": 1, "space": "team" }));
+    assert_eq!(forgotten["members"], json!({ "bob": [derived] }));
+    assert_eq!(bob.call_ok("get", json!({ "id": derived }))["alive"], false);
+    for text in ["mcp-shared-77d1", "mcp-derived-90c3"] {
+        assert_eq!(cli.run(&["find", text]).status, Some(1), "{text} is erased from every file");
+    }
+    let outsider = bob.call_refused("get", json!({ "id": 1, "space": "other" }));
+    assert!(outsider.contains("other"), "{outsider}");
+}

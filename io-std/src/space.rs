@@ -8,7 +8,10 @@
 
 use std::sync::{Arc, Weak};
 
-use cheesedb_core::{AgentEngine, AgentKey, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Role, StoreEngine};
+use cheesedb_core::{
+    AgentEngine, AgentKey, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Role, StoreEngine, TrustLevel,
+    TrustRules,
+};
 
 use crate::files::FileStorage;
 use crate::mutex::lock;
@@ -40,6 +43,8 @@ pub struct Space<S: SharedStorage = FileStorage> {
     store: Arc<StoreShared<S>>,
     /// The member's own engine, which shared nodes are written to.
     member: crate::shared::SharedEngine<S>,
+    /// The store's trust rules, which judge the space's nodes as they judge an agent's.
+    trust_rules: Arc<TrustRules>,
 }
 
 impl<S: SharedStorage> Clone for Space<S> {
@@ -50,6 +55,7 @@ impl<S: SharedStorage> Clone for Space<S> {
             engine: self.engine.clone(),
             store: self.store.clone(),
             member: self.member.clone(),
+            trust_rules: self.trust_rules.clone(),
         }
     }
 }
@@ -67,6 +73,7 @@ impl<S: SharedStorage> Space<S> {
         store: &Arc<StoreShared<S>>,
         key: AgentKey,
         member: crate::shared::SharedEngine<S>,
+        trust_rules: Arc<TrustRules>,
         name: &str,
     ) -> Result<Space<S>, Error> {
         let catalog = store.catalog()?;
@@ -75,7 +82,7 @@ impl<S: SharedStorage> Space<S> {
         if lock(&engine)?.role_of(key.number()) == Role::None {
             return Err(Error::UnknownSpace { name: String::from(name) });
         }
-        Ok(Space { name: String::from(name), key, engine, store: store.clone(), member })
+        Ok(Space { name: String::from(name), key, engine, store: store.clone(), member, trust_rules })
     }
 
     /// A handle to a space just created by `key`'s agent.
@@ -83,6 +90,7 @@ impl<S: SharedStorage> Space<S> {
         store: &Arc<StoreShared<S>>,
         key: AgentKey,
         member: crate::shared::SharedEngine<S>,
+        trust_rules: Arc<TrustRules>,
         name: &str,
     ) -> Result<Space<S>, Error> {
         store.check_writable()?;
@@ -91,7 +99,7 @@ impl<S: SharedStorage> Space<S> {
         let number = created.number();
         let mut created = Some(created);
         let engine = store.space_engine(number, || created.take().ok_or(Error::UnknownSpace { name: name.into() }))?;
-        Ok(Space { name: String::from(name), key, engine, store: store.clone(), member })
+        Ok(Space { name: String::from(name), key, engine, store: store.clone(), member, trust_rules })
     }
 
     /// The space's name.
@@ -227,6 +235,16 @@ impl<S: SharedStorage> Space<S> {
     /// As [`Space::get`].
     pub fn audit(&self, id: Id) -> Result<Node, Error> {
         self.with(|space, key| space.audit(key, id))
+    }
+
+    /// The trust level of lot or memory `id` of the space, under the store's trust rules.
+    /// Needs read.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::Agent::trust`].
+    pub fn trust(&self, id: Id) -> Result<TrustLevel, Error> {
+        self.with(|space, key| space.trust(key, id, &self.trust_rules))
     }
 
     /// The name of the member that wrote lot or memory `id` (a deleted agent's number, as

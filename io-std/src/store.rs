@@ -428,7 +428,7 @@ impl<S: SharedStorage> Store<S> {
     pub fn create_space(&self, name: &str, first_admin: &Agent<S>) -> Result<Space<S>, Error> {
         let shared = self.local(LocalOperation::Spaces)?;
         let admin = first_admin.local_of(shared)?;
-        Space::created(shared, admin.key, admin.engine(), name)
+        Space::created(shared, admin.key, admin.engine(), admin.trust_rules(), name)
     }
 
     /// Each space, in the order they were created, with the agents holding a role in it now

@@ -1,7 +1,9 @@
 //! Checking a tool call's arguments. Every mistake becomes a sentence the model can act on.
 
 use cheesedb::limits::{LEGS_PER_MEMORY_MAX, PARENTS_PER_LEG_MAX};
-use cheesedb::{Id, Leg};
+use cheesedb::Id;
+
+use crate::legs::Parent;
 use serde_json::{Map, Value};
 
 /// A tool's arguments, with the names it accepts.
@@ -31,6 +33,70 @@ impl ToolArguments {
             Some(other) => Err(format!("{name} must be a string, not {}", type_name(other))),
             None => Err(format!("{name} is required")),
         }
+    }
+
+    /// An optional string.
+    pub fn optional_string(&self, name: &str) -> Result<Option<&str>, String> {
+        match self.values.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text)),
+            Some(other) => Err(format!("{name} must be a string, not {}", type_name(other))),
+        }
+    }
+
+    /// Legs whose parents may be ids of the agent's own or `{"space": NAME, "id": ID}`, a node
+    /// of a space the agent reads.
+    pub fn legs_with_shared(&self, name: &str) -> Result<Vec<Vec<Parent>>, String> {
+        let own = self.legs_checked_shape(name)?;
+        own.iter()
+            .enumerate()
+            .map(|(index, leg)| {
+                leg.iter()
+                    .map(|parent| match parent {
+                        Value::Object(fields) => shared_parent(fields).ok_or_else(|| {
+                            format!("{name}[{index}] holds {parent}, which is not {{\"space\": NAME, \"id\": ID}}")
+                        }),
+                        other => id_from(other)
+                            .map(Parent::Own)
+                            .map_err(|problem| format!("{name}[{index}] holds {other}, which {problem}")),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The legs of `name` as arrays of values, checked for their counts.
+    fn legs_checked_shape(&self, name: &str) -> Result<Vec<Vec<Value>>, String> {
+        let example = "e.g. [[1]] for one source, [[1, 2]] for a memory needing both, [[1], [2]] for either, [[{\"space\": \"team\", \"id\": 3}]] for node 3 of space team";
+        let legs = match self.values.get(name) {
+            Some(Value::Array(legs)) => legs,
+            Some(other) => {
+                return Err(format!("{name} must be an array of arrays of ids ({example}), not {}", type_name(other)))
+            }
+            None => return Err(format!("{name} is required: name the ids this memory was learned from ({example})")),
+        };
+        if legs.is_empty() {
+            return Err(format!("{name} is empty: a memory must name what it was learned from ({example})"));
+        }
+        if legs.len() > LEGS_PER_MEMORY_MAX {
+            return Err(format!("{name} has {} legs; at most {LEGS_PER_MEMORY_MAX} are allowed", legs.len()));
+        }
+        legs.iter()
+            .enumerate()
+            .map(|(index, leg)| {
+                let Value::Array(parents) = leg else {
+                    return Err(format!("{name}[{index}] must be an array of ids ({example}), not {}", type_name(leg)));
+                };
+                if parents.is_empty() {
+                    return Err(format!("{name}[{index}] is empty: each leg must list at least one id"));
+                }
+                if parents.len() > PARENTS_PER_LEG_MAX {
+                    let count = parents.len();
+                    return Err(format!("{name}[{index}] has {count} ids; at most {PARENTS_PER_LEG_MAX} are allowed"));
+                }
+                Ok(parents.clone())
+            })
+            .collect()
     }
 
     /// An optional boolean, `default` when absent.
@@ -71,41 +137,13 @@ impl ToolArguments {
             Some(_) => Err(invalid()),
         }
     }
-
-    /// Required legs: a non-empty array of non-empty arrays of ids, e.g. `[[1], [2, 3]]`.
-    pub fn legs(&self, name: &str) -> Result<Vec<Leg>, String> {
-        let example = "e.g. [[1]] for one source, [[1, 2]] for a memory needing both, [[1], [2]] for either";
-        let legs = match self.values.get(name) {
-            Some(Value::Array(legs)) => legs,
-            Some(other) => {
-                return Err(format!("{name} must be an array of arrays of ids ({example}), not {}", type_name(other)))
-            }
-            None => return Err(format!("{name} is required: name the ids this memory was learned from ({example})")),
-        };
-        if legs.is_empty() {
-            return Err(format!("{name} is empty: a memory must name what it was learned from ({example})"));
-        }
-        if legs.len() > LEGS_PER_MEMORY_MAX {
-            return Err(format!("{name} has {} legs; at most {LEGS_PER_MEMORY_MAX} are allowed", legs.len()));
-        }
-        legs.iter().enumerate().map(|(index, leg)| leg_from(name, index, leg, example)).collect()
-    }
 }
 
-fn leg_from(name: &str, index: usize, leg: &Value, example: &str) -> Result<Leg, String> {
-    let Value::Array(parents) = leg else {
-        return Err(format!("{name}[{index}] must be an array of ids ({example}), not {}", type_name(leg)));
-    };
-    if parents.is_empty() {
-        return Err(format!("{name}[{index}] is empty: each leg must list at least one id"));
-    }
-    if parents.len() > PARENTS_PER_LEG_MAX {
-        return Err(format!("{name}[{index}] has {} ids; at most {PARENTS_PER_LEG_MAX} are allowed", parents.len()));
-    }
-    parents
-        .iter()
-        .map(|parent| id_from(parent).map_err(|problem| format!("{name}[{index}] holds {parent}, which {problem}")))
-        .collect()
+/// `{"space": NAME, "id": ID}`, and nothing else.
+fn shared_parent(fields: &Map<String, Value>) -> Option<Parent> {
+    let (Some(Value::String(space)), Some(id)) = (fields.get("space"), fields.get("id")) else { return None };
+    let id = id_from(id).ok()?;
+    (fields.len() == 2).then(|| Parent::Shared { space: space.clone(), id })
 }
 
 fn id_from(value: &Value) -> Result<Id, String> {
@@ -153,10 +191,27 @@ mod tests {
 
     #[test]
     fn legs_must_be_non_empty_arrays_of_ids() {
-        let legs = arguments(json!({"legs": [[2, 1], [3]]}), &["legs"]).legs("legs").unwrap();
-        assert_eq!(legs, vec![Leg::from([Id::from(1), Id::from(2)]), Leg::from([Id::from(3)])]);
+        let legs = arguments(json!({"legs": [[2, 1], [3]]}), &["legs"]).legs_with_shared("legs").unwrap();
+        let own = |id| Parent::Own(Id::from(id));
+        assert_eq!(legs, vec![vec![own(2), own(1)], vec![own(3)]]);
         for bad in [json!([]), json!([[]]), json!([1]), json!("1"), json!([["a"]]), json!({})] {
-            assert!(arguments(json!({ "legs": bad }), &["legs"]).legs("legs").is_err(), "{bad}");
+            assert!(arguments(json!({ "legs": bad }), &["legs"]).legs_with_shared("legs").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn legs_may_name_a_space_s_node_and_nothing_else_shaped_like_one() {
+        let given = arguments(json!({"legs": [[1, {"space": "team", "id": 3}]]}), &["legs"]);
+        let shared = Parent::Shared { space: "team".into(), id: Id::from(3) };
+        assert_eq!(given.legs_with_shared("legs"), Ok(vec![vec![Parent::Own(Id::from(1)), shared]]));
+        for bad in [
+            json!([[{"space": "team"}]]),
+            json!([[{"space": 1, "id": 3}]]),
+            json!([[{"space": "t", "id": 3, "x": 1}]]),
+            json!([[]]),
+            json!([]),
+        ] {
+            assert!(arguments(json!({ "legs": bad }), &["legs"]).legs_with_shared("legs").is_err(), "{bad}");
         }
     }
 

@@ -13,6 +13,9 @@ const TRUST_MEANING: &str = "trust is high, normal or low: how far to believe it
 /// What the reading tools say about read tracking.
 const TRACKING_MEANING: &str = "tracked_parents lists the ids a memory got from read tracking: what was read with get or search_memories before it was remembered, added to its legs.";
 
+/// What the `space` argument means, for the model.
+const SPACE_MEANING: &str = "A shared space you are a member of (memory several agents share), to act in instead of your own memory; leave it out for your own. What you may do there depends on your role in it (read, write or admin).";
+
 /// The `tools/list` entries: names, descriptions, input and output schemas, annotations.
 pub fn definitions() -> Value {
     let trust_schema = json!({ "type": "string", "enum": ["high", "normal", "low"], "description": TRUST_MEANING });
@@ -20,6 +23,7 @@ pub fn definitions() -> Value {
         json!({ "type": "array", "items": { "type": "integer", "minimum": 1 }, "description": TRACKING_MEANING });
     let exclude_low_schema = json!({ "type": "boolean", "default": false, "description": "Leave out what has low trust (learned only from sources the user marked low trust)." });
     let id_schema = json!({ "type": "integer", "minimum": 1 });
+    let space_schema = json!({ "type": "string", "minLength": 1, "description": SPACE_MEANING });
     let legs_schema = json!({
         "type": "array", "minItems": 1,
         "items": { "type": "array", "minItems": 1, "items": id_schema },
@@ -57,6 +61,7 @@ pub fn definitions() -> Value {
                 "properties": {
                     "label": { "type": "string", "minLength": 1, "maxLength": LABEL_MAX_BYTES, "description": "What kind of source it is, e.g. user_message, web_page, weather_tool." },
                     "text": { "type": "string", "description": "The source's content, as received." },
+                    "space": space_schema,
                 },
                 "required": ["label", "text"],
                 "additionalProperties": false,
@@ -74,9 +79,18 @@ pub fn definitions() -> Value {
                     "text": { "type": "string", "description": "What you learned, in your own words." },
                     "legs": {
                         "type": "array", "minItems": 1,
-                        "items": { "type": "array", "minItems": 1, "items": id_schema },
-                        "description": "Alternatives, each a list of ids that together support the memory, e.g. [[1], [2, 3]].",
+                        "items": { "type": "array", "minItems": 1, "items": { "anyOf": [
+                            id_schema,
+                            {
+                                "type": "object",
+                                "properties": { "space": { "type": "string", "minLength": 1 }, "id": id_schema },
+                                "required": ["space", "id"],
+                                "additionalProperties": false,
+                            },
+                        ] } },
+                        "description": "Alternatives, each a list of ids that together support the memory, e.g. [[1], [2, 3]]. A node of a shared space you read is {\"space\": \"team\", \"id\": 3}: if the space later forgets it, this memory goes too.",
                     },
+                    "space": space_schema,
                 },
                 "required": ["text", "legs"],
                 "additionalProperties": false,
@@ -95,6 +109,7 @@ pub fn definitions() -> Value {
                     "strict": { "type": "boolean", "default": false, "description": "Also delete memories that have another, independent source." },
                     "erase": { "type": "boolean", "default": true, "description": "Destroy the text on disk now (true), or only hide it until the files are compacted (false)." },
                     "dry_run": { "type": "boolean", "default": false, "description": "Only report what would be deleted; delete nothing." },
+                    "space": { "type": "string", "minLength": 1, "description": "Delete from this shared space instead of your own memory (you must be its admin): what every member of the space learned from the id is deleted from their own memories too, and with erase its text is destroyed there as well." },
                 },
                 "required": ["id"],
                 "additionalProperties": false,
@@ -106,6 +121,8 @@ pub fn definitions() -> Value {
                     "recalled": id_schema,
                     "erased": { "type": "boolean", "description": "Whether the text was destroyed in the files (in a dry run: would be)." },
                     "dry_run": { "type": "boolean" },
+                    "members": { "type": "object", "additionalProperties": { "type": "array", "items": id_schema }, "description": "With space: each member whose own memories were deleted with it, and those ids." },
+                    "space": { "type": "string" },
                 },
                 "required": ["removed"],
             },
@@ -117,7 +134,7 @@ pub fn definitions() -> Value {
             "description": "Read one source or memory by id: its text, whether it is still valid (alive), where it came from (legs and the sources they lead to), and its trust. A forgotten one has no text (content is null). What you read here counts as read for your next remember (see remember). Read-only.",
             "inputSchema": {
                 "type": "object",
-                "properties": { "id": { "type": "integer", "minimum": 1, "description": "The id to read." } },
+                "properties": { "id": { "type": "integer", "minimum": 1, "description": "The id to read." }, "space": space_schema },
                 "required": ["id"],
                 "additionalProperties": false,
             },
@@ -125,10 +142,13 @@ pub fn definitions() -> Value {
                 "type": "object",
                 "properties": {
                     "id": id_schema,
-                    "kind": { "type": "string", "enum": ["source", "memory"] },
+                    "kind": { "type": "string", "enum": ["source", "memory", "shared"], "description": "shared: your own id standing for a node of a shared space (space_id in space)." },
                     "label": { "type": "string" },
                     "legs": legs_schema,
                     "sources": { "type": "array", "items": id_schema },
+                    "space": { "type": ["string", "integer"], "description": "With space: the space's name; for a shared node: the space's number." },
+                    "space_id": id_schema,
+                    "author": { "type": "string", "description": "With space: the member that wrote it." },
                     "alive": { "type": "boolean" },
                     "content": { "type": ["string", "null"], "description": "null once erased." },
                     "content_encoding": { "type": "string", "enum": ["utf-8", "hex"] },

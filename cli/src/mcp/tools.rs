@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::embeddings::attach::attach_vector;
 use crate::embeddings::client::Embedder;
+use crate::legs::{legs_in_space, resolve_legs};
 use crate::mcp::arguments::ToolArguments;
 use crate::mcp::explain::explain;
 use crate::mcp::protocol::{ErrorCode, RpcError};
@@ -78,9 +79,14 @@ pub fn call(name: &str, arguments: Option<&Value>, served: &Served<'_>) -> Resul
 }
 
 fn add_source(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> {
-    let arguments = ToolArguments::parse(arguments, &["label", "text"])?;
+    let arguments = ToolArguments::parse(arguments, &["label", "text", "space"])?;
     let label = arguments.string("label")?;
     let text = arguments.string("text")?;
+    if let Some(space) = arguments.optional_string("space")? {
+        let agent = (served.open)()?;
+        let id = agent.space(space).and_then(|team| team.add_lot(label, text.as_bytes())).map_err(explain)?;
+        return Ok(json!({ "id": id.get(), "space": space }));
+    }
     let id = {
         let agent = (served.open)()?;
         agent.add_lot(label, text.as_bytes()).map_err(explain)?
@@ -89,11 +95,18 @@ fn add_source(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, S
 }
 
 fn remember(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> {
-    let arguments = ToolArguments::parse(arguments, &["text", "legs"])?;
+    let arguments = ToolArguments::parse(arguments, &["text", "legs", "space"])?;
     let text = arguments.string("text")?;
-    let legs = arguments.legs("legs")?;
+    let parents = arguments.legs_with_shared("legs")?;
+    if let Some(space) = arguments.optional_string("space")? {
+        let legs = legs_in_space(space, &parents).map_err(|failure| failure.to_string())?;
+        let agent = (served.open)()?;
+        let id = agent.space(space).and_then(|team| team.remember(text.as_bytes(), &legs)).map_err(explain)?;
+        return Ok(json!({ "id": id.get(), "space": space }));
+    }
     let remembered = {
         let agent = (served.open)()?;
+        let legs = resolve_legs(&agent, &parents).map_err(explain)?;
         reading::remember(served.reads, &agent, text.as_bytes(), &legs)?
     };
     let mut result = written(remembered.id, text, served);
@@ -144,13 +157,28 @@ fn search_memories(arguments: Option<&Value>, served: &Served<'_>) -> Result<Val
 }
 
 fn forget_source(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Value, String> {
-    let arguments = ToolArguments::parse(arguments, &["id", "strict", "erase", "dry_run"])?;
+    let arguments = ToolArguments::parse(arguments, &["id", "strict", "erase", "dry_run", "space"])?;
     let id = arguments.id("id")?;
     let mode = if arguments.boolean("strict", false)? { Mode::Strict } else { Mode::Fair };
     let erase = arguments.boolean("erase", true)?;
     let dry_run = arguments.boolean("dry_run", false)?;
     let agent = open()?;
     let removal = if erase { Removal::Erase } else { Removal::Untrusted };
+    if let Some(space) = arguments.optional_string("space")? {
+        let team = agent.space(space).map_err(explain)?;
+        let reached =
+            if dry_run { team.preview_recall(id, mode) } else { team.recall(id, mode, removal) }.map_err(explain)?;
+        let members: Map<String, Value> =
+            reached.in_members.iter().map(|(member, removed)| (member.clone(), ids_json(removed))).collect();
+        return Ok(json!({
+            "removed": ids_json(&reached.in_space),
+            "members": members,
+            "recalled": id.get(),
+            "erased": erase,
+            "dry_run": dry_run,
+            "space": space,
+        }));
+    }
     // The dry run asks exactly what the deletion would do, so both give the same answer.
     let removed = if dry_run { agent.preview_recall_with(id, mode, removal) } else { agent.recall(id, mode, removal) }
         .map_err(explain)?;
@@ -161,9 +189,18 @@ fn forget_source(arguments: Option<&Value>, open: &OpenAgent<'_>) -> Result<Valu
 }
 
 fn get(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> {
-    let arguments = ToolArguments::parse(arguments, &["id"])?;
+    let arguments = ToolArguments::parse(arguments, &["id", "space"])?;
     let id = arguments.id("id")?;
     let agent = (served.open)()?;
+    if let Some(space) = arguments.optional_string("space")? {
+        let team = agent.space(space).map_err(explain)?;
+        let node = team.get(id).map_err(explain)?;
+        let mut value = node_json(&node, LotWord::Source);
+        value["space"] = json!(space);
+        value["author"] = json!(team.author_of(id).map_err(explain)?);
+        value["trust"] = json!(team.trust(id).map_err(explain)?.as_str());
+        return Ok(value);
+    }
     let node = agent.get(id).map_err(explain)?;
     let mut value = node_json(&node, LotWord::Source);
     if let NodeKind::Memory { legs } = &node.kind {

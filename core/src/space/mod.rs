@@ -319,6 +319,17 @@ impl<S: Storage> SpaceEngine<S> {
         self.log.audit(id)
     }
 
+    /// The trust level of lot or memory `id` of the space under `rules` (its lots' labels, as
+    /// an agent's trust is judged). Needs read.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace`, and those of [`AgentEngine::trust`].
+    pub fn trust(&mut self, member: &AgentKey, id: Id, rules: &crate::TrustRules) -> Result<crate::TrustLevel, Error> {
+        self.require(member, Role::Read)?;
+        self.log.trust(id, rules)
+    }
+
     /// The member that wrote lot or memory `id`. Needs read.
     ///
     /// # Errors

@@ -71,13 +71,18 @@ impl<S: SharedStorage> LocalAgent<S> {
         self.engine.gate.write(write)
     }
 
+    /// The trust rules the agent is judged by, which judge its spaces too.
+    pub(crate) fn trust_rules(&self) -> Arc<TrustRules> {
+        self.trust_rules.clone()
+    }
+
     /// The engine, as a space handle keeps it to write the agent's shared nodes.
     pub(crate) fn engine(&self) -> SharedEngine<S> {
         self.engine.clone()
     }
 
     pub(crate) fn space(&self, name: &str) -> Result<crate::Space<S>, Error> {
-        crate::Space::open(&self.store, self.key, self.engine(), name)
+        crate::Space::open(&self.store, self.key, self.engine(), self.trust_rules.clone(), name)
     }
 
     pub(crate) fn check_same_process(&self) -> Result<(), Error> {
