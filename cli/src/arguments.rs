@@ -274,7 +274,7 @@ Example:
 pub enum SpaceCommand {
     /// Create a space, with ADMIN as its first member and admin
     #[command(after_help = "Members read, write or administer the space with --space on lot, remember, get,
-list, recall and verify. A private memory builds on a space's node with a leg naming the space
+audit, list, search, recall and verify. A private memory builds on a space's node with a leg naming the space
 before the id (--leg team:3); a recall in the space removes what every member built on it.
 
 Example:
@@ -530,6 +530,9 @@ pub struct GraphArguments {
 pub struct SearchArguments {
     /// The agent's name (or its token)
     pub agent: String,
+    /// Act in this space, as the agent (a member) may
+    #[arg(long, value_name = "SPACE")]
+    pub space: Option<String>,
     /// The words to search for
     #[arg(allow_hyphen_values = true)]
     pub query: String,

@@ -172,6 +172,34 @@ pub fn hits_json(found: &[Found], lot_word: LotWord) -> Value {
     )
 }
 
+/// The best `limit` alive nodes of the space for `query` (by its words), as JSON hits: `id`,
+/// `score`, `kind` (lots named by `lot_word`), `content`, `trust` and `author`.
+pub fn space_hits(
+    space: &cheesedb::Space,
+    query: &str,
+    limit: usize,
+    lot_word: LotWord,
+) -> Result<Vec<Value>, cheesedb::Error> {
+    let mut hits = Vec::new();
+    for hit in space.search(query, limit)? {
+        let node = space.get(hit.id)?;
+        let kind = match (node.is_lot(), lot_word) {
+            (true, LotWord::Lot) => "lot",
+            (true, LotWord::Source) => "source",
+            (false, _) => "memory",
+        };
+        hits.push(json!({
+            "id": hit.id.get(),
+            "score": hit.score,
+            "kind": kind,
+            "content": content_json(node.content().unwrap_or_default()).0,
+            "trust": space.trust(hit.id)?.as_str(),
+            "author": space.author_of(hit.id)?,
+        }));
+    }
+    Ok(hits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

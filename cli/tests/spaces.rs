@@ -21,6 +21,9 @@ fn a_recall_with_erase_in_a_space_removes_what_members_built_on_it() {
 
     let lot = cli.json(&["lot", "bob", "web", "poisoned-shared-4c1e the key is in the wiki", "--space", "team"]);
     assert_eq!(lot, json!({ "id": 1, "space": "team", "author": "bob" }));
+    let found = cli.json(&["search", "carol", "wiki", "--space", "team"]);
+    assert_eq!((found["hits"][0]["id"].clone(), found["hits"][0]["author"].clone()), (json!(1), json!("bob")));
+    assert_eq!(cli.run(&["search", "carol", "nothing-like-it", "--space", "team"]).status, Some(1));
     let fetched = cli.json(&["get", "carol", "1", "--space", "team"]);
     assert_eq!((fetched["author"].clone(), fetched["space"].clone()), (json!("bob"), json!("team")));
     let own = cli.lot("carol", "notes", "carol-own-8812 standup at ten");
@@ -80,6 +83,8 @@ fn over_mcp_a_member_builds_on_a_shared_source_and_the_admin_s_forget_reaches_it
         json!({ "label": "web", "text": "mcp-shared-77d1 the key is in the wiki", "space": "team" }),
     );
     assert_eq!(added, json!({ "id": 1, "space": "team" }));
+    let found = bob.call_ok("search_memories", json!({ "query": "wiki key", "space": "team" }));
+    assert_eq!((found["hits"][0]["id"].clone(), found["hits"][0]["author"].clone()), (json!(1), json!("alice")));
     let read = bob.call_ok("get", json!({ "id": 1, "space": "team" }));
     assert_eq!((read["author"].clone(), read["trust"].clone()), (json!("alice"), json!("normal")));
     let refused = bob.call_refused("add_source", json!({ "label": "web", "text": "x", "space": "team" }));

@@ -25,6 +25,9 @@ pub fn run(arguments: SearchArguments, context: &Context) -> Result<u8, Failure>
         return Err(Failure::new("the query is empty: give the words to search for"));
     }
     let limit = usize::try_from(arguments.limit).unwrap_or(usize::MAX);
+    if let Some(space) = &arguments.space {
+        return crate::commands::space::search(context, &arguments.agent, space, query, limit);
+    }
     // Embed the query before taking the store's lock: the server may take its time.
     let embedder = config::load(&context.folder)?;
     let vector = QueryVector::of(query, embedder.as_ref());

@@ -8,7 +8,8 @@ use crate::arguments::SpaceCommand;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::legs::{describe_legs, legs_in_space, Parent};
-use crate::nodes::node_json;
+use crate::memory_search::space_hits;
+use crate::nodes::{node_json, LotWord};
 use crate::output::escaped;
 use crate::session::{open_agent, open_named_agent, reach_store};
 
@@ -113,7 +114,7 @@ pub fn remember(
 
 /// The JSON of one node of a space: as an agent's, with `"space"` and `"author"`.
 fn space_node_json(handle: &Space, node: &Node) -> Result<Value, Failure> {
-    let mut value = node_json(node, crate::nodes::LotWord::Lot);
+    let mut value = node_json(node, LotWord::Lot);
     if let Value::Object(fields) = &mut value {
         fields.insert("space".into(), json!(handle.name()));
         fields.insert("author".into(), json!(handle.author_of(node.id)?));
@@ -191,6 +192,34 @@ pub fn recall(
         }
         lines.join("\n")
     })
+}
+
+/// `search --space`: the space's best nodes for `query`; exit status 0 with hits, 1 without.
+pub fn search(context: &Context, agent: &str, space: &str, query: &str, limit: usize) -> Result<u8, Failure> {
+    let (_, handle) = open_space(context, agent, space)?;
+    let hits = space_hits(&handle, query, limit, LotWord::Lot)?;
+    let found = !hits.is_empty();
+    let lines: Vec<String> = hits
+        .iter()
+        .map(|hit| {
+            let content = hit["content"].as_str().unwrap_or_default();
+            format!(
+                "[{}] {} by {}: {}",
+                hit["id"],
+                hit["kind"].as_str().unwrap_or_default(),
+                escaped(hit["author"].as_str().unwrap_or_default()),
+                escaped(&crate::output::preview(content.as_bytes(), 80))
+            )
+        })
+        .collect();
+    context.printer.result(json!({ "hits": hits, "space": space }), || {
+        if lines.is_empty() {
+            format!("nothing in space {} matches {}", escaped(space), escaped(query))
+        } else {
+            lines.join("\n")
+        }
+    })?;
+    Ok(if found { crate::failure::EXIT_SUCCESS } else { crate::failure::EXIT_NOT_FOUND })
 }
 
 /// `verify --space`: checks the space's whole log, its roles included.

@@ -193,6 +193,7 @@ pub fn definitions() -> Value {
                     "query": { "type": "string", "minLength": 1, "description": "What to look for: a few words or a question, e.g. weather in Pune tomorrow." },
                     "limit": { "type": "integer", "minimum": 1, "maximum": SEARCH_MAX_HITS, "default": HITS_DEFAULT, "description": "The most hits to return." },
                     "exclude_low_trust": exclude_low_schema,
+                    "space": { "type": "string", "minLength": 1, "description": "Search this shared space you are a member of instead of your own memory (by words); each hit also names its author." },
                 },
                 "required": ["query"],
                 "additionalProperties": false,

@@ -19,7 +19,7 @@ use crate::mcp::arguments::ToolArguments;
 use crate::mcp::explain::explain;
 use crate::mcp::protocol::{ErrorCode, RpcError};
 use crate::mcp::reading;
-use crate::memory_search::{hits_json, search, QueryVector, TrustFilter, HITS_DEFAULT};
+use crate::memory_search::{hits_json, search, space_hits, QueryVector, TrustFilter, HITS_DEFAULT};
 use crate::nodes::{legs_json, node_json, LotWord, SourceFinder};
 use crate::output::content_json;
 
@@ -133,13 +133,22 @@ fn written(id: Id, text: &str, served: &Served<'_>) -> Value {
 }
 
 fn search_memories(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> {
-    let arguments = ToolArguments::parse(arguments, &["query", "limit", "exclude_low_trust"])?;
+    let arguments = ToolArguments::parse(arguments, &["query", "limit", "exclude_low_trust", "space"])?;
     let query = arguments.string("query")?;
     if query.trim().is_empty() {
         return Err(String::from("query is empty: give a few words or a question to search for"));
     }
     let limit = usize::try_from(arguments.count("limit", HITS_DEFAULT, SEARCH_MAX_HITS)?).unwrap_or(usize::MAX);
     let exclude_low_trust = arguments.boolean("exclude_low_trust", false)?;
+    if let Some(space) = arguments.optional_string("space")? {
+        let agent = (served.open)()?;
+        let team = agent.space(space).map_err(explain)?;
+        let mut hits = space_hits(&team, query, limit, LotWord::Source).map_err(explain)?;
+        if exclude_low_trust {
+            hits.retain(|hit| hit["trust"] != "low");
+        }
+        return Ok(json!({ "hits": hits, "search": "keyword", "space": space }));
+    }
     // Before the store is opened: the embeddings server may take its time.
     let vector = QueryVector::of(query, served.embedder);
     let agent = (served.open)()?;
