@@ -15,30 +15,23 @@ use crate::id::{Id, Mode, Removal};
 use crate::limits::BATCH_MAX_RECORDS;
 use crate::storage::Storage;
 
-/// Which shared node stands for which node of which space, both ways.
+/// Which shared node stands for which node of which space. (What one shared node stands for
+/// is in its record, which `get` reads.)
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SharedNodes {
     /// `(space, node in the space, shared node)`, so one space's are one range.
     by_space: BTreeSet<(u64, u64, u64)>,
-    /// Shared node to `(space, node in the space)`.
-    by_id: BTreeMap<u64, (u64, u64)>,
 }
 
 impl SharedNodes {
     /// Notes that shared node `id` stands for node `space_id` of space `space`.
     pub(crate) fn note(&mut self, space: u64, space_id: u64, id: u64) {
         self.by_space.insert((space, space_id, id));
-        self.by_id.insert(id, (space, space_id));
-    }
-
-    /// The space and the node in it that shared node `id` stands for.
-    pub(crate) fn of(&self, id: u64) -> Option<(u64, u64)> {
-        self.by_id.get(&id).copied()
     }
 
     /// Whether the agent holds no shared node.
     pub(crate) fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
+        self.by_space.is_empty()
     }
 
     /// The spaces the shared nodes stand in, ascending, each once.
@@ -94,12 +87,6 @@ impl<S: Storage> AgentEngine<S> {
                     .ok_or(Error::Internal { what: InternalRule::WrittenEntryHasId })
             })
             .collect()
-    }
-
-    /// The space and the node in it that `id` stands for, if it is a shared node.
-    #[must_use]
-    pub fn shared_node_of(&self, id: Id) -> Option<(u64, Id)> {
-        self.shared.of(id.get()).map(|(space, space_id)| (space, Id::from(space_id)))
     }
 
     /// The spaces this agent's shared nodes stand in, ascending.

@@ -569,7 +569,6 @@ mod tests {
         assert_eq!(bob_engine.alive_memories(), Vec::<Id>::new());
         let node = bob_engine.get(stands_for).unwrap();
         assert_eq!(node.kind, crate::node::NodeKind::Shared { space: space.number(), id: shared_memory });
-        assert_eq!(bob_engine.shared_node_of(stands_for), Some((space.number(), shared_memory)));
         assert_eq!(bob_engine.spaces_shared_from(), [space.number()]);
     }
 
