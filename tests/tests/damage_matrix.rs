@@ -201,9 +201,13 @@ fn active_segment_cut_after_its_header<B: Backend>() {
     // Inside the last write: the cut bytes look like a torn write and nothing proves otherwise.
     let length = fixture.boundaries[4] - 30;
     cut(&place, &fixture.active, length);
+    // Zeros at the very end cannot be told from space written ahead, so they are not counted:
+    // the cut lands among checksum bytes, and one of them is zero about once in 256 runs.
+    let kept = place.read_file(&fixture.active);
+    let data_end = kept.iter().rposition(|byte| *byte != 0).unwrap() as u64 + 1;
+    assert!(length - data_end < 30, "the cut keeps bytes of the last write");
     let alice = open(&place, &fixture.token, false).unwrap();
-    let torn = length - fixture.boundaries[3];
-    assert_eq!(alice.report().dropped_bytes, torn);
+    assert_eq!(alice.report().dropped_bytes, data_end - fixture.boundaries[3]);
     assert_eq!(alice.memories().unwrap().len(), fixture.acknowledged.len() - 2, "the last write is gone");
     // Only a kept fingerprint sees the loss.
     assert!(matches!(alice.verify_extends(&fixture.kept), Err(Error::HistoryMismatch { .. })));
