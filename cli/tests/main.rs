@@ -40,6 +40,7 @@ mod serve_read_tracking;
 mod serve_round_trip;
 mod serve_search_page;
 mod serve_socket;
+mod serve_spaces;
 mod serve_staged_batch;
 mod serve_started_while_waiting;
 mod serve_stop;

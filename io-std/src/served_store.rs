@@ -64,6 +64,12 @@ impl ServedStore {
         Ok(ServedAgent::open(session, facts, self.gate(token), self.read_only))
     }
 
+    /// Whether `agent` was opened through this store (its gate is one of this store's).
+    pub(crate) fn holds(&self, agent: &ServedAgent) -> bool {
+        let gates = self.gates.lock().unwrap_or_else(PoisonError::into_inner);
+        gates.values().any(|gate| std::ptr::eq(gate.as_ptr(), Arc::as_ptr(agent.gate())))
+    }
+
     /// The gate of the agent `token` opens.
     fn gate(&self, token: &Token) -> Arc<BatchGate> {
         let key = token_hash(token.as_bytes());

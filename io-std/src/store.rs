@@ -17,7 +17,7 @@ use crate::mutex::lock;
 use crate::search::build_search_index_on_threads;
 use crate::served_store::ServedStore;
 use crate::shared::{SharedEngine, SharedStorage, StoreShared};
-use crate::space::{apply_space_recalls, Space, SpaceMembers};
+use crate::space::{apply_space_recalls, LocalSpace, ServedSpace, Space, SpaceMembers};
 
 /// Tells a failed open of a read-only store, whose storage refused a change, for what it is: a
 /// repair that only a read-write open can make.
@@ -424,11 +424,18 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// `Error::InvalidName`, `Error::LimitExceeded`, `Error::SpaceExists`, `Error::Io` (see
     /// the core's `StoreEngine::create_space`); `Error::UnknownToken` when `first_admin` is an
-    /// agent of another store; `Error::NeedsLocalStore` through a server.
+    /// agent of another store; through a server, the errors of a connection.
     pub fn create_space(&self, name: &str, first_admin: &Agent<S>) -> Result<Space<S>, Error> {
-        let shared = self.local(LocalOperation::Spaces)?;
+        let shared = match &self.reach {
+            StoreReach::Local { shared, .. } => shared,
+            StoreReach::Served(served) => {
+                let admin =
+                    first_admin.served_agent().filter(|admin| served.holds(admin)).ok_or(Error::UnknownToken)?;
+                return ServedSpace::created(admin, name).map(Space::served);
+            }
+        };
         let admin = first_admin.local_of(shared)?;
-        Space::created(shared, admin.key, admin.engine(), admin.trust_rules(), name)
+        LocalSpace::created(shared, admin.key, admin.engine(), admin.trust_rules(), name).map(Space::local)
     }
 
     /// Each space, in the order they were created, with the agents holding a role in it now
@@ -437,9 +444,12 @@ impl<S: SharedStorage> Store<S> {
     /// # Errors
     ///
     /// `Error::Corrupt` or `Error::Io` when a space's log cannot be read; `Error::Internal`
-    /// when a thread panicked holding the store; `Error::NeedsLocalStore` through a server.
+    /// when a thread panicked holding the store; through a server, the errors of a connection.
     pub fn spaces(&self) -> Result<Vec<SpaceMembers>, Error> {
-        let shared = self.local(LocalOperation::Spaces)?;
+        let shared = match &self.reach {
+            StoreReach::Local { shared, .. } => shared,
+            StoreReach::Served(served) => return served.client().spaces(),
+        };
         let catalog = shared.catalog()?;
         let mut spaces = Vec::new();
         for name in catalog.space_names() {
@@ -456,10 +466,13 @@ impl<S: SharedStorage> Store<S> {
     ///
     /// # Errors
     ///
-    /// `Error::Internal` when a thread panicked holding the store; `Error::NeedsLocalStore`
-    /// through a server.
+    /// `Error::Internal` when a thread panicked holding the store; through a server, the
+    /// errors of a connection.
     pub fn space_names(&self) -> Result<Vec<String>, Error> {
-        Ok(self.local(LocalOperation::Spaces)?.catalog()?.space_names())
+        match &self.reach {
+            StoreReach::Local { shared, .. } => Ok(shared.catalog()?.space_names()),
+            StoreReach::Served(served) => served.client().space_names(),
+        }
     }
 }
 

@@ -82,7 +82,9 @@ impl<S: SharedStorage> LocalAgent<S> {
     }
 
     pub(crate) fn space(&self, name: &str) -> Result<crate::Space<S>, Error> {
-        crate::Space::open(&self.store, self.key, self.engine(), self.trust_rules.clone(), name)
+        let space =
+            crate::space::LocalSpace::open(&self.store, self.key, self.engine(), self.trust_rules.clone(), name)?;
+        Ok(crate::Space::local(space))
     }
 
     pub(crate) fn check_same_process(&self) -> Result<(), Error> {

@@ -203,9 +203,20 @@ impl<S: SharedStorage> Agent<S> {
     /// # Errors
     ///
     /// `Error::UnknownSpace`; `Error::Corrupt` or `Error::Io` when the space's log cannot be
-    /// read; `Error::NeedsLocalStore` through a server (served spaces are not offered yet).
+    /// read; through a server, the errors of a connection.
     pub fn space(&self, name: &str) -> Result<crate::Space<S>, Error> {
-        self.in_process(LocalOperation::Spaces)?.space(name)
+        match &self.reach {
+            Reach::Local(agent) => agent.space(name),
+            Reach::Served(agent) => crate::space::ServedSpace::open(agent, name).map(crate::Space::served),
+        }
+    }
+
+    /// The agent through a server, for a request its session makes.
+    pub(crate) fn served_agent(&self) -> Option<&ServedAgent> {
+        match &self.reach {
+            Reach::Local(_) => None,
+            Reach::Served(agent) => Some(agent),
+        }
     }
 
     /// The agent in this process, which must be of the store `store` (a key is a number in one

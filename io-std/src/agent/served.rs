@@ -69,13 +69,23 @@ impl ServedAgent {
     }
 
     /// Sends a write once no staged batch holds the agent.
-    fn write<T>(&self, write: impl FnOnce(&ClientAgent) -> Result<T, Error>) -> Result<T, Error> {
+    pub(crate) fn write<T>(&self, write: impl FnOnce(&ClientAgent) -> Result<T, Error>) -> Result<T, Error> {
         self.check_writable()?;
         self.session.gate.write(|| write(&self.client))
     }
 
     pub(crate) fn check_same_process(&self) -> Result<(), Error> {
         self.client.check_same_process()
+    }
+
+    /// The gate of the agent, which the store that opened this handle keeps too.
+    pub(crate) fn gate(&self) -> &Arc<BatchGate> {
+        &self.session.gate
+    }
+
+    /// The session's connection, for a request that writes nothing.
+    pub(crate) fn client(&self) -> &ClientAgent {
+        &self.client
     }
 
     pub(crate) fn add_lot(&self, label: &str, content: &[u8]) -> Result<Id, Error> {

@@ -90,35 +90,44 @@ impl ClientAgent {
     }
 
     /// Sends `request`; `answer` takes the response apart, `None` for one of the wrong kind.
-    fn call<T>(&self, request: &Request, answer: impl FnOnce(Response) -> Option<T>) -> Result<T, Error> {
+    pub(crate) fn call<T>(&self, request: &Request, answer: impl FnOnce(Response) -> Option<T>) -> Result<T, Error> {
         let mut connection = self.connection()?;
         let response = connection.call(request)?;
         answer(response).ok_or_else(|| connection.unexpected())
     }
 
-    fn call_done(&self, request: &Request) -> Result<(), Error> {
+    pub(crate) fn call_done(&self, request: &Request) -> Result<(), Error> {
         self.call(request, |response| matches!(response, Response::Done).then_some(()))
     }
 
-    fn call_id(&self, request: &Request) -> Result<Id, Error> {
+    pub(crate) fn call_id(&self, request: &Request) -> Result<Id, Error> {
         self.call(request, |response| match response {
             Response::Id(id) => Some(Id::from(id)),
             _ => None,
         })
     }
 
-    fn call_ids(&self, request: &Request) -> Result<Vec<Id>, Error> {
+    pub(crate) fn call_ids(&self, request: &Request) -> Result<Vec<Id>, Error> {
         self.connection()?.call_list(request, ids_part).map(ids)
     }
 
-    fn call_node(&self, request: &Request) -> Result<Node, Error> {
+    /// Sends `request` and gathers the parts of its answer; `part` takes one apart.
+    pub(crate) fn call_parts<T>(
+        &self,
+        request: &Request,
+        part: impl FnMut(Response) -> Option<(Vec<T>, bool)>,
+    ) -> Result<Vec<T>, Error> {
+        self.connection()?.call_list(request, part)
+    }
+
+    pub(crate) fn call_node(&self, request: &Request) -> Result<Node, Error> {
         self.call(request, |response| match response {
             Response::Node(node) => Some(node.into_node()),
             _ => None,
         })
     }
 
-    fn call_hits(&self, request: &Request) -> Result<Vec<Hit>, Error> {
+    pub(crate) fn call_hits(&self, request: &Request) -> Result<Vec<Hit>, Error> {
         let hits = self.connection()?.call_list(request, |response| match response {
             Response::Hits { hits, more } => Some((hits, more)),
             _ => None,
@@ -126,7 +135,7 @@ impl ClientAgent {
         Ok(hits.into_iter().map(Hit::from).collect())
     }
 
-    fn call_fingerprint(&self, request: &Request) -> Result<Fingerprint, Error> {
+    pub(crate) fn call_fingerprint(&self, request: &Request) -> Result<Fingerprint, Error> {
         self.call(request, |response| match response {
             Response::Fingerprint { records, chain } => Some(Fingerprint { records, chain }),
             _ => None,

@@ -291,4 +291,28 @@ impl Client {
             Ok(entries.into_iter().map(LeftBehind::from).collect())
         })
     }
+
+    /// The names of the store's spaces; as [`Store::space_names`](crate::Store::space_names).
+    pub(crate) fn space_names(&self) -> Result<Vec<String>, Error> {
+        self.with_connection(|connection| {
+            connection.call_list(&Request::SpaceNames, |response| match response {
+                Response::Names { names, more } => Some((names, more)),
+                _ => None,
+            })
+        })
+    }
+
+    /// The store's spaces with their members; as [`Store::spaces`](crate::Store::spaces).
+    pub(crate) fn spaces(&self) -> Result<Vec<crate::SpaceMembers>, Error> {
+        self.with_connection(|connection| {
+            let spaces = connection.call_list(&Request::Spaces, |response| match response {
+                Response::Spaces { spaces, more } => Some((spaces, more)),
+                _ => None,
+            })?;
+            Ok(spaces
+                .into_iter()
+                .map(|space| crate::SpaceMembers { name: space.name, members: space.members })
+                .collect())
+        })
+    }
 }

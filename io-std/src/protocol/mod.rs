@@ -13,7 +13,8 @@
 //! one agent by its token ([`Request::OpenAgent`]; a wrong token and an unknown one get the same
 //! answer) and works on it, one request at a time, each answered by one response (a long list
 //! comes in several responses, each but the last marked `more`). Store-level requests
-//! (create, list, encrypt and delete agents) need no open agent.
+//! (create, list, encrypt and delete agents; list spaces) need no open agent; the calls of a
+//! space ([`Request::Space`]) are the open agent's, bounded by its role there.
 //!
 //! Every failure is a [`Response::Failed`] carrying the [`Error`](crate::Error) itself: its
 //! variant and its facts (enums and numbers, names and paths) encode as they are, and the
@@ -27,12 +28,14 @@ mod error_round_trip;
 mod frame;
 mod request;
 mod response;
+mod space_call;
 mod wire;
 mod wire_page;
 
 pub use frame::{read_frame_body, read_frame_length, write_frame, FrameError, FRAME_LENGTH_BYTES, FRAME_MAX_BYTES};
 pub use request::{BatchWrite, Request};
 pub use response::Response;
+pub use space_call::{SpaceCall, SpaceRemoved, WireSpaceMembers};
 pub(crate) use wire::wire_leg;
 pub use wire::{engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireTrust};
 pub use wire_page::{WireFound, WireFoundKind, WireRanking};
@@ -48,7 +51,8 @@ pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 /// version 4 client waits for `Done`. Version 6 carries the errors of spaces (an unknown
 /// space, a role too low, the last admin) and their new limits, names and damages. Version 7
 /// carries shared nodes (a node of an agent standing for a space's node) and their damages.
-pub const PROTOCOL_VERSION: u32 = 7;
+/// Version 8 adds the requests of spaces, which a version 7 server would not decode.
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// The name of the server's socket inside the data folder.
 pub const SOCKET_FILE: &str = "cheesedb.sock";

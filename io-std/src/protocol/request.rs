@@ -4,6 +4,7 @@ use cheesedb_core::{InternalRule, MessageProblem};
 use serde::{Deserialize, Serialize};
 
 use super::frame::{decode_whole, hello_version};
+use super::space_call::SpaceCall;
 use super::wire::{WireMode, WireRemoval, WireTrust};
 use super::FRAME_MAX_BYTES;
 use crate::Error;
@@ -194,6 +195,22 @@ pub enum Request {
         /// When set, the only ids that may be found.
         among: Option<Vec<u64>>,
     },
+    /// A call of the session's agent on its handle to space `space` (it must hold a role).
+    Space {
+        /// The space's name.
+        space: String,
+        /// What is asked of it.
+        call: SpaceCall,
+    },
+    /// `Store::create_space`, with the session's agent as the first admin.
+    CreateSpace {
+        /// The new space's name.
+        name: String,
+    },
+    /// `Store::space_names`.
+    SpaceNames,
+    /// `Store::spaces`.
+    Spaces,
 }
 
 /// One write of a batch.
@@ -272,7 +289,8 @@ impl Request {
                 | Request::CreateAgent { .. }
                 | Request::DeleteAgent { .. }
                 | Request::EncryptAgent { .. }
-        )
+                | Request::CreateSpace { .. }
+        ) || matches!(self, Request::Space { call, .. } if call.is_write())
     }
 
     /// The operation's name, as logs show it (such as `"remember"`); never any content.
@@ -315,6 +333,10 @@ impl Request {
             Request::IsEncrypted => "is_encrypted",
             Request::AgentNameOf { .. } => "agent_name_of",
             Request::SearchPage { .. } => "search_page",
+            Request::Space { call, .. } => call.operation(),
+            Request::CreateSpace { .. } => "create_space",
+            Request::SpaceNames => "space_names",
+            Request::Spaces => "spaces",
         }
     }
 
@@ -407,6 +429,36 @@ mod tests {
                 least_trust: WireTrust::Low,
                 among: None,
             },
+            Request::CreateSpace { name: String::from("team") },
+            Request::SpaceNames,
+            Request::Spaces,
+        ]
+        .into_iter()
+        .chain(every_space_call().into_iter().map(|call| Request::Space { space: String::from("team"), call }))
+        .collect()
+    }
+
+    /// One space call of every kind.
+    fn every_space_call() -> Vec<SpaceCall> {
+        vec![
+            SpaceCall::Open,
+            SpaceCall::AddLot { label: String::from("note"), content: b"shared".to_vec() },
+            SpaceCall::Remember { content: b"m".to_vec(), legs: vec![vec![1], vec![2, 3]] },
+            SpaceCall::Share { ids: vec![1, 7] },
+            SpaceCall::Recall { id: 1, mode: WireMode::Fair, removal: WireRemoval::Erase },
+            SpaceCall::PreviewRecall { id: 1, mode: WireMode::Strict },
+            SpaceCall::Get { id: 2 },
+            SpaceCall::Audit { id: 2 },
+            SpaceCall::Trust { id: 2 },
+            SpaceCall::AuthorOf { id: 2 },
+            SpaceCall::WrittenBy { author: String::from("bob") },
+            SpaceCall::Lots,
+            SpaceCall::Memories,
+            SpaceCall::Search { query: String::from("rain"), limit: 5 },
+            SpaceCall::Members,
+            SpaceCall::Grant { agent: String::from("bob"), role: cheesedb_core::Role::Write },
+            SpaceCall::Revoke { agent: String::from("bob") },
+            SpaceCall::Verify,
         ]
     }
 
@@ -420,14 +472,14 @@ mod tests {
     }
 
     #[test]
-    fn this_version_s_hello_starts_with_version_7() {
+    fn this_version_s_hello_starts_with_version_8() {
         // Version 2 changed `CreateAgent` (its `encrypted` flag), version 3 the errors a server
         // may answer, version 4 their encoding (each error as itself), version 5 the answer to
-        // `OpenAgent`, version 6 the errors of spaces, version 7 shared nodes: an older peer is told
-        // at the hello, never left to misread a message.
-        assert_eq!(PROTOCOL_VERSION, 7);
+        // `OpenAgent`, version 6 the errors of spaces, version 7 shared nodes, version 8 the
+        // requests of spaces: an older peer is told at the hello, never left to misread a message.
+        assert_eq!(PROTOCOL_VERSION, 8);
         let bytes = Request::Hello { version: PROTOCOL_VERSION, client: String::from("x") }.encode().unwrap();
-        assert_eq!(bytes.get(..2), Some(&[0u8, 7][..]));
+        assert_eq!(bytes.get(..2), Some(&[0u8, 8][..]));
         let first = Request::Hello { version: 1, client: String::from("x") }.encode().unwrap();
         assert_eq!(Request::hello_version(&first), Some(1));
     }

@@ -1,9 +1,10 @@
 //! [`Response`]: what the server answers.
 
-use cheesedb_core::{InternalRule, MessageProblem, Report};
+use cheesedb_core::{InternalRule, MessageProblem, Report, Role};
 use serde::{Deserialize, Serialize};
 
 use super::frame::{decode_whole, hello_version};
+use super::space_call::{SpaceRemoved, WireSpaceMembers};
 use super::wire::{WireHit, WireLeftBehind, WireNode, WireTrust};
 use super::wire_page::{WireFound, WireRanking};
 use crate::Error;
@@ -92,6 +93,22 @@ pub enum Response {
         encrypted: bool,
         /// What the server's open of the agent found and did.
         report: Report,
+    },
+    /// A part of what a space's recall removed or would remove.
+    SpaceRemoved {
+        /// The part.
+        removed: SpaceRemoved,
+        /// Whether more parts follow.
+        more: bool,
+    },
+    /// A space's members by name, with their roles.
+    Members(Vec<(String, Role)>),
+    /// Spaces with their members: a part of the list when `more` is set.
+    Spaces {
+        /// The spaces.
+        spaces: Vec<WireSpaceMembers>,
+        /// Whether more of the list follows.
+        more: bool,
     },
 }
 

@@ -39,6 +39,7 @@ mod session;
 mod settings;
 mod shipping;
 mod socket_file;
+mod space_calls;
 mod stop;
 mod timed_stream;
 

@@ -2,12 +2,16 @@
 
 use cheesedb_core::limits::CONTENT_MAX_BYTES;
 
-use crate::protocol::{Response, WireFound, WireHit, WireLeftBehind, WireRanking, PROTOCOL_VERSION};
+use crate::protocol::{
+    Response, SpaceRemoved, WireFound, WireHit, WireLeftBehind, WireRanking, WireSpaceMembers, PROTOCOL_VERSION,
+};
 
 /// Ids or hits in one frame: at most 10 bytes each, far below a frame's limit.
 const NUMBERS_PER_FRAME: usize = 65_536;
 /// Names in one frame: an agent name is at most 256 bytes.
 const NAMES_PER_FRAME: usize = 16_384;
+/// Spaces in one frame: each lists at most `MEMBERS_PER_SPACE_MAX` names of at most 256 bytes.
+const SPACES_PER_FRAME: usize = 16;
 /// Paths left behind in one frame: a path is at most a few KiB.
 const PATHS_PER_FRAME: usize = 1_024;
 /// The bytes of hits one frame of a search page holds, about: one hit of the largest content
@@ -32,6 +36,10 @@ pub enum Reply {
     Names(Vec<String>),
     /// What deleting agents left behind.
     LeftBehind(Vec<WireLeftBehind>),
+    /// What a space's recall removed: the space's ids, then each member's.
+    SpaceRemoved(Vec<SpaceRemoved>),
+    /// Spaces with their members.
+    Spaces(Vec<WireSpaceMembers>),
     /// A page of search hits, best first, and how it was ranked.
     Page {
         /// How it was ranked.
@@ -43,7 +51,7 @@ pub enum Reply {
 
 /// `items` in parts of at most `per_frame`, each made a response by `make` with `more` set
 /// on all but the last; an empty list is one empty part.
-fn parts<T>(items: Vec<T>, per_frame: usize, make: impl Fn(Vec<T>, bool) -> Response) -> Vec<Response> {
+fn parts<T, Part>(items: Vec<T>, per_frame: usize, make: impl Fn(Vec<T>, bool) -> Part) -> Vec<Part> {
     let mut responses = Vec::with_capacity(items.len() / per_frame + 1);
     let mut items = items.into_iter().peekable();
     loop {
@@ -81,6 +89,21 @@ fn page_parts(ranking: &WireRanking, found: Vec<WireFound>) -> Vec<Response> {
         .collect()
 }
 
+/// Each owner's removed ids in parts of at most [`NUMBERS_PER_FRAME`], in order, with `more`
+/// set on all but the last part.
+fn removed_parts(removed: Vec<SpaceRemoved>) -> Vec<Response> {
+    let mut split = Vec::new();
+    for SpaceRemoved { member, ids } in removed {
+        split.extend(parts(ids, NUMBERS_PER_FRAME, |ids, _| SpaceRemoved { member: member.clone(), ids }));
+    }
+    let last = split.len().saturating_sub(1);
+    split
+        .into_iter()
+        .enumerate()
+        .map(|(index, removed)| Response::SpaceRemoved { removed, more: index < last })
+        .collect()
+}
+
 impl Reply {
     /// The responses to send, in order.
     pub fn into_responses(self) -> Vec<Response> {
@@ -93,6 +116,8 @@ impl Reply {
                 parts(entries, PATHS_PER_FRAME, |entries, more| Response::LeftBehind { entries, more })
             }
             Reply::Page { ranking, found } => page_parts(&ranking, found),
+            Reply::SpaceRemoved(removed) => removed_parts(removed),
+            Reply::Spaces(spaces) => parts(spaces, SPACES_PER_FRAME, |spaces, more| Response::Spaces { spaces, more }),
         }
     }
 }

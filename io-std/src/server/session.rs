@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::protocol::{
     engine_leg, BatchWrite, Request, Response, WireFound, WireHit, WireLeftBehind, WireNode, WireRanking,
+    WireSpaceMembers,
 };
 use crate::{
     Agent, Error, Fingerprint, Hit, Id, InternalRule, Leg, MessageProblem, ReadSet, SearchPage, SearchQuery, Token,
@@ -52,16 +53,16 @@ pub struct Session {
 }
 
 /// Legs from their lists of parent ids.
-fn legs(lists: &[Vec<u64>]) -> Vec<Leg> {
+pub(super) fn legs(lists: &[Vec<u64>]) -> Vec<Leg> {
     lists.iter().map(|parents| engine_leg(parents)).collect()
 }
 
 /// A limit from the wire.
-fn limit(limit: u64) -> usize {
+pub(super) fn limit(limit: u64) -> usize {
     usize::try_from(limit).unwrap_or(usize::MAX)
 }
 
-fn ids(ids: Vec<Id>) -> Reply {
+pub(super) fn ids(ids: Vec<Id>) -> Reply {
     Reply::Ids(ids.into_iter().map(Id::get).collect())
 }
 
@@ -69,15 +70,15 @@ fn hits(hits: &[Hit]) -> Vec<WireHit> {
     hits.iter().map(WireHit::from).collect()
 }
 
-fn fingerprint(fingerprint: Fingerprint) -> Reply {
+pub(super) fn fingerprint(fingerprint: Fingerprint) -> Reply {
     Reply::One(Response::Fingerprint { records: fingerprint.records, chain: fingerprint.chain })
 }
 
-fn done() -> Reply {
+pub(super) fn done() -> Reply {
     Reply::One(Response::Done)
 }
 
-fn new_id(id: Id) -> Reply {
+pub(super) fn new_id(id: Id) -> Reply {
     Reply::One(Response::Id(id.get()))
 }
 
@@ -109,6 +110,8 @@ impl Session {
             }
             Request::AgentIsEncrypted { .. }
             | Request::AgentNames
+            | Request::SpaceNames
+            | Request::Spaces
             | Request::LeftBehind
             | Request::Hello { .. }
             | Request::AgentNameOf { .. } => Logged::Not,
@@ -178,6 +181,20 @@ impl Session {
                 }
                 Ok(done())
             }
+            Request::SpaceNames => Ok(Reply::Names(self.state.store.space_names()?)),
+            Request::Spaces => {
+                Ok(Reply::Spaces(self.state.store.spaces()?.into_iter().map(WireSpaceMembers::from).collect()))
+            }
+            Request::CreateSpace { name } => {
+                self.refuse_in_batch()?;
+                self.state.store.create_space(&name, &self.open()?.agent).map(|_| done())
+            }
+            Request::Space { space, call } => {
+                if call.is_write() {
+                    self.refuse_in_batch()?;
+                }
+                super::space_calls::serve(&self.open()?.agent, &space, call)
+            }
             Request::BatchStage(write) => self.stage(write),
             Request::BatchCommit => self.commit(),
             Request::BatchDrop => {
@@ -207,12 +224,18 @@ impl Session {
         self.agent.as_ref().ok_or(Error::MalformedMessage { reason: MessageProblem::NoAgentOpen })
     }
 
-    /// A write outside a batch: it waits while another session stages a batch of the agent. A
-    /// memory gets the session's tracked reads, which the agent forgets once it is written.
-    fn write(&mut self, request: Request) -> Result<Reply, Error> {
+    /// Refuses a write outside the batch this session is staging, which would wait for it.
+    fn refuse_in_batch(&self) -> Result<(), Error> {
         if self.batch_open {
             return Err(Error::MalformedMessage { reason: MessageProblem::BatchOpen });
         }
+        Ok(())
+    }
+
+    /// A write outside a batch: it waits while another session stages a batch of the agent. A
+    /// memory gets the session's tracked reads, which the agent forgets once it is written.
+    fn write(&mut self, request: Request) -> Result<Reply, Error> {
+        self.refuse_in_batch()?;
         let agent = &self.open()?.agent;
         Ok(match request {
             Request::AddLot { label, content } => new_id(agent.add_lot(&label, &content)?),
@@ -295,7 +318,7 @@ impl Session {
 }
 
 /// The hits of a search (the agent notes them as read when it tracks reads).
-fn found(found: &[Hit]) -> Reply {
+pub(super) fn found(found: &[Hit]) -> Reply {
     Reply::Hits(hits(found))
 }
 
