@@ -431,7 +431,7 @@ impl<S: SharedStorage> Store<S> {
             StoreReach::Served(served) => {
                 let admin =
                     first_admin.served_agent().filter(|admin| served.holds(admin)).ok_or(Error::UnknownToken)?;
-                return ServedSpace::created(admin, name).map(Space::served);
+                return ServedSpace::created(admin.as_member(), name).map(Space::served);
             }
         };
         let admin = first_admin.local_of(shared)?;
@@ -448,7 +448,9 @@ impl<S: SharedStorage> Store<S> {
     pub fn spaces(&self) -> Result<Vec<SpaceMembers>, Error> {
         let shared = match &self.reach {
             StoreReach::Local { shared, .. } => shared,
-            StoreReach::Served(served) => return served.client().spaces(),
+            StoreReach::Served(served) => {
+                return Ok(served.client().spaces()?.into_iter().map(SpaceMembers::from).collect())
+            }
         };
         let catalog = shared.catalog()?;
         let mut spaces = Vec::new();

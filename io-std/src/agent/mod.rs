@@ -207,7 +207,7 @@ impl<S: SharedStorage> Agent<S> {
     pub fn space(&self, name: &str) -> Result<crate::Space<S>, Error> {
         match &self.reach {
             Reach::Local(agent) => agent.space(name),
-            Reach::Served(agent) => crate::space::ServedSpace::open(agent, name).map(crate::Space::served),
+            Reach::Served(agent) => crate::space::ServedSpace::open(agent.as_member(), name).map(crate::Space::served),
         }
     }
 

@@ -13,6 +13,7 @@ use crate::batch_gate::BatchGate;
 use crate::client::{ClientAgent, OpenedFacts};
 use crate::process::OpeningProcess;
 use crate::shared::SharedStorage;
+use crate::space::ServedMember;
 
 /// One open's state on this side: whether its session on the server has a staged batch.
 #[derive(Debug)]
@@ -69,7 +70,7 @@ impl ServedAgent {
     }
 
     /// Sends a write once no staged batch holds the agent.
-    pub(crate) fn write<T>(&self, write: impl FnOnce(&ClientAgent) -> Result<T, Error>) -> Result<T, Error> {
+    fn write<T>(&self, write: impl FnOnce(&ClientAgent) -> Result<T, Error>) -> Result<T, Error> {
         self.check_writable()?;
         self.session.gate.write(|| write(&self.client))
     }
@@ -83,9 +84,10 @@ impl ServedAgent {
         &self.session.gate
     }
 
-    /// The session's connection, for a request that writes nothing.
-    pub(crate) fn client(&self) -> &ClientAgent {
-        &self.client
+    /// What a handle of this member to one of its spaces keeps: its calls are requests of
+    /// this session, and its writes wait behind the same gate.
+    pub(crate) fn as_member(&self) -> ServedMember {
+        ServedMember { client: self.client.clone(), gate: self.session.gate.clone(), read_only: self.read_only }
     }
 
     pub(crate) fn add_lot(&self, label: &str, content: &[u8]) -> Result<Id, Error> {

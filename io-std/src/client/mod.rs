@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use cheesedb_core::{Error, Fingerprint, LeftBehind, Report, Token};
 
 use crate::process::OpeningProcess;
-use crate::protocol::{Request, Response, SOCKET_FILE};
+use crate::protocol::{Request, Response, WireSpaceMembers, SOCKET_FILE};
 
 pub use agent::ClientAgent;
 pub use batch::ClientBatch;
@@ -303,16 +303,12 @@ impl Client {
     }
 
     /// The store's spaces with their members; as [`Store::spaces`](crate::Store::spaces).
-    pub(crate) fn spaces(&self) -> Result<Vec<crate::SpaceMembers>, Error> {
+    pub(crate) fn spaces(&self) -> Result<Vec<WireSpaceMembers>, Error> {
         self.with_connection(|connection| {
-            let spaces = connection.call_list(&Request::Spaces, |response| match response {
+            connection.call_list(&Request::Spaces, |response| match response {
                 Response::Spaces { spaces, more } => Some((spaces, more)),
                 _ => None,
-            })?;
-            Ok(spaces
-                .into_iter()
-                .map(|space| crate::SpaceMembers { name: space.name, members: space.members })
-                .collect())
+            })
         })
     }
 }

@@ -161,9 +161,3 @@ pub struct WireSpaceMembers {
     /// Each member by name, with its role.
     pub members: Vec<(String, Role)>,
 }
-
-impl From<crate::SpaceMembers> for WireSpaceMembers {
-    fn from(space: crate::SpaceMembers) -> WireSpaceMembers {
-        WireSpaceMembers { name: space.name, members: space.members }
-    }
-}

@@ -87,6 +87,16 @@ pub fn engine_leg(parents: &[u64]) -> Leg {
     parents.iter().copied().map(Id::from).collect()
 }
 
+/// Legs from their lists of parent ids.
+pub(crate) fn engine_legs(lists: &[Vec<u64>]) -> Vec<Leg> {
+    lists.iter().map(|parents| engine_leg(parents)).collect()
+}
+
+/// A limit from the wire: one past what this machine can count is as good as no limit.
+pub(crate) fn engine_limit(limit: u64) -> usize {
+    usize::try_from(limit).unwrap_or(usize::MAX)
+}
+
 /// A search hit ([`Hit`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WireHit {

@@ -30,6 +30,7 @@
 
 mod access;
 mod access_writer;
+mod answers;
 mod connection;
 mod connections;
 mod peer;

@@ -49,7 +49,7 @@ pub enum Reply {
     },
 }
 
-/// `items` in parts of at most `per_frame`, each made a response by `make` with `more` set
+/// `items` in parts of at most `per_frame`, each made a part by `make` with `more` set
 /// on all but the last; an empty list is one empty part.
 fn parts<T, Part>(items: Vec<T>, per_frame: usize, make: impl Fn(Vec<T>, bool) -> Part) -> Vec<Part> {
     let mut responses = Vec::with_capacity(items.len() / per_frame + 1);

@@ -6,14 +6,13 @@
 use std::sync::Arc;
 
 use crate::protocol::{
-    engine_leg, BatchWrite, Request, Response, WireFound, WireHit, WireLeftBehind, WireNode, WireRanking,
+    engine_legs, engine_limit, BatchWrite, Request, Response, WireFound, WireLeftBehind, WireNode, WireRanking,
     WireSpaceMembers,
 };
-use crate::{
-    Agent, Error, Fingerprint, Hit, Id, InternalRule, Leg, MessageProblem, ReadSet, SearchPage, SearchQuery, Token,
-};
+use crate::{Agent, Error, Fingerprint, Id, InternalRule, MessageProblem, ReadSet, SearchPage, SearchQuery, Token};
 
 use super::access;
+use super::answers::{done, fingerprint, found, ids, new_id};
 use super::peer::Peer;
 use super::reply::Reply;
 use super::ServerState;
@@ -50,36 +49,6 @@ pub struct Session {
     /// The access log entry of the request just served, with its agent's name: written once
     /// the answer is on its way ([`Session::log_served`]), so the client does not wait for it.
     served: Option<(String, AccessEntry)>,
-}
-
-/// Legs from their lists of parent ids.
-pub(super) fn legs(lists: &[Vec<u64>]) -> Vec<Leg> {
-    lists.iter().map(|parents| engine_leg(parents)).collect()
-}
-
-/// A limit from the wire.
-pub(super) fn limit(limit: u64) -> usize {
-    usize::try_from(limit).unwrap_or(usize::MAX)
-}
-
-pub(super) fn ids(ids: Vec<Id>) -> Reply {
-    Reply::Ids(ids.into_iter().map(Id::get).collect())
-}
-
-fn hits(hits: &[Hit]) -> Vec<WireHit> {
-    hits.iter().map(WireHit::from).collect()
-}
-
-pub(super) fn fingerprint(fingerprint: Fingerprint) -> Reply {
-    Reply::One(Response::Fingerprint { records: fingerprint.records, chain: fingerprint.chain })
-}
-
-pub(super) fn done() -> Reply {
-    Reply::One(Response::Done)
-}
-
-pub(super) fn new_id(id: Id) -> Reply {
-    Reply::One(Response::Id(id.get()))
 }
 
 impl Session {
@@ -241,7 +210,7 @@ impl Session {
             Request::AddLot { label, content } => new_id(agent.add_lot(&label, &content)?),
             Request::Remember { content, legs: lists, reads: given } => {
                 let given: ReadSet = given.into_iter().map(Id::from).collect();
-                new_id(agent.remember_tracked(&content, &legs(&lists), &given)?)
+                new_id(agent.remember_tracked(&content, &engine_legs(&lists), &given)?)
             }
             Request::Recall { id, mode, removal } => ids(agent.recall(Id::from(id), mode.into(), removal.into())?),
             Request::Compact => agent.compact().map(|()| done())?,
@@ -267,16 +236,16 @@ impl Session {
                 fingerprint(agent.verify_extends(&Fingerprint { records, chain })?)
             }
             Request::Report => Reply::One(Response::Report(agent.report())),
-            Request::Search { query, limit: most } => found(&agent.search(&query, limit(most))?),
-            Request::SearchVector { vector, limit: most } => found(&agent.search_vector(&vector, limit(most))?),
+            Request::Search { query, limit: most } => found(&agent.search(&query, engine_limit(most))?),
+            Request::SearchVector { vector, limit: most } => found(&agent.search_vector(&vector, engine_limit(most))?),
             Request::SearchHybrid { query, vector, limit: most } => {
-                found(&agent.search_hybrid(&query, &vector, limit(most))?)
+                found(&agent.search_hybrid(&query, &vector, engine_limit(most))?)
             }
             Request::HasVector { id } => Reply::One(Response::Flag(agent.has_vector(Id::from(id))?)),
             Request::IsEncrypted => Reply::One(Response::Flag(agent.is_encrypted())),
             Request::Trust { id } => Reply::One(Response::Trust(agent.trust(Id::from(id))?.into())),
             Request::SearchPage { query, vector, limit: most, least_trust, among } => {
-                let mut asked = SearchQuery::new(&query, limit(most)).least_trust(least_trust.into());
+                let mut asked = SearchQuery::new(&query, engine_limit(most)).least_trust(least_trust.into());
                 asked.vector = vector;
                 asked.among = among.map(|ids| ids.into_iter().map(Id::from).collect());
                 page(&agent.search_page(&asked)?)
@@ -295,7 +264,7 @@ impl Session {
         }
         agent.stage(|batch| match write {
             BatchWrite::AddLot { label, content } => batch.add_lot(&label, &content).map(new_id),
-            BatchWrite::Remember { content, legs: lists } => batch.remember(&content, &legs(&lists)).map(new_id),
+            BatchWrite::Remember { content, legs: lists } => batch.remember(&content, &engine_legs(&lists)).map(new_id),
             BatchWrite::SetVector { id, vector } => batch.set_vector(Id::from(id), &vector).map(|()| done()),
         })
     }
@@ -315,11 +284,6 @@ impl Session {
             }
         }
     }
-}
-
-/// The hits of a search (the agent notes them as read when it tracks reads).
-pub(super) fn found(found: &[Hit]) -> Reply {
-    Reply::Hits(hits(found))
 }
 
 /// A page of hits (noted as read by the agent, as a search's).

@@ -1,11 +1,11 @@
 //! What a session's call on a space of its agent does: the member's own handle to the space
 //! serves it, so the store bounds it by the member's role as it does in a program.
 
-use crate::protocol::{Response, SpaceCall, SpaceRemoved, WireNode};
+use crate::protocol::{engine_legs, engine_limit, Response, SpaceCall, SpaceRemoved, WireNode};
 use crate::{Agent, Error, Id, SpaceRecall};
 
+use super::answers::{done, fingerprint, found, ids, new_id};
 use super::reply::Reply;
-use super::session::{done, fingerprint, found, ids, legs, limit, new_id};
 
 /// Serves `call` on `agent`'s handle to space `name`.
 pub(super) fn serve(agent: &Agent, name: &str, call: SpaceCall) -> Result<Reply, Error> {
@@ -13,7 +13,7 @@ pub(super) fn serve(agent: &Agent, name: &str, call: SpaceCall) -> Result<Reply,
     Ok(match call {
         SpaceCall::Open => done(),
         SpaceCall::AddLot { label, content } => new_id(space.add_lot(&label, &content)?),
-        SpaceCall::Remember { content, legs: lists } => new_id(space.remember(&content, &legs(&lists))?),
+        SpaceCall::Remember { content, legs: lists } => new_id(space.remember(&content, &engine_legs(&lists))?),
         SpaceCall::Share { ids: asked } => {
             let asked: Vec<Id> = asked.into_iter().map(Id::from).collect();
             ids(space.share_all(&asked)?)
@@ -27,7 +27,7 @@ pub(super) fn serve(agent: &Agent, name: &str, call: SpaceCall) -> Result<Reply,
         SpaceCall::WrittenBy { author } => ids(space.written_by(&author)?),
         SpaceCall::Lots => ids(space.alive()?.0),
         SpaceCall::Memories => ids(space.alive()?.1),
-        SpaceCall::Search { query, limit: most } => found(&space.search(&query, limit(most))?),
+        SpaceCall::Search { query, limit: most } => found(&space.search(&query, engine_limit(most))?),
         SpaceCall::Members => Reply::One(Response::Members(space.members()?)),
         SpaceCall::Grant { agent, role } => space.grant(&agent, role).map(|()| done())?,
         SpaceCall::Revoke { agent } => space.revoke(&agent).map(|()| done())?,

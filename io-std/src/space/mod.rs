@@ -11,9 +11,10 @@ mod served;
 use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Role, TrustLevel};
 
 pub(crate) use local::{apply_space_recalls, LocalSpace};
-pub(crate) use served::ServedSpace;
+pub(crate) use served::{ServedMember, ServedSpace};
 
 use crate::files::FileStorage;
+use crate::protocol::WireSpaceMembers;
 use crate::shared::SharedStorage;
 
 /// What a recall in a space removed: in the space, and in each member's memory.
@@ -32,6 +33,18 @@ pub struct SpaceMembers {
     pub name: String,
     /// Each agent holding a role, by name, with it, in the order first granted one.
     pub members: Vec<(String, Role)>,
+}
+
+impl From<SpaceMembers> for WireSpaceMembers {
+    fn from(space: SpaceMembers) -> WireSpaceMembers {
+        WireSpaceMembers { name: space.name, members: space.members }
+    }
+}
+
+impl From<WireSpaceMembers> for SpaceMembers {
+    fn from(space: WireSpaceMembers) -> SpaceMembers {
+        SpaceMembers { name: space.name, members: space.members }
+    }
 }
 
 /// One member's handle to a space. Cheap to clone; clones share the space's engine (in this

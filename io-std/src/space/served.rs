@@ -5,7 +5,9 @@
 use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Role, TrustLevel};
 
 use super::SpaceRecall;
-use crate::agent::ServedAgent;
+use std::sync::Arc;
+
+use crate::batch_gate::BatchGate;
 use crate::client::ClientAgent;
 use crate::protocol::{wire_leg, Request, Response, SpaceCall, SpaceRemoved};
 
@@ -13,7 +15,19 @@ use crate::protocol::{wire_leg, Request, Response, SpaceCall, SpaceRemoved};
 #[derive(Debug, Clone)]
 pub(crate) struct ServedSpace {
     name: String,
-    member: ServedAgent,
+    member: ServedMember,
+}
+
+/// What a space handle keeps of the member's session: its connection, the gate its writes pass
+/// (shared with the member's handles), and whether writes are refused here.
+#[derive(Debug, Clone)]
+pub(crate) struct ServedMember {
+    /// The member's session.
+    pub(crate) client: ClientAgent,
+    /// The member's batch gate.
+    pub(crate) gate: Arc<BatchGate>,
+    /// Whether the store was connected read-only.
+    pub(crate) read_only: bool,
 }
 
 /// Ids from their numbers.
@@ -37,16 +51,18 @@ fn gathered(parts: Vec<SpaceRemoved>) -> SpaceRecall {
 
 impl ServedSpace {
     /// The handle of the member `member` to space `name`, once the server says it holds a role.
-    pub(crate) fn open(member: &ServedAgent, name: &str) -> Result<ServedSpace, Error> {
-        let space = ServedSpace { name: String::from(name), member: member.clone() };
+    pub(crate) fn open(member: ServedMember, name: &str) -> Result<ServedSpace, Error> {
+        let space = ServedSpace { name: String::from(name), member };
         space.read(SpaceCall::Open, ClientAgent::call_done)?;
         Ok(space)
     }
 
     /// The handle to a space just created with `member` as its first admin.
-    pub(crate) fn created(member: &ServedAgent, name: &str) -> Result<ServedSpace, Error> {
-        member.write(|client| client.call_done(&Request::CreateSpace { name: String::from(name) }))?;
-        Ok(ServedSpace { name: String::from(name), member: member.clone() })
+    pub(crate) fn created(member: ServedMember, name: &str) -> Result<ServedSpace, Error> {
+        let space = ServedSpace { name: String::from(name), member };
+        let request = Request::CreateSpace { name: String::from(name) };
+        space.send_write(|client| client.call_done(&request))?;
+        Ok(space)
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -63,17 +79,27 @@ impl ServedSpace {
         call: SpaceCall,
         answer: impl FnOnce(&ClientAgent, &Request) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        answer(self.member.client(), &self.request(call))
+        answer(&self.member.client, &self.request(call))
     }
 
-    /// Sends a write once no staged batch of this process holds the member.
+    /// Sends a write once no staged batch of this process holds the member, as the member's
+    /// own writes wait; refused on a read-only store, or in a forked process before the gate.
+    fn send_write<T>(&self, send: impl FnOnce(&ClientAgent) -> Result<T, Error>) -> Result<T, Error> {
+        self.member.client.check_same_process()?;
+        if self.member.read_only {
+            return Err(Error::ReadOnly);
+        }
+        self.member.gate.write(|| send(&self.member.client))
+    }
+
+    /// Sends a call that writes.
     fn write<T>(
         &self,
         call: SpaceCall,
         answer: impl FnOnce(&ClientAgent, &Request) -> Result<T, Error>,
     ) -> Result<T, Error> {
         let request = self.request(call);
-        self.member.write(|client| answer(client, &request))
+        self.send_write(|client| answer(client, &request))
     }
 
     pub(crate) fn add_lot(&self, label: &str, content: &[u8]) -> Result<Id, Error> {
