@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use cheesedb::replication::{head_key, piece_key, Bucket, ReplicaHead, ReplicaPrefix};
+use cheesedb::replication::{head_key, piece_key, Bucket, Owner, ReplicaHead, ReplicaPrefix};
 use common::lying_proxy::LyingProxy;
 use common::seaweed::Seaweed;
 use common::server_process::ServerProcess;
@@ -305,12 +305,12 @@ fn with_wait_for_ship_a_write_is_in_the_bucket_when_it_is_answered() {
 /// agent's piece in the same prefix.
 fn foreign_objects(server: &Seaweed, prefix: &str) -> Vec<String> {
     let replicas = ReplicaPrefix::new(prefix);
-    let other_agents_piece = head_key(&replicas, "someone-else")
+    let other_agents_piece = head_key(&replicas, Owner::agent("someone-else"))
         .replace("/head", "/keys/0000000000000000-0000000000000040-0000000000000001");
     let keys = vec![
         String::from("victim/keep-me"),
-        format!("{}keep-me", head_key(&replicas, "alice").trim_end_matches("head")),
-        head_key(&ReplicaPrefix::new("other-store"), "alice"),
+        format!("{}keep-me", head_key(&replicas, Owner::agent("alice")).trim_end_matches("head")),
+        head_key(&ReplicaPrefix::new("other-store"), Owner::agent("alice")),
         other_agents_piece,
     ];
     let mut bucket = server.bucket();
@@ -386,7 +386,7 @@ fn replicate_through_a_list_that_ignores_the_prefix_loses_no_other_object() {
 
 /// The head of `agent` under `prefix`, decoded, with its tag.
 fn head_of(server: &Seaweed, prefix: &str, agent: &str) -> (String, ReplicaHead, cheesedb::replication::ObjectTag) {
-    let key = head_key(&ReplicaPrefix::new(prefix), agent);
+    let key = head_key(&ReplicaPrefix::new(prefix), Owner::agent(agent));
     let (bytes, tag) = server.bucket().get(&key).unwrap().unwrap();
     (key, ReplicaHead::decode(&bytes).unwrap(), tag)
 }
@@ -536,7 +536,7 @@ fn assert_follower_holds_what_the_head_names(server: &Seaweed, prefix: &str, age
     let (_, head, _) = head_of(server, prefix, agent);
     let mut bucket = server.bucket();
     for piece in &head.pieces {
-        let key = piece_key(&ReplicaPrefix::new(prefix), agent, piece);
+        let key = piece_key(&ReplicaPrefix::new(prefix), Owner::agent(agent), piece);
         let (shipped, _) = bucket.get(&key).unwrap().unwrap();
         let file = std::fs::read(agent_folder(follower.folder(), head.agent).join(&piece.file)).unwrap();
         let held = file.get(piece.start as usize..piece.end as usize);
@@ -604,4 +604,47 @@ fn after_an_erase_is_shipped_a_followers_files_hold_no_erased_byte_plaintext_or_
         assert_eq!(agent.get(*id).unwrap().content(), None);
         assert_eq!(agent.verify().unwrap(), primary_store.open_agent(token).unwrap().verify().unwrap());
     }
+}
+
+#[test]
+fn spaces_ship_and_restore_with_their_members_and_a_shared_erase_leaves_no_object_holding_it() {
+    let Some(server) = Seaweed::start() else { return };
+    let primary = configured(&server);
+    // An agent and a space may share a name: their replicas stay apart.
+    for agent in ["alice", "bob", "team"] {
+        primary.create_agent(agent);
+    }
+    primary.json(&["space", "create", "team", "alice"]);
+    primary.json(&["space", "grant", "alice", "team", "bob", "read"]);
+    primary.json(&["lot", "alice", "web", "space-canary-6e1d the key is in the wiki", "--space", "team"]);
+    primary.json(&["lot", "alice", "notes", "shared-kept-text", "--space", "team"]);
+    let derived = primary.remember("bob", "bob-derived-canary-0b7e fetch it", &["team:1"]);
+    primary.lot("team", "notes", "the agent named team");
+    let shipped = primary.json(&["replicate", "--to", &location(&server, "spaces"), "--once"]);
+    let statuses = shipped["agents"].as_array().unwrap();
+    assert!(statuses.iter().any(|status| status["space"] == "team"), "{shipped}");
+    assert!(statuses.iter().any(|status| status["agent"] == "team"), "{shipped}");
+
+    let space_fingerprint = |cli: &Cli| cli.json(&["verify", "alice", "--space", "team"])["fingerprint"].clone();
+    let copy = restored(&server, &primary, "spaces", &[]);
+    assert_eq!(space_fingerprint(&copy), space_fingerprint(&primary));
+    assert_eq!(copy.json(&["get", "bob", &derived.to_string()])["content"], "bob-derived-canary-0b7e fetch it");
+    assert_eq!(copy.json(&["get", "bob", "1", "--space", "team"])["author"], "alice");
+    assert_eq!(copy.json(&["get", "team", "1"])["content"], "the agent named team");
+    // One member restored alone comes back with the space its memories build on.
+    let only_bob = restored(&server, &primary, "spaces", &["--agent", "bob"]);
+    assert_eq!(only_bob.json(&["get", "bob", &derived.to_string()])["alive"], true);
+    assert_eq!(only_bob.json(&["space", "list"])[0]["space"], "team");
+
+    primary.json(&["recall", "alice", "1", "--space", "team", "--erase"]);
+    primary.json(&["replicate", "--to", &location(&server, "spaces"), "--once"]);
+    for (key, bytes) in objects(&server) {
+        for text in ["space-canary-6e1d", "bob-derived-canary-0b7e"] {
+            assert!(!holds(&bytes, text), "{key} still holds {text}");
+        }
+    }
+    assert!(objects(&server).iter().any(|(_, bytes)| holds(bytes, "shared-kept-text")));
+    let after = restored(&server, &primary, "spaces", &[]);
+    assert_eq!(after.json(&["get", "bob", &derived.to_string()])["alive"], false);
+    assert_eq!(space_fingerprint(&after), space_fingerprint(&primary));
 }

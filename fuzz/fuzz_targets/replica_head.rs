@@ -15,14 +15,14 @@ fuzz_target!(|bytes: &[u8]| {
     assert_eq!(head.encode(), bytes, "a head re-encoded");
     let prefix = ReplicaPrefix::new("fuzz");
     let mut bucket = SimBucket::new(BucketFaults::default(), Random::seeded(1));
-    bucket.overwrite(&head_key(&prefix, &head.name), bytes.to_vec());
+    bucket.overwrite(&head_key(&prefix, head.owner()), bytes.to_vec());
     if let Some(piece) = head.pieces.first() {
         // The head's own bytes stand in for the piece: wrong digest, wrong shape, any length.
-        bucket.overwrite(&piece_key(&prefix, &head.name, piece), bytes.to_vec());
+        bucket.overwrite(&piece_key(&prefix, head.owner(), piece), bytes.to_vec());
     }
     let storage = SimStorage::without_faults(1);
     let Ok(mut store) = StoreEngine::open(storage.clone(), Options::default()) else { return };
-    let _ = store.adopt_agent(&head, |storage| restore_agent_files(storage, &mut bucket, &prefix, &head, None));
+    let _ = store.adopt(&head, |storage| restore_agent_files(storage, &mut bucket, &prefix, &head, None));
     if let Ok(mut follower) = Follower::start(&storage, prefix.clone(), &head) {
         let _ = follower.step(&storage, &mut bucket);
     }

@@ -77,6 +77,12 @@ impl<S: SharedStorage> StoreShared<S> {
     }
 
     /// The engine of space `number`: the one already open, or the one `open` opens.
+    /// The engine of space `number` when this process has it open, without opening it.
+    #[cfg(feature = "replication")]
+    pub(crate) fn open_space(&self, number: u64) -> Result<Option<SharedSpace<S>>, Error> {
+        Ok(lock(&self.open_spaces)?.get(&number).and_then(Weak::upgrade))
+    }
+
     pub(crate) fn space_engine(
         &self,
         number: u64,

@@ -507,6 +507,7 @@ mod tests {
             name: "a".to_string(),
             token_hash: [1; 32],
             encrypted: false,
+            space: false,
             fingerprint: Fingerprint { records: 0, chain: [0; 32] },
             pieces: Vec::new(),
         };

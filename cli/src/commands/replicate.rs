@@ -92,8 +92,9 @@ fn report_json(report: &ShipReport) -> Value {
 }
 
 fn status_json(status: &ReplicaStatus) -> Value {
+    let kind = if status.space { "space" } else { "agent" };
     json!({
-        "agent": status.name,
+        kind: status.name,
         "primary": status.primary.to_string(),
         "shipped": status.shipped.map(|fingerprint| fingerprint.to_string()),
         "records_behind": status.records_behind,
@@ -110,7 +111,8 @@ fn print_status(context: &Context, statuses: &[ReplicaStatus], report: Option<Sh
                 .iter()
                 .map(|status| {
                     format!(
-                        "{}: {} records behind, lag {:.3} s, {} deletions pending (shipped {})",
+                        "{}{}: {} records behind, lag {:.3} s, {} deletions pending (shipped {})",
+                        if status.space { "space " } else { "" },
                         escaped(&status.name),
                         status.records_behind,
                         status.lag.as_secs_f64(),
@@ -140,12 +142,16 @@ pub fn run_restore(arguments: RestoreArguments, context: &Context) -> Result<(),
     context.printer.result(
         json!({
             "restored": restored.iter().map(|(name, fingerprint)| json!({ "agent": name, "fingerprint": fingerprint.to_string() })).collect::<Vec<Value>>(),
+            "spaces_restored": report.spaces_restored.iter().map(|(name, fingerprint)| json!({ "space": name, "fingerprint": fingerprint.to_string() })).collect::<Vec<Value>>(),
             "heads_missing": report.heads_missing,
         }),
         || {
+            let spaces = report.spaces_restored.iter().map(|(name, fingerprint)| (format!("space {}", escaped(name)), fingerprint));
             restored
                 .iter()
-                .map(|(name, fingerprint)| format!("restored {} at {fingerprint}", escaped(name)))
+                .map(|(name, fingerprint)| (escaped(name), fingerprint))
+                .chain(spaces)
+                .map(|(name, fingerprint)| format!("restored {name} at {fingerprint}"))
                 .collect::<Vec<String>>()
                 .join("\n")
         },

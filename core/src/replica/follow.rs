@@ -23,7 +23,7 @@ use crate::storage::{Storage, StorageFile};
 
 use super::bucket::Bucket;
 use super::commit_point::find_commit_point;
-use super::keys::{head_key, ReplicaPrefix};
+use super::keys::{head_key, Owner, ReplicaPrefix};
 use super::local_files::{corrupt, file_length, read_range};
 use super::patched_storage::{Image, PatchedStorage};
 use super::restore::{fetch_head, fetch_piece, files_of, last_segment_of, margin_after};
@@ -36,6 +36,7 @@ pub struct Follower {
     agent: u64,
     token_hash: Hash,
     encrypted: bool,
+    space: bool,
     /// The fingerprint the files hold.
     held: Fingerprint,
     /// The version of the head last applied (0 before the first).
@@ -62,6 +63,7 @@ impl Follower {
             agent: head.agent,
             token_hash: head.token_hash,
             encrypted: head.encrypted,
+            space: head.space,
             held,
             applied_version,
             pieces_held,
@@ -74,10 +76,16 @@ impl Follower {
         self.held
     }
 
-    /// The agent's name.
+    /// The agent's or space's name.
     #[must_use]
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whose replica it follows.
+    #[must_use]
+    pub fn owner(&self) -> Owner<'_> {
+        Owner { name: &self.name, space: self.space }
     }
 
     /// Brings the files up to the bucket's head if it moved; returns the new fingerprint, or
@@ -90,11 +98,15 @@ impl Follower {
     ///   its head or does not pass through the held point. The files are unchanged.
     /// - `Error::ObjectStore` when the bucket fails; `Error::Io` when the storage fails.
     pub fn step<S: Storage, B: Bucket>(&mut self, storage: &S, bucket: &mut B) -> Result<Option<Fingerprint>, Error> {
-        let key = head_key(&self.prefix, &self.name);
-        let Some((head, _)) = fetch_head(bucket, &self.prefix, &self.name)? else {
+        let key = head_key(&self.prefix, self.owner());
+        let Some((head, _)) = fetch_head(bucket, &self.prefix, self.owner())? else {
             return Err(corrupt(&key, 0, CorruptReason::ReplicaHeadWentBackwards));
         };
-        if head.agent != self.agent || head.token_hash != self.token_hash || head.encrypted != self.encrypted {
+        if head.agent != self.agent
+            || head.token_hash != self.token_hash
+            || head.encrypted != self.encrypted
+            || head.space != self.space
+        {
             return Err(corrupt(&key, 0, CorruptReason::ReplicaHeadOfAnotherAgent));
         }
         if head.version < self.applied_version || head.fingerprint.records < self.held.records {
@@ -146,7 +158,7 @@ pub fn apply_head<S: Storage, B: Bucket>(
                 || (piece.end <= length
                     && replica_piece_digest(&read_range(storage, &path, piece.start, piece.length())?) == piece.digest);
             if !known {
-                image.patches.push((piece.start, fetch_piece(bucket, prefix, &head.name, piece)?));
+                image.patches.push((piece.start, fetch_piece(bucket, prefix, head.owner(), piece)?));
             }
         }
         if parse_segment_name(&name) == Some(last) {
@@ -198,7 +210,7 @@ fn check_update<S: Storage>(
     head: &ReplicaHead,
     held: Fingerprint,
 ) -> Result<(), Error> {
-    let key = head_key(prefix, &head.name);
+    let key = head_key(prefix, head.owner());
     let found = verify_files_without_token(view, head.agent, head.encrypted).map_err(|error| match error {
         Error::Corrupt { .. } => corrupt(&key, 0, CorruptReason::ReplicaDoesNotVerifyToItsHead),
         other => other,

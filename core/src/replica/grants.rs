@@ -13,11 +13,11 @@ use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::replica::head::ReplicaHead;
 
-use super::keys::{head_key, ReplicaPrefix};
+use super::keys::{head_key, Owner, ReplicaPrefix};
 use super::local_files::corrupt;
 
 /// What the catalog says of one agent: what a head's grant is checked against. The store
-/// lists it (`StoreEngine::agent_entries`); it lives here so that replicas need not reach up
+/// lists it (`StoreEngine::replicated_entries`); it lives here so that replicas need not reach up
 /// into the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentEntry {
@@ -29,11 +29,21 @@ pub struct AgentEntry {
     pub token_hash: [u8; 32],
     /// Whether it is encrypted.
     pub encrypted: bool,
+    /// Whether it is a space (whose token hash is all zeros and grants nothing).
+    pub space: bool,
 }
 
-/// Checks that no two of `heads`, and no head and an agent of `held` (the target store's
-/// catalog, agents of the same name excepted: those are the ones being followed), share a token
-/// hash or an agent number.
+impl AgentEntry {
+    /// Whose replica it is.
+    #[must_use]
+    pub fn owner(&self) -> Owner<'_> {
+        Owner { name: &self.name, space: self.space }
+    }
+}
+
+/// Checks that no two of `heads`, and no head and an entry of `held` (the target store's
+/// catalog, those of the same name and kind excepted: they are the ones being followed), share a
+/// token hash or a number. A space's all-zero token hash grants nothing and is not compared.
 ///
 /// # Errors
 ///
@@ -41,23 +51,26 @@ pub struct AgentEntry {
 /// agent's ([`CorruptReason::ReplicaHeadGrantsAnotherAgentsToken`]) or its number is
 /// ([`CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber`]).
 pub fn check_head_grants(prefix: &ReplicaPrefix, heads: &[ReplicaHead], held: &[AgentEntry]) -> Result<(), Error> {
-    let mut seen: Vec<(u64, [u8; 32])> =
-        held.iter().filter(|entry| heads.iter().all(|head| head.name != entry.name)).map(grant_of_entry).collect();
+    let mut seen: Vec<(u64, Option<[u8; 32]>)> = held
+        .iter()
+        .filter(|entry| heads.iter().all(|head| head.owner() != entry.owner()))
+        .map(|entry| (entry.number, (!entry.space).then_some(entry.token_hash)))
+        .collect();
     for head in heads {
-        let refused = |reason| corrupt(&head_key(prefix, &head.name), 0, reason);
-        if seen.iter().any(|(_, token_hash)| *token_hash == head.token_hash) && !mutant!(RestoreTrustsHeadGrant) {
+        let refused = |reason| corrupt(&head_key(prefix, head.owner()), 0, reason);
+        let grant = (!head.space).then_some(head.token_hash);
+        if grant.is_some()
+            && seen.iter().any(|(_, token_hash)| *token_hash == grant)
+            && !mutant!(RestoreTrustsHeadGrant)
+        {
             return Err(refused(CorruptReason::ReplicaHeadGrantsAnotherAgentsToken));
         }
         if seen.iter().any(|(number, _)| *number == head.agent) && !mutant!(RestoreTrustsHeadGrant) {
             return Err(refused(CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber));
         }
-        seen.push((head.agent, head.token_hash));
+        seen.push((head.agent, grant));
     }
     Ok(())
-}
-
-fn grant_of_entry(entry: &AgentEntry) -> (u64, [u8; 32]) {
-    (entry.number, entry.token_hash)
 }
 
 #[cfg(test)]
@@ -73,6 +86,7 @@ mod tests {
             name: String::from(name),
             token_hash: [token_byte; 32],
             encrypted: false,
+            space: false,
             fingerprint: Fingerprint { records: 0, chain: [0; 32] },
             pieces: vec![],
         }
@@ -93,7 +107,7 @@ mod tests {
         let swapped = ReplicaHead { token_hash: dave.token_hash, ..carol.clone() };
         let refused = check_head_grants(&prefix, &[swapped, dave.clone()], &[]);
         assert_eq!(reason(refused.clone()), Some(CorruptReason::ReplicaHeadGrantsAnotherAgentsToken));
-        assert!(matches!(refused, Err(Error::Corrupt { file, .. }) if file == head_key(&prefix, "dave")));
+        assert!(matches!(refused, Err(Error::Corrupt { file, .. }) if file == head_key(&prefix, Owner::agent("dave"))));
         let renumbered = ReplicaHead { agent: carol.agent, ..dave };
         let refused = check_head_grants(&prefix, &[carol, renumbered], &[]);
         assert_eq!(reason(refused), Some(CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber));
@@ -102,12 +116,26 @@ mod tests {
     #[test]
     fn a_head_with_the_token_hash_of_an_agent_the_store_holds_is_refused() {
         let prefix = ReplicaPrefix::new("");
-        let erin = AgentEntry { number: 7, name: String::from("erin"), token_hash: [9; 32], encrypted: false };
+        let erin =
+            AgentEntry { number: 7, name: String::from("erin"), token_hash: [9; 32], encrypted: false, space: false };
         let refused = check_head_grants(&prefix, &[head("carol", 1, 9)], core::slice::from_ref(&erin));
         assert_eq!(reason(refused), Some(CorruptReason::ReplicaHeadGrantsAnotherAgentsToken));
         let refused = check_head_grants(&prefix, &[head("carol", 7, 1)], core::slice::from_ref(&erin));
         assert_eq!(reason(refused), Some(CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber));
         // The agent being followed is the one of the same name: its own entry is no conflict.
-        assert_eq!(check_head_grants(&prefix, &[head("erin", 7, 9)], &[erin]), Ok(()));
+        assert_eq!(check_head_grants(&prefix, &[head("erin", 7, 9)], core::slice::from_ref(&erin)), Ok(()));
+        // A space of that name is another replica, and its number is still the agent's.
+        let space = ReplicaHead { space: true, token_hash: [0; 32], ..head("erin", 7, 0) };
+        let refused = check_head_grants(&prefix, &[space], core::slice::from_ref(&erin));
+        assert_eq!(reason(refused), Some(CorruptReason::ReplicaHeadClaimsAnotherAgentsNumber));
+    }
+
+    #[test]
+    fn spaces_share_the_all_zero_token_hash_and_grant_nothing_by_it() {
+        let prefix = ReplicaPrefix::new("");
+        let space = |name: &str, number: u64| ReplicaHead { space: true, ..head(name, number, 0) };
+        let held =
+            AgentEntry { number: 9, name: String::from("ops"), token_hash: [0; 32], encrypted: false, space: true };
+        assert_eq!(check_head_grants(&prefix, &[space("team", 1), space("crew", 2)], &[held]), Ok(()));
     }
 }

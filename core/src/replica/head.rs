@@ -1,5 +1,5 @@
-//! The head object of an agent's replica in an object store: which agent it is, how far its
-//! shipped history reaches (the fingerprint), and the pieces (stretches of the agent's files)
+//! The head object of an agent's or a space's replica in an object store: which one it is, how
+//! far its shipped history reaches (the fingerprint), and the pieces (stretches of its files)
 //! that hold it. It is the only object ever replaced; pieces are written once.
 //!
 //! ```text
@@ -7,7 +7,8 @@
 //!      0     8  magic "CHEESEDB"
 //!      8     1  format version (1)
 //!      9     1  file kind (7 = replica head)
-//!     10     1  flags: bit 0 = the agent is encrypted; other bits zero
+//!     10     1  flags: bit 0 = the agent is encrypted, bit 1 = a space's replica (never
+//!                  encrypted, its token hash all zeros); other bits zero
 //!     11     1  reserved, zero
 //!     12     4  piece count
 //!     16     8  head version (1 for the first head, one more for each replacement)
@@ -48,6 +49,7 @@ pub const PIECE_FIXED_BYTES: usize = 8 + 8 + 8 + 32;
 /// The most pieces one head lists.
 pub const PIECES_PER_HEAD_MAX: usize = 1 << 20;
 const FLAG_ENCRYPTED: u8 = 1;
+const FLAG_SPACE: u8 = 2;
 const CHECKSUM_BYTES: usize = 4;
 
 const _: () = assert!(REPLICA_HEAD_FIXED_BYTES == 8 + 1 + 1 + 1 + 1 + 4 + 8 + 8 + 8 + 32 + 32 + 2);
@@ -88,6 +90,9 @@ pub struct ReplicaHead {
     pub token_hash: Hash,
     /// Whether the agent is encrypted.
     pub encrypted: bool,
+    /// Whether this is a space's replica rather than an agent's: a space has no token, so its
+    /// token hash is all zeros and grants nothing.
+    pub space: bool,
     /// How far the shipped history reaches.
     pub fingerprint: Fingerprint,
     /// The pieces, grouped by file (segments in order, then `keys`, then `epochs`), each
@@ -102,6 +107,12 @@ pub fn is_shipped_file_name(name: &str) -> bool {
 }
 
 impl ReplicaHead {
+    /// Whose replica this is.
+    #[must_use]
+    pub fn owner(&self) -> crate::replica::owner::Owner<'_> {
+        crate::replica::owner::Owner { name: &self.name, space: self.space }
+    }
+
     /// The head's bytes.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
@@ -111,7 +122,7 @@ impl ReplicaHead {
         out.put_bytes(&MAGIC);
         out.put_u8(FORMAT_VERSION);
         out.put_u8(FILE_KIND_REPLICA_HEAD);
-        out.put_u8(if self.encrypted { FLAG_ENCRYPTED } else { 0 });
+        out.put_u8(if self.encrypted { FLAG_ENCRYPTED } else { 0 } | if self.space { FLAG_SPACE } else { 0 });
         out.put_u8(0);
         out.put_u32(crate::convert::field_length_u32(self.pieces.len()));
         out.put_u64(self.version);
@@ -156,7 +167,8 @@ impl ReplicaHead {
             return Err(CorruptReason::NotAReplicaHead);
         }
         let flags = reader.u8().ok_or(missing)?;
-        if flags & !FLAG_ENCRYPTED != 0 || reader.u8() != Some(0) {
+        if flags & !(FLAG_ENCRYPTED | FLAG_SPACE) != 0 || flags == FLAG_ENCRYPTED | FLAG_SPACE || reader.u8() != Some(0)
+        {
             return Err(CorruptReason::ReservedReplicaHeadBytesSet);
         }
         let count = reader.u32().ok_or(missing)? as usize;
@@ -168,6 +180,10 @@ impl ReplicaHead {
         let records = reader.u64().ok_or(missing)?;
         let chain = reader.array::<32>().ok_or(missing)?;
         let token_hash = reader.array::<32>().ok_or(missing)?;
+        if flags & FLAG_SPACE != 0 && token_hash != [0; 32] {
+            // A space's head grants no token: the field is reserved there.
+            return Err(CorruptReason::ReservedReplicaHeadBytesSet);
+        }
         let name_length = usize::from(reader.u16().ok_or(missing)?);
         if name_length == 0 || name_length > AGENT_NAME_MAX_BYTES {
             return Err(CorruptReason::ReplicaHeadNameOutOfRange);
@@ -189,6 +205,7 @@ impl ReplicaHead {
             name,
             token_hash,
             encrypted: flags & FLAG_ENCRYPTED != 0,
+            space: flags & FLAG_SPACE != 0,
             fingerprint,
             pieces,
         })
@@ -225,6 +242,7 @@ mod tests {
             name: String::from("al"),
             token_hash: [0x11; 32],
             encrypted: true,
+            space: false,
             fingerprint: Fingerprint { records: 5, chain: [0x22; 32] },
             pieces: vec![Piece { file: String::from("keys"), start: 0, end: 144, run: 9, digest: [0x33; 32] }],
         }
@@ -297,6 +315,15 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_space_s_head_is_never_encrypted_and_grants_no_token() {
+        let space = ReplicaHead { space: true, encrypted: false, token_hash: [0; 32], ..head() };
+        assert_eq!(ReplicaHead::decode(&space.encode()).map(|found| found.space), Ok(true));
+        for forged in [ReplicaHead { encrypted: true, ..space.clone() }, ReplicaHead { token_hash: [1; 32], ..space }] {
+            assert_eq!(ReplicaHead::decode(&forged.encode()), Err(CorruptReason::ReservedReplicaHeadBytesSet));
+        }
+    }
+
     proptest! {
         #[test]
         fn decode_of_encode_is_identity(
@@ -304,6 +331,7 @@ mod tests {
             agent in any::<u64>(),
             records in any::<u64>(),
             encrypted in any::<bool>(),
+            space in any::<bool>(),
             name in "[a-z]{1,40}",
             ranges in proptest::collection::vec((0u64..1 << 40, 1u64..1 << 20, any::<u64>()), 0..8),
         ) {
@@ -319,7 +347,7 @@ mod tests {
                 })
                 .collect();
             let head = ReplicaHead {
-                version, agent, name, token_hash: [7; 32], encrypted,
+                version, agent, name, token_hash: if space { [0; 32] } else { [7; 32] }, encrypted: encrypted && !space, space,
                 fingerprint: Fingerprint { records, chain: [9; 32] }, pieces,
             };
             prop_assert_eq!(ReplicaHead::decode(&head.encode()), Ok(head));

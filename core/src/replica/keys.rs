@@ -5,6 +5,7 @@ use alloc::format;
 use alloc::string::String;
 
 use crate::replica::head::{is_shipped_file_name, Piece};
+pub use crate::replica::owner::Owner;
 use sha2::{Digest, Sha256};
 
 /// Where in a bucket a store's replicas live: empty, or a path ending in `/`.
@@ -30,10 +31,19 @@ impl ReplicaPrefix {
     }
 }
 
-/// The folder of the agent named `name`: every key of its replica starts with it.
+/// A byte no UTF-8 text holds: after a space's name, it keeps the space's folder apart from that
+/// of every agent, whatever their names.
+const SPACE_MARK: u8 = 0xff;
+
+/// The folder of `owner`'s replica: every key of it starts with it.
 #[must_use]
-pub fn agent_prefix(prefix: &ReplicaPrefix, name: &str) -> String {
-    let digest = Sha256::digest(name.as_bytes());
+pub fn agent_prefix(prefix: &ReplicaPrefix, owner: Owner<'_>) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(owner.name.as_bytes());
+    if owner.space {
+        hasher.update([SPACE_MARK]);
+    }
+    let digest = hasher.finalize();
     let mut hex = String::with_capacity(64);
     for byte in digest {
         hex.push_str(&format!("{byte:02x}"));
@@ -41,16 +51,16 @@ pub fn agent_prefix(prefix: &ReplicaPrefix, name: &str) -> String {
     format!("{}agents/{hex}/", prefix.as_str())
 }
 
-/// The key of the agent's head.
+/// The key of the head of `owner`'s replica.
 #[must_use]
-pub fn head_key(prefix: &ReplicaPrefix, name: &str) -> String {
-    format!("{}head", agent_prefix(prefix, name))
+pub fn head_key(prefix: &ReplicaPrefix, owner: Owner<'_>) -> String {
+    format!("{}head", agent_prefix(prefix, owner))
 }
 
-/// The key of the object holding `piece` of the agent named `name`.
+/// The key of the object holding `piece` of `owner`'s replica.
 #[must_use]
-pub fn piece_key(prefix: &ReplicaPrefix, name: &str, piece: &Piece) -> String {
-    format!("{}{}/{:016x}-{:016x}-{:016x}", agent_prefix(prefix, name), piece.file, piece.start, piece.end, piece.run)
+pub fn piece_key(prefix: &ReplicaPrefix, owner: Owner<'_>, piece: &Piece) -> String {
+    format!("{}{}/{:016x}-{:016x}-{:016x}", agent_prefix(prefix, owner), piece.file, piece.start, piece.end, piece.run)
 }
 
 /// What a key is, read from its shape alone: the head or a piece of one agent's replica under
@@ -96,11 +106,11 @@ pub fn classify_key<'key>(prefix: &ReplicaPrefix, key: &'key str) -> Option<Repl
     (well_formed && is_shipped_file_name(file)).then_some(ReplicaKey::Piece { folder })
 }
 
-/// Whether `key` is the key of a piece of the agent named `name` under `prefix`: the only keys a
-/// shipper may delete as leftovers of its own agent.
+/// Whether `key` is the key of a piece of `owner`'s replica under `prefix`: the only keys a
+/// shipper may delete as leftovers of its own.
 #[must_use]
-pub fn is_piece_key_of(prefix: &ReplicaPrefix, name: &str, key: &str) -> bool {
-    matches!(classify_key(prefix, key), Some(ReplicaKey::Piece { folder }) if folder == agent_prefix(prefix, name))
+pub fn is_piece_key_of(prefix: &ReplicaPrefix, owner: Owner<'_>, key: &str) -> bool {
+    matches!(classify_key(prefix, key), Some(ReplicaKey::Piece { folder }) if folder == agent_prefix(prefix, owner))
 }
 
 #[cfg(test)]
@@ -112,26 +122,30 @@ mod tests {
     fn prefixes_are_normalised_and_names_never_reach_keys() {
         assert_eq!(ReplicaPrefix::new("/fleet/a/").as_str(), "fleet/a/");
         assert_eq!(ReplicaPrefix::new("").as_str(), "");
-        let key = head_key(&ReplicaPrefix::new("p"), "../../etc");
+        let key = head_key(&ReplicaPrefix::new("p"), Owner::agent("../../etc"));
         assert!(key.starts_with("p/agents/") && key.ends_with("/head") && !key.contains(".."), "{key}");
         assert_eq!(key.len(), "p/agents/".len() + 64 + "/head".len());
+        let prefix = ReplicaPrefix::new("p");
+        assert_ne!(head_key(&prefix, Owner::space("team")), head_key(&prefix, Owner::agent("team")));
+        let space_head = head_key(&prefix, Owner::space("team"));
+        assert!(matches!(classify_key(&prefix, &space_head), Some(ReplicaKey::Head { .. })));
     }
 
     #[test]
     fn only_keys_of_the_exact_shape_under_the_prefix_belong_to_a_replica() {
         let prefix = ReplicaPrefix::new("fleet");
         let piece = Piece { file: "keys".to_string(), start: 0, end: 64, run: 7, digest: [0; 32] };
-        let own = piece_key(&prefix, "alice", &piece);
-        let folder = agent_prefix(&prefix, "alice");
+        let own = piece_key(&prefix, Owner::agent("alice"), &piece);
+        let folder = agent_prefix(&prefix, Owner::agent("alice"));
         assert_eq!(classify_key(&prefix, &own), Some(ReplicaKey::Piece { folder: &folder }));
-        assert!(is_piece_key_of(&prefix, "alice", &own));
-        assert!(!is_piece_key_of(&prefix, "bob", &own), "another agent's piece");
-        let head = head_key(&prefix, "alice");
+        assert!(is_piece_key_of(&prefix, Owner::agent("alice"), &own));
+        assert!(!is_piece_key_of(&prefix, Owner::agent("bob"), &own), "another agent's piece");
+        let head = head_key(&prefix, Owner::agent("alice"));
         assert_eq!(classify_key(&prefix, &head), Some(ReplicaKey::Head { folder: &folder }));
-        assert!(!is_piece_key_of(&prefix, "alice", &head), "the head is never a leftover");
-        let other_prefix = piece_key(&ReplicaPrefix::new("other"), "alice", &piece);
+        assert!(!is_piece_key_of(&prefix, Owner::agent("alice"), &head), "the head is never a leftover");
+        let other_prefix = piece_key(&ReplicaPrefix::new("other"), Owner::agent("alice"), &piece);
         let segment = Piece { file: "segment-0000000000000001.log".to_string(), ..piece.clone() };
-        assert!(is_piece_key_of(&prefix, "alice", &piece_key(&prefix, "alice", &segment)));
+        assert!(is_piece_key_of(&prefix, Owner::agent("alice"), &piece_key(&prefix, Owner::agent("alice"), &segment)));
         for foreign in [
             "victim/keep-me".to_string(),
             other_prefix,
@@ -144,7 +158,7 @@ mod tests {
             own.to_uppercase(),
         ] {
             assert_eq!(classify_key(&prefix, &foreign), None, "{foreign}");
-            assert!(!is_piece_key_of(&prefix, "alice", &foreign), "{foreign}");
+            assert!(!is_piece_key_of(&prefix, Owner::agent("alice"), &foreign), "{foreign}");
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::storage::{Storage, StorageFile};
 
 use super::bucket::{Bucket, BucketError, ObjectTag};
 use super::commit_point::find_commit_point;
-use super::keys::{head_key, piece_key, ReplicaPrefix};
+use super::keys::{head_key, piece_key, Owner, ReplicaPrefix};
 use super::local_files::{corrupt, read_range};
 
 /// The head of the agent named `name`, or `None` when the bucket holds no replica of it.
@@ -30,9 +30,9 @@ use super::local_files::{corrupt, read_range};
 pub fn fetch_head<B: Bucket>(
     bucket: &mut B,
     prefix: &ReplicaPrefix,
-    name: &str,
+    owner: Owner<'_>,
 ) -> Result<Option<(ReplicaHead, ObjectTag)>, Error> {
-    let key = head_key(prefix, name);
+    let key = head_key(prefix, owner);
     let Some((bytes, tag)) = bucket.get(&key).map_err(BucketError::into_error)? else { return Ok(None) };
     Ok(Some((parse_head(prefix, &key, &bytes)?, tag)))
 }
@@ -45,7 +45,7 @@ pub fn fetch_head<B: Bucket>(
 /// `Error::Corrupt` naming `key` for the first check that fails.
 pub fn parse_head(prefix: &ReplicaPrefix, key: &str, bytes: &[u8]) -> Result<ReplicaHead, Error> {
     let head = ReplicaHead::decode(bytes).map_err(|reason| corrupt(key, 0, reason))?;
-    if head_key(prefix, &head.name) != key {
+    if head_key(prefix, head.owner()) != key {
         return Err(corrupt(key, 0, CorruptReason::ReplicaHeadOfAnotherAgent));
     }
     check_layout(&head, key)?;
@@ -67,10 +67,10 @@ pub fn parse_head(prefix: &ReplicaPrefix, key: &str, bytes: &[u8]) -> Result<Rep
 pub fn fetch_piece<B: Bucket>(
     bucket: &mut B,
     prefix: &ReplicaPrefix,
-    name: &str,
+    owner: Owner<'_>,
     piece: &Piece,
 ) -> Result<Vec<u8>, Error> {
-    let key = piece_key(prefix, name, piece);
+    let key = piece_key(prefix, owner, piece);
     let Some((bytes, _)) = bucket.get(&key).map_err(BucketError::into_error)? else {
         return Err(corrupt(&key, 0, CorruptReason::ReplicaPieceMissing));
     };
@@ -154,7 +154,7 @@ pub fn restore_agent_files<S: Storage, B: Bucket>(
         let mut file =
             storage.open_file(&path, true).map_err(|error| io_error(StorageOperation::Creating, &path, error))?;
         for piece in pieces {
-            let bytes = fetch_piece(bucket, prefix, &head.name, piece)?;
+            let bytes = fetch_piece(bucket, prefix, head.owner(), piece)?;
             file.write_at(piece.start, &bytes).map_err(|error| io_error(StorageOperation::Writing, &path, error))?;
         }
         file.sync().map_err(|error| io_error(StorageOperation::Syncing, &path, error))?;
@@ -174,7 +174,7 @@ pub fn restore_agent_files<S: Storage, B: Bucket>(
     storage.sync_folder(&folder).map_err(|error| io_error(StorageOperation::Syncing, &folder, error))?;
     let found = verify_files_without_token(storage, head.agent, head.encrypted)?;
     if found != wanted {
-        let key = head_key(prefix, &head.name);
+        let key = head_key(prefix, head.owner());
         return Err(corrupt(&key, 0, CorruptReason::ReplicaDoesNotVerifyToItsHead));
     }
     Ok(found)

@@ -10,7 +10,7 @@ use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::digest::{replica_piece_digest, Hash};
+use crate::digest::replica_piece_digest;
 use crate::error::Error;
 use crate::error_facts::FenceReason;
 use crate::fingerprint::Fingerprint;
@@ -20,24 +20,17 @@ use crate::storage::Storage;
 
 use super::bucket::{Bucket, BucketError, ObjectTag};
 use super::commit_point::find_commit_point;
+use super::grants::AgentEntry;
 use super::keys::{agent_prefix, head_key, is_piece_key_of, piece_key, ReplicaPrefix};
 use super::local_files::{advance, committed_end_of_segment, cursor_at_end, file_length, read_range, Advance, Cursor};
 use super::pieces::{file_extent_shipped, plan_file_pieces, FilePlan};
-
-/// What the agent is, as the catalog says.
-#[derive(Debug, Clone)]
-struct AgentIdentity {
-    name: String,
-    agent: u64,
-    token_hash: Hash,
-    encrypted: bool,
-}
 
 /// The shipping state of one agent of one store, kept between ships.
 #[derive(Debug)]
 pub struct AgentShipper {
     prefix: ReplicaPrefix,
-    identity: AgentIdentity,
+    /// What the catalog says of the agent or space shipped.
+    identity: AgentEntry,
     /// This run's number: part of every piece key it writes, so two runs never collide.
     run: u64,
     /// The head as the bucket holds it, once read.
@@ -91,20 +84,13 @@ pub struct ShipOutcome {
 }
 
 impl AgentShipper {
-    /// The shipper of agent `agent` named `name`, for a run numbered `run` (drawn at random, so
-    /// that no two runs name a piece alike).
+    /// The shipper of the agent or space `entry` describes, for a run numbered `run` (drawn at
+    /// random, so that no two runs name a piece alike).
     #[must_use]
-    pub fn new(
-        prefix: ReplicaPrefix,
-        name: &str,
-        agent: u64,
-        token_hash: Hash,
-        encrypted: bool,
-        run: u64,
-    ) -> AgentShipper {
+    pub fn new(prefix: ReplicaPrefix, entry: AgentEntry, run: u64) -> AgentShipper {
         AgentShipper {
             prefix,
-            identity: AgentIdentity { name: String::from(name), agent, token_hash, encrypted },
+            identity: entry,
             run,
             head: None,
             head_loaded: false,
@@ -116,10 +102,16 @@ impl AgentShipper {
         }
     }
 
-    /// The agent's name.
+    /// The agent's or space's name.
     #[must_use]
     pub fn name(&self) -> &str {
         &self.identity.name
+    }
+
+    /// Whose replica it ships.
+    #[must_use]
+    pub fn owner(&self) -> super::keys::Owner<'_> {
+        self.identity.owner()
     }
 
     /// How far the bucket's head reaches, as this shipper last wrote or read it.
@@ -165,12 +157,13 @@ impl AgentShipper {
         if self.head_loaded {
             return Ok(());
         }
-        let head = super::restore::fetch_head(bucket, &self.prefix, &self.identity.name)?;
+        let head = super::restore::fetch_head(bucket, &self.prefix, self.identity.owner())?;
         if let Some((found, _)) = &head {
             let identity = &self.identity;
-            if found.agent != identity.agent
+            if found.agent != identity.number
                 || found.token_hash != identity.token_hash
                 || found.encrypted != identity.encrypted
+                || found.space != identity.space
             {
                 return Err(self.fence(FenceReason::AnotherAgentOfThatName));
             }
@@ -193,7 +186,7 @@ impl AgentShipper {
     pub fn plan<S: Storage>(&mut self, storage: &S, rewrites: u64) -> Result<Option<ShipPlan>, Error> {
         self.check_not_fenced()?;
         debug_assert!(self.head_loaded, "load_head comes before the first plan");
-        let agent = self.identity.agent;
+        let agent = self.identity.number;
         let full_check = self.cursor.is_none() || self.rewrites_seen != Some(rewrites);
         if self.rewrites_seen.is_some_and(|seen| seen != rewrites) {
             // Objects no head names (a crashed run's, a fenced store's) may hold text just
@@ -242,6 +235,7 @@ impl AgentShipper {
             name: identity.name.clone(),
             token_hash: identity.token_hash,
             encrypted: identity.encrypted,
+            space: identity.space,
             fingerprint,
             pieces,
         };
@@ -282,7 +276,7 @@ impl AgentShipper {
             }
         };
         for piece in &plan.superseded {
-            self.deletions_pending.insert(piece_key(&self.prefix, &self.identity.name, piece));
+            self.deletions_pending.insert(piece_key(&self.prefix, self.identity.owner(), piece));
         }
         self.head = Some((plan.head, tag));
         self.cursor = Some(plan.cursor);
@@ -320,14 +314,14 @@ impl AgentShipper {
         let named: BTreeSet<String> = head
             .pieces
             .iter()
-            .map(|piece| piece_key(&self.prefix, &self.identity.name, piece))
-            .chain(core::iter::once(head_key(&self.prefix, &self.identity.name)))
+            .map(|piece| piece_key(&self.prefix, self.identity.owner(), piece))
+            .chain(core::iter::once(head_key(&self.prefix, self.identity.owner())))
             .collect();
-        let folder = agent_prefix(&self.prefix, &self.identity.name);
+        let folder = agent_prefix(&self.prefix, self.identity.owner());
         for key in bucket.list(&folder).map_err(BucketError::into_error)? {
             // The answer is the object store's word: a key it names outside this agent's
             // folder, or of a shape no shipper writes, is someone else's and stays.
-            let own = is_piece_key_of(&self.prefix, &self.identity.name, &key) || mutant!(ShipperDeletesForeignKeys);
+            let own = is_piece_key_of(&self.prefix, self.identity.owner(), &key) || mutant!(ShipperDeletesForeignKeys);
             if own && !named.contains(&key) {
                 self.deletions_pending.insert(key);
             }
@@ -336,7 +330,7 @@ impl AgentShipper {
     }
 
     fn upload_piece<B: Bucket>(&mut self, bucket: &mut B, piece: &Piece, bytes: &[u8]) -> Result<(), Error> {
-        let key = piece_key(&self.prefix, &self.identity.name, piece);
+        let key = piece_key(&self.prefix, self.identity.owner(), piece);
         match bucket.put_new(&key, bytes) {
             Ok(_) => Ok(()),
             Err(BucketError::PreconditionFailed) => {
@@ -352,7 +346,7 @@ impl AgentShipper {
     }
 
     fn write_head<B: Bucket>(&mut self, bucket: &mut B, head: &ReplicaHead) -> Result<ObjectTag, Error> {
-        let key = head_key(&self.prefix, &self.identity.name);
+        let key = head_key(&self.prefix, self.identity.owner());
         let bytes = head.encode();
         let written = match &self.head {
             None => bucket.put_new(&key, &bytes),
@@ -374,7 +368,7 @@ impl AgentShipper {
     fn check_history_contains_head<S: Storage>(&mut self, storage: &S) -> Result<(), Error> {
         let Some((head, _)) = &self.head else { return Ok(()) };
         let wanted = head.fingerprint;
-        match find_commit_point(storage, self.identity.agent, wanted.records)? {
+        match find_commit_point(storage, self.identity.number, wanted.records)? {
             Some(point) if point.chain == wanted.chain => Ok(()),
             _ => Err(self.fence(FenceReason::HistoryNotInLog)),
         }
@@ -383,7 +377,7 @@ impl AgentShipper {
     /// Every file to consider: the segments up to the cursor's, the key files of an encrypted
     /// agent, and whatever the head lists.
     fn file_names(&self, cursor: &Cursor, shipped: &[Piece]) -> Vec<String> {
-        let folder = agent_folder(self.identity.agent);
+        let folder = agent_folder(self.identity.number);
         let mut names: Vec<String> = (1..=cursor.segment)
             .map(|segment| {
                 let path = segment_path(&folder, segment);
@@ -399,7 +393,7 @@ impl AgentShipper {
     }
 
     fn path_of(&self, name: &str) -> String {
-        let folder = agent_folder(self.identity.agent);
+        let folder = agent_folder(self.identity.number);
         match name {
             KEY_TABLE_NAME => key_table_path(&folder),
             EPOCHS_NAME => epochs_path(&folder),
@@ -433,7 +427,7 @@ impl AgentShipper {
             return Ok(*end);
         }
         if full_check || old.is_empty() {
-            return committed_end_of_segment(storage, self.identity.agent, segment);
+            return committed_end_of_segment(storage, self.identity.number, segment);
         }
         Ok(file_extent_shipped(old))
     }

@@ -92,6 +92,13 @@ impl<S: Storage> SpaceEngine<S> {
         &self.name
     }
 
+    /// How many times the space's log changed bytes already written (an Erase, a compaction):
+    /// a replica must then take those stretches again.
+    #[must_use]
+    pub fn rewrite_count(&self) -> u64 {
+        self.log.rewrite_count()
+    }
+
     /// The space's number in the store (its folder is named from it).
     #[must_use]
     pub fn number(&self) -> u64 {
@@ -513,7 +520,8 @@ mod tests {
         assert_eq!(store.grantee("alice").map(Grantee::number), Ok(alice.number()));
         let reopened = StoreEngine::open(store.storage().clone(), Options::default()).unwrap();
         assert_eq!(reopened.space_names(), ["alice"]);
-        assert_eq!(reopened.agent_entries().len(), 3, "a replica ships agents only");
+        let shipped = reopened.replicated_entries();
+        assert_eq!(shipped.iter().map(|entry| entry.space).collect::<Vec<_>>(), [false, false, false, true]);
         // A space's token hash is zeros; even a token hashing to it could not reach the space.
         assert!(reopened.open_space(alice, "alice").is_ok());
     }

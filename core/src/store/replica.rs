@@ -1,5 +1,5 @@
-//! The store's side of replication: what the catalog says of an agent being shipped, and taking
-//! an agent restored from a replica into the catalog.
+//! The store's side of replication: what the catalog says of an agent or space being shipped,
+//! and taking one restored from a replica into the catalog.
 //!
 //! A restored agent keeps its number (its records and its chain carry it), name and token hash,
 //! so its own token opens it and its fingerprints stay valid. The crash argument is that of
@@ -16,7 +16,7 @@ use crate::engine::io_error;
 use crate::error::Error;
 use crate::error_facts::{Limit, StorageOperation};
 use crate::fingerprint::Fingerprint;
-use crate::limits::{self, AGENTS_PER_STORE_MAX};
+use crate::limits::{self, AGENTS_PER_STORE_MAX, SPACES_PER_STORE_MAX};
 use crate::log::names::{agent_folder, CATALOG_FILE};
 use crate::replica::head::ReplicaHead;
 use crate::storage::Storage;
@@ -24,16 +24,19 @@ use crate::storage::Storage;
 pub use crate::replica::AgentEntry;
 
 impl<S: Storage + Clone> StoreEngine<S> {
-    /// Every agent as the catalog lists it, in the order they were created.
+    /// Every agent and space as the catalog lists them, in the order they were created: what
+    /// a replica ships.
     #[must_use]
-    pub fn agent_entries(&self) -> alloc::vec::Vec<AgentEntry> {
-        // Spaces are not shipped yet: a replica holds agents only.
-        self.agents()
+    pub fn replicated_entries(&self) -> alloc::vec::Vec<AgentEntry> {
+        self.catalog
+            .entries
+            .iter()
             .map(|entry| AgentEntry {
                 number: entry.number,
                 name: entry.name.clone(),
                 token_hash: entry.token_hash,
                 encrypted: entry.encrypted,
+                space: entry.space,
             })
             .collect()
     }
@@ -44,29 +47,39 @@ impl<S: Storage + Clone> StoreEngine<S> {
         &self.storage
     }
 
-    /// Takes in the agent a replica's `head` describes: makes its folder, lets `write` fill it
+    /// Takes in the agent or space a replica's `head` describes: makes its folder, lets `write` fill it
     /// (and return the fingerprint the files verify to), then adds the agent to the catalog. A
     /// failure removes what was written, its files overwritten with zeros first.
     ///
     /// # Errors
     ///
-    /// - `Error::AgentExists` when the store has an agent of that name, or of that number.
+    /// - `Error::AgentExists` when the store has an agent of that name, or anything of that
+    ///   number; `Error::SpaceExists` for a space's head when it has a space of that name.
     /// - `Error::Corrupt` ([`CorruptReason::CatalogTokenHashHeldTwice`]) when an agent of the
     ///   store has the head's token hash: the head grants another agent's token.
-    /// - `Error::LimitExceeded` when the store holds the most agents.
+    /// - `Error::LimitExceeded` when the store holds the most agents (or spaces).
     /// - Whatever `write` returns; `Error::Io` when the storage fails.
-    pub fn adopt_agent(
+    pub fn adopt(
         &mut self,
         head: &ReplicaHead,
         write: impl FnOnce(&S) -> Result<Fingerprint, Error>,
     ) -> Result<Fingerprint, Error> {
-        limits::check(Limit::AgentsPerStore, self.agents().count() + 1, AGENTS_PER_STORE_MAX)?;
-        let taken = self.catalog.entries.iter().find(|entry| entry.name == head.name || entry.number == head.agent);
-        if let Some(entry) = taken {
-            return Err(Error::AgentExists { name: entry.name.clone() });
+        if head.space {
+            limits::check(Limit::SpacesPerStore, self.spaces().count() + 1, SPACES_PER_STORE_MAX)?;
+        } else {
+            limits::check(Limit::AgentsPerStore, self.agents().count() + 1, AGENTS_PER_STORE_MAX)?;
         }
-        // Whatever the caller checked: a catalog never holds two agents under one token.
-        if self.catalog.entries.iter().any(|entry| entry.token_hash == head.token_hash)
+        let same_name = |entry: &CatalogEntry| entry.space == head.space && entry.name == head.name;
+        let taken = self.catalog.entries.iter().find(|entry| same_name(entry) || entry.number == head.agent);
+        match taken {
+            Some(entry) if entry.space && head.space => return Err(Error::SpaceExists { name: entry.name.clone() }),
+            Some(entry) => return Err(Error::AgentExists { name: entry.name.clone() }),
+            None => {}
+        }
+        // Whatever the caller checked: a catalog never holds two agents under one token (a
+        // space's head holds no token: its decoding refused any other than zeros).
+        if !head.space
+            && self.agents().any(|entry| entry.token_hash == head.token_hash)
             && !mutant!(RestoreTrustsHeadGrant)
         {
             let reason = CorruptReason::CatalogTokenHashHeldTwice;
@@ -91,7 +104,7 @@ impl<S: Storage + Clone> StoreEngine<S> {
             token_hash: head.token_hash,
             name: head.name.clone(),
             encrypted: head.encrypted,
-            space: false,
+            space: head.space,
         };
         next.entries.push(entry);
         write_catalog(&self.storage, &next)?;

@@ -37,7 +37,9 @@ pub use request::{BatchWrite, Request};
 pub use response::Response;
 pub use space_call::{SpaceCall, SpaceRemoved, WireSpaceMembers};
 pub use wire::{engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireTrust};
-pub(crate) use wire::{engine_legs, engine_limit, wire_leg};
+#[cfg(feature = "server")]
+pub(crate) use wire::{engine_legs, engine_limit};
+pub(crate) use wire::wire_leg;
 pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 
 /// The version of the protocol this crate speaks; a client and a server of different versions

@@ -88,11 +88,13 @@ pub fn engine_leg(parents: &[u64]) -> Leg {
 }
 
 /// Legs from their lists of parent ids.
+#[cfg(feature = "server")]
 pub(crate) fn engine_legs(lists: &[Vec<u64>]) -> Vec<Leg> {
     lists.iter().map(|parents| engine_leg(parents)).collect()
 }
 
 /// A limit from the wire: one past what this machine can count is as good as no limit.
+#[cfg(feature = "server")]
 pub(crate) fn engine_limit(limit: u64) -> usize {
     usize::try_from(limit).unwrap_or(usize::MAX)
 }

@@ -9,7 +9,7 @@ mod s3_bucket;
 
 pub use cheesedb_core::replica::{Bucket, BucketError, ObjectTag};
 // The objects of a replica, for tools that inspect or check one.
-pub use cheesedb_core::replica::{head_key, piece_key, Piece, ReplicaHead, ReplicaPrefix};
+pub use cheesedb_core::replica::{head_key, piece_key, Owner, Piece, ReplicaHead, ReplicaPrefix};
 pub use replicator::{ReplicaStatus, Replicator, ShipReport};
 pub use restoring::{restore_from, Follow, RestoreReport};
 pub use s3_bucket::{ObjectStoreConfig, ReplicaLocation, S3Bucket};

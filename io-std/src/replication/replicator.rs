@@ -1,22 +1,24 @@
-//! Shipping every agent of an open store to a bucket: [`Replicator::ship`] once, or again and
+//! Shipping every agent and space of an open store to a bucket: [`Replicator::ship`] once, or again and
 //! again from a loop (the `cheesedb replicate` command, or a thread of the memory server).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use cheesedb_core::replica::{AgentShipper, Bucket, ReplicaPrefix};
+use cheesedb_core::replica::{AgentEntry, AgentShipper, Bucket, Owner, ReplicaPrefix};
 use cheesedb_core::{Error, Fingerprint, LocalOperation};
 
 use crate::mutex::lock;
 use crate::shared::{SharedStorage, StoreShared};
 use crate::store::Store;
 
-/// How far one agent's replica is behind the agent.
+/// How far one agent's (or space's) replica is behind it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplicaStatus {
-    /// The agent's name.
+    /// The agent's or space's name.
     pub name: String,
+    /// Whether it is a space's replica.
+    pub space: bool,
     /// What the agent's files hold, as last read.
     pub primary: Fingerprint,
     /// What the bucket's head holds, as last written or read (`None`: nothing shipped yet).
@@ -54,13 +56,14 @@ struct AgentState {
     behind_since: Option<Instant>,
 }
 
-/// Ships the agents of one store to one place in a bucket.
+/// Ships the agents and spaces of one store to one place in a bucket.
 pub struct Replicator<B: Bucket, S: SharedStorage> {
     store: Arc<StoreShared<S>>,
     bucket: B,
     prefix: ReplicaPrefix,
     run: u64,
-    agents: BTreeMap<String, AgentState>,
+    /// Each agent's and space's state, by name and whether it is a space.
+    agents: BTreeMap<(String, bool), AgentState>,
 }
 
 impl<B: Bucket, S: SharedStorage> std::fmt::Debug for Replicator<B, S> {
@@ -90,7 +93,7 @@ impl<B: Bucket, S: SharedStorage> Replicator<B, S> {
         })
     }
 
-    /// Ships what every agent committed and the bucket lacks: whole durable writes, the
+    /// Ships what every agent and space committed and the bucket lacks: whole durable writes, the
     /// stretches an Erase or a compaction changed, and the deletions that follow. Returns when
     /// every agent's head is written and every deletion done.
     ///
@@ -100,19 +103,13 @@ impl<B: Bucket, S: SharedStorage> Replicator<B, S> {
     /// `Error::ObjectStore` when the bucket fails (a later pass goes on where this one
     /// stopped); `Error::Corrupt` or `Error::Io` when an agent's files cannot be read.
     pub fn ship(&mut self) -> Result<ShipReport, Error> {
-        let entries = self.store.catalog()?.agent_entries();
-        self.agents.retain(|name, _| entries.iter().any(|entry| entry.name == *name));
+        let entries = self.store.catalog()?.replicated_entries();
+        self.agents
+            .retain(|(name, space), _| entries.iter().any(|entry| entry.owner() == Owner { name, space: *space }));
         let mut report = ShipReport::default();
         for entry in entries {
-            let state = self.agents.entry(entry.name.clone()).or_insert_with(|| AgentState {
-                shipper: AgentShipper::new(
-                    self.prefix.clone(),
-                    &entry.name,
-                    entry.number,
-                    entry.token_hash,
-                    entry.encrypted,
-                    self.run,
-                ),
+            let state = self.agents.entry((entry.name.clone(), entry.space)).or_insert_with(|| AgentState {
+                shipper: AgentShipper::new(self.prefix.clone(), entry.clone(), self.run),
                 engine_seen: None,
                 rewrites_seen: 0,
                 generation: 0,
@@ -120,7 +117,7 @@ impl<B: Bucket, S: SharedStorage> Replicator<B, S> {
                 behind_since: None,
             });
             state.shipper.load_head(&mut self.bucket)?;
-            let plan = plan_with_writes_held(&self.store, entry.number, state)?;
+            let plan = plan_with_writes_held(&self.store, &entry, state)?;
             if let Some(plan) = plan {
                 let outcome = state.shipper.execute(&mut self.bucket, plan)?;
                 report.agents_shipped += 1;
@@ -141,10 +138,11 @@ impl<B: Bucket, S: SharedStorage> Replicator<B, S> {
     pub fn status(&self) -> Vec<ReplicaStatus> {
         self.agents
             .iter()
-            .map(|(name, state)| {
+            .map(|((name, space), state)| {
                 let shipped = state.shipper.shipped();
                 ReplicaStatus {
                     name: name.clone(),
+                    space: *space,
                     primary: state.primary,
                     shipped,
                     records_behind: state.primary.records.saturating_sub(shipped.map_or(0, |found| found.records)),
@@ -156,29 +154,47 @@ impl<B: Bucket, S: SharedStorage> Replicator<B, S> {
     }
 }
 
-/// Plans one agent's ship with its writes held: with the store's catalog locked (no handle of
-/// the agent can be opened meanwhile) and, when a handle is open, its engine too.
+/// Plans one agent's or space's ship with its writes held: with the store's catalog locked (no
+/// handle of it can be opened meanwhile) and, when an engine of it is open, that engine too.
 fn plan_with_writes_held<S: SharedStorage>(
     store: &StoreShared<S>,
-    number: u64,
+    entry: &AgentEntry,
     state: &mut AgentState,
 ) -> Result<Option<cheesedb_core::replica::ShipPlan>, Error> {
     let catalog = store.catalog()?;
-    let open = store.open_agents()?.get(&number).and_then(Weak::upgrade);
-    let engine = open.as_ref().map(|engine| lock(&engine.engine)).transpose()?;
-    let seen = (
-        open.as_ref().map(|engine| std::sync::Arc::as_ptr(engine) as usize),
-        engine.as_ref().map_or(0, |engine| engine.rewrite_count()),
-    );
+    if entry.space {
+        let open = store.open_space(entry.number)?;
+        let engine = open.as_ref().map(|engine| lock(engine)).transpose()?;
+        let seen = (open.as_ref().map(address), engine.as_ref().map_or(0, |engine| engine.rewrite_count()));
+        plan_seen(catalog.storage(), state, seen)
+    } else {
+        let open = store.open_agents()?.get(&entry.number).and_then(Weak::upgrade);
+        let engine = open.as_ref().map(|engine| lock(&engine.engine)).transpose()?;
+        let seen = (open.as_ref().map(address), engine.as_ref().map_or(0, |engine| engine.rewrite_count()));
+        plan_seen(catalog.storage(), state, seen)
+    }
+}
+
+/// Where an engine lives: another address is another engine.
+fn address<T>(engine: &Arc<T>) -> usize {
+    Arc::as_ptr(engine) as usize
+}
+
+/// Plans a ship from the files, its writes held by the caller; `seen` is the engine holding it
+/// (by address) and that engine's count of rewrites.
+fn plan_seen<S: SharedStorage>(
+    storage: &S,
+    state: &mut AgentState,
+    seen: (Option<usize>, u64),
+) -> Result<Option<cheesedb_core::replica::ShipPlan>, Error> {
     if seen != (state.engine_seen, state.rewrites_seen) {
         // Another engine, or more rewrites: stretches already shipped may have changed.
         (state.engine_seen, state.rewrites_seen) = seen;
         state.generation += 1;
     }
-    let plan = state.shipper.plan(catalog.storage(), state.generation)?;
+    let plan = state.shipper.plan(storage, state.generation)?;
     // A plan carries what the files hold; the shipper learns it only once the plan is shipped.
     let held = plan.as_ref().map(cheesedb_core::replica::ShipPlan::local_fingerprint);
     state.primary = held.or(state.shipper.local_fingerprint()).unwrap_or(state.primary);
-    drop(engine);
     Ok(plan)
 }

@@ -31,9 +31,9 @@ use cheesedb_core::digest::replica_piece_digest;
 use cheesedb_core::log::names::agent_folder;
 use cheesedb_core::replica::{
     agent_prefix, check_head_grants, fetch_head, find_commit_point, head_key, list_replica, parse_head, piece_key,
-    restore_agent_files, AgentShipper, Bucket, BucketError, Follower, ReplicaHead, ReplicaPrefix,
+    restore_agent_files, AgentShipper, Bucket, BucketError, Follower, Owner, ReplicaHead, ReplicaPrefix,
 };
-use cheesedb_core::{AgentEngine, Error, Fingerprint, Id, Leg, Mode, Options, Removal, StoreEngine, Token};
+use cheesedb_core::{AgentEngine, AgentEntry, Error, Fingerprint, Id, Leg, Mode, Options, Removal, StoreEngine, Token};
 
 use super::RunStats;
 use crate::bucket::{BucketFaults, GrantLie, ListLie, SimBucket};
@@ -129,7 +129,7 @@ pub(crate) fn run(seed: u64, stats: &mut RunStats) -> Checked {
     let engine = store.open_agent(key).map_err(|error| format!("open agent: {error}"))?;
     let entry = |name: &str| {
         store
-            .agent_entries()
+            .replicated_entries()
             .into_iter()
             .find(|entry| entry.name == name)
             .ok_or("the catalog lacks an agent just created")
@@ -183,12 +183,11 @@ fn start_neighbour(
     let mut engine = store.open_agent(key).map_err(|error| format!("open the neighbour: {error}"))?;
     engine.add_lot("source", b"the neighbour's text").map_err(|error| format!("write the neighbour: {error}"))?;
     let entry = store
-        .agent_entries()
+        .replicated_entries()
         .into_iter()
         .find(|entry| entry.name == NEIGHBOUR_NAME)
         .ok_or("the catalog lacks the neighbour")?;
-    let mut shipper =
-        AgentShipper::new(prefix.clone(), NEIGHBOUR_NAME, entry.number, entry.token_hash, false, random.next_u64());
+    let mut shipper = AgentShipper::new(prefix.clone(), entry.clone(), random.next_u64());
     bucket.set_faults(false);
     let shipped = shipper
         .load_head(bucket)
@@ -206,11 +205,11 @@ fn start_neighbour(
 /// folder of no shape a shipper writes, another prefix's head, and a piece of another agent of
 /// the same prefix that has no head.
 fn plant_foreign_objects(bucket: &mut SimBucket, prefix: &ReplicaPrefix) {
-    let someone_else = agent_prefix(prefix, "someone-else");
+    let someone_else = agent_prefix(prefix, Owner::agent("someone-else"));
     for key in [
         String::from("victim/keep-me"),
-        format!("{}keep-me", agent_prefix(prefix, AGENT_NAME)),
-        head_key(&ReplicaPrefix::new("other-store"), AGENT_NAME),
+        format!("{}keep-me", agent_prefix(prefix, Owner::agent(AGENT_NAME))),
+        head_key(&ReplicaPrefix::new("other-store"), Owner::agent(AGENT_NAME)),
         format!("{someone_else}keys/0000000000000000-0000000000000040-0000000000000001"),
     ] {
         bucket.plant_foreign(&key, FOREIGN_BYTES);
@@ -233,11 +232,10 @@ fn restore_prefix(
         }
     }
     heads.sort_by_key(|head| head.agent);
-    check_head_grants(prefix, &heads, &store.agent_entries())?;
+    check_head_grants(prefix, &heads, &store.replicated_entries())?;
     let mut restored = Vec::new();
     for head in &heads {
-        let fingerprint =
-            store.adopt_agent(head, |storage| restore_agent_files(storage, bucket, prefix, head, None))?;
+        let fingerprint = store.adopt(head, |storage| restore_agent_files(storage, bucket, prefix, head, None))?;
         restored.push((head.name.clone(), fingerprint));
     }
     Ok(restored)
@@ -428,7 +426,14 @@ impl Replication {
 
     fn new_shipper(&mut self) -> AgentShipper {
         let run = self.random.next_u64();
-        AgentShipper::new(self.prefix.clone(), AGENT_NAME, self.number, self.token_hash, self.encrypted, run)
+        let entry = AgentEntry {
+            number: self.number,
+            name: String::from(AGENT_NAME),
+            token_hash: self.token_hash,
+            encrypted: self.encrypted,
+            space: false,
+        };
+        AgentShipper::new(self.prefix.clone(), entry, run)
     }
 
     /// One ship of the primary's shipper; `true` when it completed with nothing left to delete.
@@ -525,7 +530,7 @@ impl Replication {
     /// The head the bucket holds, read without faults.
     fn bucket_head(&mut self) -> Checked<Option<ReplicaHead>> {
         self.bucket.set_faults(false);
-        let head = fetch_head(&mut self.bucket, &self.prefix, AGENT_NAME);
+        let head = fetch_head(&mut self.bucket, &self.prefix, Owner::agent(AGENT_NAME));
         self.bucket.set_faults(true);
         head.map(|found| found.map(|(head, _)| head)).map_err(|error| format!("the bucket's head: {error}"))
     }
@@ -547,7 +552,7 @@ impl Replication {
             ));
         }
         for piece in &head.pieces {
-            let key = piece_key(&self.prefix, AGENT_NAME, piece);
+            let key = piece_key(&self.prefix, Owner::agent(AGENT_NAME), piece);
             match self.bucket.object(&key) {
                 Some(bytes) if replica_piece_digest(bytes) == piece.digest => {}
                 Some(_) => return Err(format!("the object {key} the head names differs from its digest")),
@@ -675,7 +680,7 @@ impl Replication {
         let mut store =
             StoreEngine::open(disk.clone(), self.options.clone()).map_err(|error| format!("a fresh store: {error}"))?;
         self.bucket.set_faults(false);
-        self.bucket.set_head_lie(Some((head_key(&self.prefix, AGENT_NAME), lie)));
+        self.bucket.set_head_lie(Some((head_key(&self.prefix, Owner::agent(AGENT_NAME)), lie)));
         let restored = restore_prefix(&mut store, &mut self.bucket, &self.prefix);
         let stepped = self.follower.as_mut().map(|copy| copy.follower.step(&copy.disk, &mut self.bucket));
         self.bucket.set_head_lie(None);
@@ -687,7 +692,7 @@ impl Replication {
             }
             Ok(_) => return Err(format!("a restore adopted a head lying {lie:?}: it believed the head's grant")),
         }
-        if !store.agent_entries().is_empty() {
+        if !store.replicated_entries().is_empty() {
             return Err(format!("a restore refused a head lying {lie:?} but adopted {:?}", store.agent_names()));
         }
         match stepped {
@@ -762,7 +767,7 @@ impl Replication {
                 None => Ok(()),
             })
             .map_err(|error| format!("shipping the fork: {error}"))?;
-        let Some(mut forged) = fetch_head(&mut other_bucket, &self.prefix, AGENT_NAME)
+        let Some(mut forged) = fetch_head(&mut other_bucket, &self.prefix, Owner::agent(AGENT_NAME))
             .map_err(|error| format!("the fork's head: {error}"))?
             .map(|(head, _)| head)
         else {
@@ -775,7 +780,7 @@ impl Replication {
                 self.bucket.overwrite(key, bytes.to_vec());
             }
         }
-        let head_key = cheesedb_core::replica::head_key(&self.prefix, AGENT_NAME);
+        let head_key = cheesedb_core::replica::head_key(&self.prefix, Owner::agent(AGENT_NAME));
         self.bucket.overwrite(&head_key, forged.encode());
         self.stats.forged_heads += 1;
         let Some(copy) = self.follower.as_mut() else { return Ok(()) };
