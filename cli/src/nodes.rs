@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use cheesedb::{Agent, Error, Id, Leg, Node, NodeKind};
+use cheesedb::{Agent, Error, Id, Leg, Node, NodeKind, Space};
 use serde_json::{json, Map, Value};
 
 use crate::output::content_json;
@@ -37,8 +37,9 @@ pub fn describe_tracked(tracked: &[Id]) -> String {
     format!(" (from reads: {list})")
 }
 
-/// One node as JSON: `id`, `kind`, `label` (lots), `legs` (memories) or `space` and `space_id`
-/// (shared nodes), `alive`, `content`
+/// One node as JSON: `id`, `kind`, `label` (lots), `legs` (memories, each parent an id) or
+/// `space` (a number) and `space_id` (shared nodes: [`SharedParents`] names the space), `alive`,
+/// `content`
 /// (null once erased) and `content_encoding` (`utf-8` or `hex`, when there is content).
 pub fn node_json(node: &Node, lot_word: LotWord) -> Value {
     let mut object = Map::new();
@@ -77,6 +78,74 @@ pub fn node_json(node: &Node, lot_word: LotWord) -> Value {
     Value::Object(object)
 }
 
+/// Shows what an agent's shared nodes stand for: a parent that is a shared node is
+/// `{"space": NAME, "id": ID}` (its id in the space), any other parent its own id. Each node and
+/// each space name is read once.
+#[derive(Debug)]
+pub struct SharedParents<'agent> {
+    agent: &'agent Agent,
+    stands_for: HashMap<u64, Option<(u64, u64)>>,
+    space_names: HashMap<u64, String>,
+}
+
+impl<'agent> SharedParents<'agent> {
+    /// A reader of `agent`'s shared nodes.
+    pub fn new(agent: &'agent Agent) -> SharedParents<'agent> {
+        SharedParents { agent, stands_for: HashMap::new(), space_names: HashMap::new() }
+    }
+
+    /// The name of space `number`.
+    pub fn space_name(&mut self, number: u64) -> Result<String, Error> {
+        if let Some(name) = self.space_names.get(&number) {
+            return Ok(name.clone());
+        }
+        let name = self.agent.space_name(number)?;
+        self.space_names.insert(number, name.clone());
+        Ok(name)
+    }
+
+    /// The parent `id` as JSON.
+    pub fn parent_json(&mut self, id: Id) -> Result<Value, Error> {
+        let stands_for = match self.stands_for.get(&id.get()) {
+            Some(known) => *known,
+            None => {
+                let known = match self.agent.get(id)?.kind {
+                    NodeKind::Shared { space, id } => Some((space, id.get())),
+                    NodeKind::Lot { .. } | NodeKind::Memory { .. } => None,
+                };
+                self.stands_for.insert(id.get(), known);
+                known
+            }
+        };
+        match stands_for {
+            Some((space, in_space)) => Ok(json!({ "space": self.space_name(space)?, "id": in_space })),
+            None => Ok(json!(id.get())),
+        }
+    }
+
+    /// Ids as JSON, each as [`SharedParents::parent_json`] shows it.
+    pub fn ids_json(&mut self, ids: &[Id]) -> Result<Value, Error> {
+        ids.iter().map(|id| self.parent_json(*id)).collect::<Result<Vec<Value>, Error>>().map(Value::from)
+    }
+
+    /// Legs as JSON: an array of arrays of parents.
+    pub fn legs_json(&mut self, legs: &[Leg]) -> Result<Value, Error> {
+        legs.iter().map(|leg| self.ids_json(leg.parents())).collect::<Result<Vec<Value>, Error>>().map(Value::from)
+    }
+
+    /// One of the agent's own nodes as JSON, as [`node_json`] shows it, with its shared parents
+    /// and, for a shared node, its space by name.
+    pub fn node_json(&mut self, node: &Node, lot_word: LotWord) -> Result<Value, Error> {
+        let mut value = node_json(node, lot_word);
+        match &node.kind {
+            NodeKind::Memory { legs } => value["legs"] = self.legs_json(legs)?,
+            NodeKind::Shared { space, .. } => value["space"] = json!(self.space_name(*space)?),
+            NodeKind::Lot { .. } => {}
+        }
+        Ok(value)
+    }
+}
+
 /// Every lot and memory of `agent`, alive or recalled, in id order. Ids are sequential from 1
 /// and never reused, so the first unknown id ends the list.
 pub fn all_nodes(agent: &Agent) -> Result<Vec<Node>, Error> {
@@ -93,16 +162,20 @@ pub fn all_nodes(agent: &Agent) -> Result<Vec<Node>, Error> {
 
 /// Finds the lots each memory was learned from, through every leg and every memory between,
 /// reading each node once.
-#[derive(Debug)]
-pub struct SourceFinder<'agent> {
-    agent: &'agent Agent,
+pub struct SourceFinder<'memory> {
+    read: Box<dyn Fn(Id) -> Result<Node, Error> + 'memory>,
     parents_of: HashMap<u64, Option<Vec<Id>>>,
 }
 
-impl<'agent> SourceFinder<'agent> {
+impl<'memory> SourceFinder<'memory> {
     /// A finder reading from `agent`.
-    pub fn new(agent: &'agent Agent) -> SourceFinder<'agent> {
-        SourceFinder { agent, parents_of: HashMap::new() }
+    pub fn new(agent: &'memory Agent) -> SourceFinder<'memory> {
+        SourceFinder { read: Box::new(|id| agent.get(id)), parents_of: HashMap::new() }
+    }
+
+    /// A finder reading from a member's handle to a space.
+    pub fn of_space(space: &'memory Space) -> SourceFinder<'memory> {
+        SourceFinder { read: Box::new(|id| space.get(id)), parents_of: HashMap::new() }
     }
 
     /// The parents of `id` over all its legs; `None` for a lot.
@@ -110,7 +183,7 @@ impl<'agent> SourceFinder<'agent> {
         if let Some(parents) = self.parents_of.get(&id.get()) {
             return Ok(parents.clone());
         }
-        let parents = match self.agent.get(id)?.kind {
+        let parents = match (self.read)(id)?.kind {
             // A shared node is where the agent's own history ends, as at a lot.
             NodeKind::Lot { .. } | NodeKind::Shared { .. } => None,
             NodeKind::Memory { legs } => Some(legs.iter().flat_map(|leg| leg.parents().iter().copied()).collect()),

@@ -30,6 +30,15 @@ fn a_recall_with_erase_in_a_space_removes_what_members_built_on_it() {
     let derived = cli.remember("carol", "carol-derived-e0f3 fetch the key", &["team:1"]);
     let either = cli.remember("carol", "either", &[&format!("team:1,{own}"), &own.to_string()]);
     assert_eq!(cli.json(&["get", "carol", &derived.to_string()])["alive"], true);
+    // In JSON a shared parent is the space's node, never the member's own id standing for it.
+    let shared_parent = json!({ "space": "team", "id": 1 });
+    assert_eq!(cli.json(&["get", "carol", &derived.to_string()])["legs"], json!([[shared_parent]]));
+    let listed = cli.json(&["list", "carol"]);
+    let either_listed = listed["memories"].as_array().unwrap().iter().find(|memory| memory["id"] == either).unwrap();
+    assert_eq!(either_listed["legs"], json!([[own, shared_parent], [own]]), "{listed}");
+    assert_eq!(either_listed["sources"], json!([own, shared_parent]), "{listed}");
+    let stand_in = cli.json(&["get", "carol", &derived_parent(&cli, derived).to_string()]);
+    assert_eq!((stand_in["kind"].clone(), stand_in["space"].clone()), (json!("shared"), json!("team")));
 
     let preview = cli.json(&["recall", "alice", "1", "--space", "team", "--dry-run"]);
     assert_eq!(preview["members"], json!([{ "member": "carol", "removed": [derived] }]));
@@ -42,6 +51,13 @@ fn a_recall_with_erase_in_a_space_removes_what_members_built_on_it() {
     }
     assert_eq!(cli.run(&["find", "carol-own-8812"]).status, Some(0));
     assert!(cli.json(&["verify", "carol", "--space", "team"])["fingerprint"].is_string());
+}
+
+/// The member's own id that the first leg of its memory `memory` names first.
+fn derived_parent(cli: &Cli, memory: u64) -> u64 {
+    let graph = cli.json(&["graph", "carol"]);
+    let edge = graph["edges"].as_array().unwrap().iter().find(|edge| edge["to"] == memory).unwrap().clone();
+    edge["from"].as_u64().unwrap()
 }
 
 #[test]
@@ -96,6 +112,17 @@ fn over_mcp_a_member_builds_on_a_shared_source_and_the_admin_s_forget_reaches_it
     let derived = derived["id"].as_u64().unwrap();
     let shared = bob.call_ok("get", json!({ "id": 1 }));
     assert_eq!(shared["kind"], "shared", "bob's first id stands for the space's node: {shared}");
+    assert_eq!(shared["space"], "team");
+    let built = bob.call_ok("get", json!({ "id": derived }));
+    assert_eq!(built["legs"], json!([[{ "space": "team", "id": 1 }]]), "{built}");
+    let in_space = alice.call_ok("remember", json!({ "text": "mcp-space-memory", "legs": [[1]], "space": "team" }));
+    let page = bob.call_ok("list_memories", json!({ "space": "team" }));
+    assert_eq!(page["memories"][0]["id"], in_space["id"], "{page}");
+    assert_eq!(
+        (page["memories"][0]["author"].clone(), page["memories"][0]["legs"].clone()),
+        (json!("alice"), json!([[1]]))
+    );
+    assert_eq!(page["total"], 1);
     let dry = alice.call_ok("forget_source", json!({ "id": 1, "space": "team", "dry_run": true }));
     assert_eq!(dry["members"], json!({ "bob": [derived] }));
     let forgotten = alice.call_ok("forget_source", json!({ "id": 1, "space": "team" }));

@@ -279,6 +279,16 @@ impl<S: Storage + Clone> StoreEngine<S> {
         self.spaces().map(|entry| entry.name.clone()).collect()
     }
 
+    /// The name of the space numbered `number` (as a shared node names its space).
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace` (naming the number) when no space has it.
+    pub fn space_name(&self, number: u64) -> Result<String, Error> {
+        let entry = self.spaces().find(|entry| entry.number == number);
+        entry.map(|entry| entry.name.clone()).ok_or_else(|| Error::UnknownSpace { name: alloc::format!("{number}") })
+    }
+
     fn spaces(&self) -> impl Iterator<Item = &CatalogEntry> {
         self.catalog.entries.iter().filter(|entry| entry.space)
     }

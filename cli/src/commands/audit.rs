@@ -7,7 +7,7 @@ use crate::arguments::AgentAndId;
 use crate::commands::get::describe;
 use crate::commands::Context;
 use crate::failure::Failure;
-use crate::nodes::{node_json, LotWord};
+use crate::nodes::{LotWord, SharedParents};
 use crate::session::open_agent;
 
 /// Prints the node as `get` does, with the content of a recalled node while it is still on disk
@@ -18,5 +18,7 @@ pub fn run(arguments: AgentAndId, context: &Context) -> Result<(), Failure> {
     }
     let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let node = agent.audit(Id::from(arguments.id))?;
-    context.printer.result(node_json(&node, LotWord::Lot), || describe(&node, "(erased, or removed by compaction)"))
+    let value = SharedParents::new(&agent).node_json(&node, LotWord::Lot)?;
+    let space_name = value.get("space").and_then(serde_json::Value::as_str).map(String::from);
+    context.printer.result(value, || describe(&node, "(erased, or removed by compaction)", space_name.as_deref()))
 }

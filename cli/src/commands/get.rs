@@ -7,7 +7,7 @@ use crate::arguments::AgentAndId;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::legs::describe_legs;
-use crate::nodes::{describe_tracked, node_json, LotWord};
+use crate::nodes::{describe_tracked, LotWord, SharedParents};
 use crate::output::escaped;
 use crate::session::open_agent;
 
@@ -21,19 +21,21 @@ pub fn run(arguments: AgentAndId, context: &Context) -> Result<(), Failure> {
     let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let node = agent.get(Id::from(arguments.id))?;
     let trust = agent.trust(node.id)?;
-    let mut value = node_json(&node, LotWord::Lot);
+    let mut value = SharedParents::new(&agent).node_json(&node, LotWord::Lot)?;
     if let Value::Object(fields) = &mut value {
         fields.insert("trust".into(), json!(trust.as_str()));
     }
+    let space_name = value.get("space").and_then(Value::as_str).map(String::from);
     context.printer.result(value, || {
-        let mut text = describe(&node, "(recalled: not shown; see cheesedb audit)");
+        let mut text = describe(&node, "(recalled: not shown; see cheesedb audit)", space_name.as_deref());
         text.push_str(&format!("\ntrust:   {}", trust.as_str()));
         text
     })
 }
 
-/// The node as text; `absent` stands where content is missing.
-pub fn describe(node: &Node, absent: &str) -> String {
+/// The node as text; `absent` stands where content is missing, and `space_name` names the space
+/// of a shared node.
+pub fn describe(node: &Node, absent: &str, space_name: Option<&str>) -> String {
     let mut lines = vec![format!("id:      {}", node.id)];
     match &node.kind {
         NodeKind::Lot { label } => {
@@ -45,8 +47,9 @@ pub fn describe(node: &Node, absent: &str) -> String {
             lines.push(format!("legs:    {}{}", describe_legs(legs), describe_tracked(node.tracked_parents())));
         }
         NodeKind::Shared { space, id } => {
+            let space = space_name.map_or_else(|| format!("number {space}"), escaped);
             lines.push(String::from("kind:    shared"));
-            lines.push(format!("space:   number {space}, node {id} (its text is the space's)"));
+            lines.push(format!("space:   {space}, node {id} (its text is the space's)"));
             lines.push(format!("alive:   {}", if node.is_alive() { "yes" } else { "no (recalled)" }));
             return lines.join("\n");
         }

@@ -1,31 +1,32 @@
 //! `cheesedb graph AGENT [--dot]`: every lot and memory, alive or recalled, and the legs that
 //! join them, as text, as Graphviz DOT, or as JSON.
 
-use cheesedb::{Node, NodeKind};
+use cheesedb::{Agent, Node, NodeKind};
 use serde_json::{json, Value};
 
 use crate::arguments::GraphArguments;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::legs::describe_legs;
-use crate::nodes::{all_nodes, node_json, LotWord};
+use crate::nodes::{all_nodes, LotWord, SharedParents};
 use crate::output::{escaped, preview, write_stdout};
 use crate::session::open_agent;
 
 const LABEL_CHARACTERS_MAX: usize = 48;
 
 /// Prints the graph. JSON: `{"nodes": [node...], "edges": [{"from", "to", "leg"}]}`, where an
-/// edge runs from a parent to the memory whose leg number `leg` (from 0) names it.
+/// edge runs from a parent to the memory whose leg number `leg` (from 0) names it (a shared
+/// parent is a node of the agent too: the edge starts there, the node's legs name the space's).
 pub fn run(arguments: GraphArguments, context: &Context) -> Result<(), Failure> {
     let agent = open_agent(&context.folder, context.access, &arguments.agent)?;
     let nodes = all_nodes(&agent)?;
     if arguments.dot && !context.printer.is_json() {
         return write_stdout(&dot(&nodes));
     }
-    context.printer.result(graph_json(&nodes), || text(&nodes))
+    context.printer.result(graph_json(&agent, &nodes)?, || text(&nodes))
 }
 
-fn graph_json(nodes: &[Node]) -> Value {
+fn graph_json(agent: &Agent, nodes: &[Node]) -> Result<Value, cheesedb::Error> {
     let mut edges = Vec::new();
     for node in nodes {
         if let NodeKind::Memory { legs } = &node.kind {
@@ -36,8 +37,9 @@ fn graph_json(nodes: &[Node]) -> Value {
             }
         }
     }
-    let nodes: Vec<Value> = nodes.iter().map(|node| node_json(node, LotWord::Lot)).collect();
-    json!({ "nodes": nodes, "edges": edges })
+    let mut parents = SharedParents::new(agent);
+    let nodes = nodes.iter().map(|node| parents.node_json(node, LotWord::Lot)).collect::<Result<Vec<Value>, _>>()?;
+    Ok(json!({ "nodes": nodes, "edges": edges }))
 }
 
 fn content_preview(node: &Node) -> String {

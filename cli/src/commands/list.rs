@@ -7,7 +7,7 @@ use crate::arguments::ListArguments;
 use crate::commands::Context;
 use crate::failure::Failure;
 use crate::legs::describe_legs;
-use crate::nodes::{describe_tracked, ids_json, legs_json, SourceFinder};
+use crate::nodes::{describe_tracked, ids_json, SharedParents, SourceFinder};
 use crate::output::{content_json, escaped, preview};
 use crate::session::open_agent;
 
@@ -69,21 +69,23 @@ fn lots(shown: &Shown<'_>) -> Result<(Vec<Value>, Vec<String>), Failure> {
 fn memories(shown: &Shown<'_>) -> Result<(Vec<Value>, Vec<String>), Failure> {
     let agent = shown.agent;
     let mut finder = SourceFinder::new(agent);
+    let mut parents = SharedParents::new(agent);
     let mut values = Vec::new();
     let mut lines = Vec::new();
     for id in agent.memories()? {
         let Some(trust) = shown.trust(id)? else { continue };
         let node = agent.get(id)?;
         let NodeKind::Memory { legs } = &node.kind else { continue };
-        let sources: Vec<u64> = finder.sources(legs)?.iter().map(|id| id.get()).collect();
+        let source_ids = finder.sources(legs)?;
+        let sources: Vec<u64> = source_ids.iter().map(|id| id.get()).collect();
         let content = node.content().unwrap_or_default();
         let trust = trust.as_str();
         let tracked = node.tracked_parents();
         values.push(json!({
             "id": id.get(),
             "content": content_json(content).0,
-            "legs": legs_json(legs),
-            "sources": sources,
+            "legs": parents.legs_json(legs)?,
+            "sources": parents.ids_json(&source_ids)?,
             "trust": trust,
             "tracked_parents": ids_json(tracked),
         }));

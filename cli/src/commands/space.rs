@@ -129,7 +129,7 @@ pub fn get(context: &Context, agent: &str, space: &str, id: Id, audit: bool) -> 
     let author = handle.author_of(id)?;
     let value = space_node_json(&handle, &node)?;
     context.printer.result(value, || {
-        let described = crate::commands::get::describe(&node, "(recalled: not shown)");
+        let described = crate::commands::get::describe(&node, "(recalled: not shown)", None);
         format!("{described}\nspace:   {}\nauthor:  {}", escaped(space), escaped(&author))
     })
 }

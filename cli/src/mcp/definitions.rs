@@ -24,9 +24,14 @@ pub fn definitions() -> Value {
     let exclude_low_schema = json!({ "type": "boolean", "default": false, "description": "Leave out what has low trust (learned only from sources the user marked low trust)." });
     let id_schema = json!({ "type": "integer", "minimum": 1 });
     let space_schema = json!({ "type": "string", "minLength": 1, "description": SPACE_MEANING });
+    // A parent is an id of your own, or a node of a shared space you built on.
+    let parent_schema = json!({ "anyOf": [
+        id_schema,
+        { "type": "object", "properties": { "space": { "type": "string" }, "id": id_schema }, "required": ["space", "id"] },
+    ] });
     let legs_schema = json!({
         "type": "array", "minItems": 1,
-        "items": { "type": "array", "minItems": 1, "items": id_schema },
+        "items": { "type": "array", "minItems": 1, "items": parent_schema },
     });
     let memory_schema = json!({
         "type": "object",
@@ -34,9 +39,10 @@ pub fn definitions() -> Value {
             "id": id_schema,
             "content": { "type": "string" },
             "legs": legs_schema,
-            "sources": { "type": "array", "items": id_schema },
+            "sources": { "type": "array", "items": parent_schema },
             "trust": trust_schema,
             "tracked_parents": tracked_schema,
+            "author": { "type": "string", "description": "With space: the member that wrote it." },
         },
         "required": ["id", "content", "legs", "sources", "trust", "tracked_parents"],
     });
@@ -145,8 +151,8 @@ pub fn definitions() -> Value {
                     "kind": { "type": "string", "enum": ["source", "memory", "shared"], "description": "shared: your own id standing for a node of a shared space (space_id in space)." },
                     "label": { "type": "string" },
                     "legs": legs_schema,
-                    "sources": { "type": "array", "items": id_schema },
-                    "space": { "type": ["string", "integer"], "description": "With space: the space's name; for a shared node: the space's number." },
+                    "sources": { "type": "array", "items": parent_schema },
+                    "space": { "type": "string", "description": "With space: the space's name; for a shared node: the name of the space it stands for." },
                     "space_id": id_schema,
                     "author": { "type": "string", "description": "With space: the member that wrote it." },
                     "alive": { "type": "boolean" },
@@ -169,6 +175,7 @@ pub fn definitions() -> Value {
                     "cursor": { "type": "string", "description": "next_cursor from the previous page; omit for the first page." },
                     "limit": { "type": "integer", "minimum": 1, "maximum": PAGE_MAX_MEMORIES, "default": PAGE_DEFAULT_MEMORIES },
                     "exclude_low_trust": exclude_low_schema,
+                    "space": { "type": "string", "minLength": 1, "description": "List this shared space you are a member of instead of your own memory; each memory also names its author, and its legs and sources are ids of the space." },
                 },
                 "additionalProperties": false,
             },

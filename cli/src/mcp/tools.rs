@@ -9,7 +9,7 @@
 //! Every source and memory shown carries its trust under the rules of `trust.toml`; what `get`
 //! and `search_memories` show is noted for read tracking ([`ReadTracking`]).
 
-use cheesedb::{Agent, Id, Mode, Node, NodeKind, ReadTracking, Removal, TrustLevel};
+use cheesedb::{Agent, Error, Id, Leg, Mode, Node, NodeKind, ReadTracking, Removal, Space, TrustLevel};
 use serde_json::{json, Map, Value};
 
 use crate::embeddings::attach::attach_vector;
@@ -20,7 +20,7 @@ use crate::mcp::explain::explain;
 use crate::mcp::protocol::{ErrorCode, RpcError};
 use crate::mcp::reading;
 use crate::memory_search::{hits_json, search, space_hits, QueryVector, TrustFilter, HITS_DEFAULT};
-use crate::nodes::{legs_json, node_json, LotWord, SourceFinder};
+use crate::nodes::{legs_json, node_json, LotWord, SharedParents, SourceFinder};
 use crate::output::content_json;
 
 /// The tools, by name.
@@ -211,10 +211,11 @@ fn get(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> 
         return Ok(value);
     }
     let node = agent.get(id).map_err(explain)?;
-    let mut value = node_json(&node, LotWord::Source);
+    let mut parents = SharedParents::new(&agent);
+    let mut value = parents.node_json(&node, LotWord::Source).map_err(explain)?;
     if let NodeKind::Memory { legs } = &node.kind {
         let sources = SourceFinder::new(&agent).sources(legs).map_err(explain)?;
-        value["sources"] = ids_json(&sources);
+        value["sources"] = parents.ids_json(&sources).map_err(explain)?;
         value["tracked_parents"] = ids_json(node.tracked_parents());
     }
     value["trust"] = json!(agent.trust(id).map_err(explain)?.as_str());
@@ -223,31 +224,71 @@ fn get(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> 
 }
 
 fn list_memories(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> {
-    let arguments = ToolArguments::parse(arguments, &["cursor", "limit", "exclude_low_trust"])?;
+    let arguments = ToolArguments::parse(arguments, &["cursor", "limit", "exclude_low_trust", "space"])?;
     let after = arguments.cursor("cursor")?;
     let limit =
         usize::try_from(arguments.count("limit", PAGE_DEFAULT_MEMORIES, PAGE_MAX_MEMORIES)?).unwrap_or(usize::MAX);
     let exclude_low_trust = arguments.boolean("exclude_low_trust", false)?;
     let agent = (served.open)()?;
+    if let Some(space) = arguments.optional_string("space")? {
+        let team = agent.space(space).map_err(explain)?;
+        return list_space_memories(&team, after, limit, exclude_low_trust).map_err(explain);
+    }
     let mut listed = agent.memories().map_err(explain)?;
     if exclude_low_trust {
         listed = not_low_trust(&agent, listed)?;
     }
     let remaining: Vec<Id> = listed.iter().copied().filter(|id| id.get() > after).collect();
     let mut finder = SourceFinder::new(&agent);
+    let mut parents = SharedParents::new(&agent);
     let mut memories = Vec::new();
     for id in remaining.iter().take(limit) {
         let node = agent.get(*id).map_err(explain)?;
         let NodeKind::Memory { legs } = &node.kind else { continue };
         let sources = finder.sources(legs).map_err(explain)?;
         let trust = agent.trust(*id).map_err(explain)?;
-        memories.push(memory_json(&node, &sources, trust));
+        memories.push(memory_json(&node, legs, &sources, trust, &mut parents).map_err(explain)?);
     }
-    let next_cursor = match remaining.get(limit) {
+    Ok(json!({ "memories": memories, "next_cursor": next_cursor(&remaining, limit), "total": listed.len() }))
+}
+
+/// A page of a space's alive memories after id `after`, each with its author.
+fn list_space_memories(team: &Space, after: u64, limit: usize, exclude_low_trust: bool) -> Result<Value, Error> {
+    let mut listed = team.alive()?.1;
+    if exclude_low_trust {
+        let mut kept = Vec::with_capacity(listed.len());
+        for id in listed {
+            if team.trust(id)? != TrustLevel::Low {
+                kept.push(id);
+            }
+        }
+        listed = kept;
+    }
+    let remaining: Vec<Id> = listed.iter().copied().filter(|id| id.get() > after).collect();
+    let mut finder = SourceFinder::of_space(team);
+    let mut memories = Vec::new();
+    for id in remaining.iter().take(limit) {
+        let node = team.get(*id)?;
+        let NodeKind::Memory { legs } = &node.kind else { continue };
+        memories.push(json!({
+            "id": id.get(),
+            "content": content_json(node.content().unwrap_or_default()).0,
+            "legs": legs_json(legs),
+            "sources": ids_json(&finder.sources(legs)?),
+            "trust": team.trust(*id)?.as_str(),
+            "tracked_parents": [],
+            "author": team.author_of(*id)?,
+        }));
+    }
+    Ok(json!({ "memories": memories, "next_cursor": next_cursor(&remaining, limit), "total": listed.len() }))
+}
+
+/// The cursor of the page after the first `limit` of `remaining`; null when none follows.
+fn next_cursor(remaining: &[Id], limit: usize) -> Value {
+    match remaining.get(limit) {
         Some(_) => remaining.get(limit - 1).map(|id| Value::from(id.get().to_string())).unwrap_or(Value::Null),
         None => Value::Null,
-    };
-    Ok(json!({ "memories": memories, "next_cursor": next_cursor, "total": listed.len() }))
+    }
 }
 
 /// The ids among `ids` whose trust is not low.
@@ -262,19 +303,21 @@ fn not_low_trust(agent: &Agent, ids: Vec<Id>) -> Result<Vec<Id>, String> {
 }
 
 /// One memory of a `list_memories` page.
-fn memory_json(node: &Node, sources: &[Id], trust: TrustLevel) -> Value {
-    let legs = match &node.kind {
-        NodeKind::Memory { legs } => legs_json(legs),
-        NodeKind::Lot { .. } | NodeKind::Shared { .. } => json!([]),
-    };
-    json!({
+fn memory_json(
+    node: &Node,
+    legs: &[Leg],
+    sources: &[Id],
+    trust: TrustLevel,
+    parents: &mut SharedParents<'_>,
+) -> Result<Value, Error> {
+    Ok(json!({
         "id": node.id.get(),
         "content": content_json(node.content().unwrap_or_default()).0,
-        "legs": legs,
-        "sources": ids_json(sources),
+        "legs": parents.legs_json(legs)?,
+        "sources": parents.ids_json(sources)?,
         "trust": trust.as_str(),
         "tracked_parents": ids_json(node.tracked_parents()),
-    })
+    }))
 }
 
 fn ids_json(ids: &[Id]) -> Value {

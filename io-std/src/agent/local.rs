@@ -144,6 +144,11 @@ impl<S: SharedStorage> LocalAgent<S> {
         self.store.agent_name(number)
     }
 
+    pub(crate) fn space_name(&self, number: u64) -> Result<String, Error> {
+        self.store.check_process()?;
+        self.store.catalog()?.space_name(number)
+    }
+
     pub(crate) fn lots(&self) -> Result<Vec<Id>, Error> {
         self.with(|engine| Ok(engine.alive_lots()))
     }

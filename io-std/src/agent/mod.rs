@@ -301,6 +301,17 @@ impl<S: SharedStorage> Agent<S> {
         either!(self, name())
     }
 
+    /// The name of the space numbered `number`: a shared node of this agent
+    /// (`NodeKind::Shared`) names its space by number.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnknownSpace` when no space has that number; `Error::Internal` when a thread
+    /// panicked holding the store; through a server, the errors of a connection.
+    pub fn space_name(&self, number: u64) -> Result<String, Error> {
+        either!(self, space_name(number))
+    }
+
     /// The alive lots, ascending. Listing is not reading.
     ///
     /// # Errors

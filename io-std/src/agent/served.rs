@@ -123,6 +123,13 @@ impl ServedAgent {
         self.client.name()
     }
 
+    pub(crate) fn space_name(&self, number: u64) -> Result<String, Error> {
+        self.client.call(&crate::protocol::Request::SpaceName { number }, |response| match response {
+            crate::protocol::Response::Name(name) => Some(name),
+            _ => None,
+        })
+    }
+
     pub(crate) fn lots(&self) -> Result<Vec<Id>, Error> {
         self.client.lots()
     }

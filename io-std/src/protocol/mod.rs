@@ -36,10 +36,10 @@ pub use frame::{read_frame_body, read_frame_length, write_frame, FrameError, FRA
 pub use request::{BatchWrite, Request};
 pub use response::Response;
 pub use space_call::{SpaceCall, SpaceRemoved, WireSpaceMembers};
+pub(crate) use wire::wire_leg;
 pub use wire::{engine_leg, WireHit, WireLeftBehind, WireMode, WireNode, WireNodeKind, WireRemoval, WireTrust};
 #[cfg(feature = "server")]
 pub(crate) use wire::{engine_legs, engine_limit};
-pub(crate) use wire::wire_leg;
 pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 
 /// The version of the protocol this crate speaks; a client and a server of different versions

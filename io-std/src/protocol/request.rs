@@ -209,6 +209,11 @@ pub enum Request {
     },
     /// `Store::space_names`.
     SpaceNames,
+    /// `Agent::space_name`.
+    SpaceName {
+        /// The space's number.
+        number: u64,
+    },
     /// `Store::spaces`.
     Spaces,
 }
@@ -336,6 +341,7 @@ impl Request {
             Request::Space { call, .. } => call.operation(),
             Request::CreateSpace { .. } => "create_space",
             Request::SpaceNames => "space_names",
+            Request::SpaceName { .. } => "space_name",
             Request::Spaces => "spaces",
         }
     }
@@ -431,6 +437,7 @@ mod tests {
             },
             Request::CreateSpace { name: String::from("team") },
             Request::SpaceNames,
+            Request::SpaceName { number: 3 },
             Request::Spaces,
         ]
         .into_iter()

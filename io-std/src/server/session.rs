@@ -242,6 +242,7 @@ impl Session {
                 found(&agent.search_hybrid(&query, &vector, engine_limit(most))?)
             }
             Request::HasVector { id } => Reply::One(Response::Flag(agent.has_vector(Id::from(id))?)),
+            Request::SpaceName { number } => Reply::One(Response::Name(agent.space_name(number)?)),
             Request::IsEncrypted => Reply::One(Response::Flag(agent.is_encrypted())),
             Request::Trust { id } => Reply::One(Response::Trust(agent.trust(Id::from(id))?.into())),
             Request::SearchPage { query, vector, limit: most, least_trust, among } => {
