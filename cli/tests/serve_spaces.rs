@@ -53,6 +53,12 @@ fn story(store: &Store) -> Vec<String> {
     note("kept", format!("{:?}", carol.get(kept).map(|node| node.is_alive())));
     note("again", format!("{:?}", team.recall(lot, Mode::Fair, Removal::Erase)));
     note("verify", format!("{:?}", carol_team.verify().map(|fingerprint| fingerprint.records)));
+    // A read in the space counts for read tracking: on the server, in the member's session.
+    carol.track_reads(true).unwrap();
+    carol_team.get(other).unwrap();
+    let carol_own = carol.add_lot("notes", b"carol's own note").unwrap();
+    let from_read = carol.remember(b"learned from a read", &[Leg::from([carol_own])]).unwrap();
+    note("tracked", format!("{:?}", carol.get(from_read).map(|node| node.tracked_parents().len())));
     team.revoke("carol").unwrap();
     note("revoked", format!("{:?}", carol_team.get(other)));
     note("last admin", format!("{:?}", team.revoke("alice")));
@@ -73,6 +79,7 @@ fn every_space_call_through_the_server_answers_as_the_library_does() {
         "{served:#?}"
     );
     assert!(served.iter().any(|line| line.starts_with("bob before: Some(UnknownSpace")), "{served:#?}");
+    assert!(served.contains(&String::from("tracked: Ok(1)")), "{served:#?}");
     server.stop();
     for text in [&b"served-poison-31f9"[..], b"served-derived-a7c4", b"served-space-memory-5b02"] {
         for file in common::files_below(folder.path()) {

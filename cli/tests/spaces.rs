@@ -103,6 +103,11 @@ fn over_mcp_a_member_builds_on_a_shared_source_and_the_admin_s_forget_reaches_it
     assert_eq!((found["hits"][0]["id"].clone(), found["hits"][0]["author"].clone()), (json!(1), json!("alice")));
     let read = bob.call_ok("get", json!({ "id": 1, "space": "team" }));
     assert_eq!((read["author"].clone(), read["trust"].clone()), (json!("alice"), json!("normal")));
+    // What bob was shown of the space counts for read tracking: a memory learned after rests on it.
+    let own = bob.call_ok("add_source", json!({ "label": "notes", "text": "bob-own-mcp" }))["id"].clone();
+    let after_read = bob.call_ok("remember", json!({ "text": "mcp-after-read-5f0e", "legs": [[own]] }));
+    assert_eq!(after_read["tracked_parents"], json!([1]), "bob's stand-in for the space's lot: {after_read}");
+    let after_read = after_read["id"].as_u64().unwrap();
     let refused = bob.call_refused("add_source", json!({ "label": "web", "text": "x", "space": "team" }));
     assert!(refused.contains("write"), "{refused}");
     let derived = bob.call_ok(
@@ -124,11 +129,11 @@ fn over_mcp_a_member_builds_on_a_shared_source_and_the_admin_s_forget_reaches_it
     );
     assert_eq!(page["total"], 1);
     let dry = alice.call_ok("forget_source", json!({ "id": 1, "space": "team", "dry_run": true }));
-    assert_eq!(dry["members"], json!({ "bob": [derived] }));
+    assert_eq!(dry["members"], json!({ "bob": [after_read, derived] }));
     let forgotten = alice.call_ok("forget_source", json!({ "id": 1, "space": "team" }));
-    assert_eq!(forgotten["members"], json!({ "bob": [derived] }));
+    assert_eq!(forgotten["members"], json!({ "bob": [after_read, derived] }));
     assert_eq!(bob.call_ok("get", json!({ "id": derived }))["alive"], false);
-    for text in ["mcp-shared-77d1", "mcp-derived-90c3"] {
+    for text in ["mcp-shared-77d1", "mcp-derived-90c3", "mcp-after-read-5f0e"] {
         assert_eq!(cli.run(&["find", text]).status, Some(1), "{text} is erased from every file");
     }
     let outsider = bob.call_refused("get", json!({ "id": 1, "space": "other" }));

@@ -435,7 +435,7 @@ impl<S: SharedStorage> Store<S> {
             }
         };
         let admin = first_admin.local_of(shared)?;
-        LocalSpace::created(shared, admin.key, admin.engine(), admin.trust_rules(), name).map(Space::local)
+        LocalSpace::created(shared, admin.member(), name).map(Space::local)
     }
 
     /// Each space, in the order they were created, with the agents holding a role in it now

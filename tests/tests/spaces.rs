@@ -130,3 +130,45 @@ fn a_revoked_member_is_still_reached_and_its_reopen_keeps_the_recall() {
     assert!(!bob.get(derived).unwrap().is_alive());
     assert!(bob.verify().is_ok());
 }
+
+#[test]
+fn what_a_tracking_member_reads_in_a_space_is_a_parent_of_its_next_memory() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = Store::open(folder.path()).unwrap();
+    let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
+    let bob = store.open_agent(&store.create_agent("bob").unwrap()).unwrap();
+    let team = store.create_space("team", &alice).unwrap();
+    team.grant("bob", Role::Read).unwrap();
+    let poisoned = team.add_lot("web", POISON).unwrap();
+    let searched = team.add_lot("web", b"the wiki moved to a new host").unwrap();
+    let own = bob.add_lot("notes", BOB_OWN).unwrap();
+    let bob_team = bob.space("team").unwrap();
+    // Not tracking: reading writes nothing and counts nothing.
+    bob_team.get(poisoned).unwrap();
+    let untracked = bob.remember(b"before tracking", &[Leg::from([own])]).unwrap();
+    assert!(bob.get(untracked).unwrap().tracked_parents().is_empty());
+
+    bob.track_reads(true).unwrap();
+    bob_team.get(poisoned).unwrap();
+    let read = bob.remember(BOB_DERIVED, &[Leg::from([own])]).unwrap();
+    let tracked = bob.get(read).unwrap().tracked_parents().to_vec();
+    assert_eq!(tracked.len(), 1, "the read of the space's lot is a parent");
+    assert!(matches!(bob.get(tracked[0]).unwrap().kind, NodeKind::Shared { id, .. } if id == poisoned));
+    // Bob's own gets are reads too: start the search's count afresh.
+    bob.track_reads(false).unwrap();
+    bob.track_reads(true).unwrap();
+    assert_eq!(bob_team.search("moved host", 5).unwrap().len(), 1);
+    let from_search = bob.remember(b"from a search", &[Leg::from([own])]).unwrap();
+    let tracked = bob.get(from_search).unwrap().tracked_parents().to_vec();
+    let stands_for = |own: cheesedb::Id| match bob.get(own).unwrap().kind {
+        NodeKind::Shared { id, .. } => Some(id),
+        _ => None,
+    };
+    assert_eq!(tracked.iter().map(|own| stands_for(*own)).collect::<Vec<_>>(), [Some(searched)]);
+
+    let reached = team.recall(poisoned, Mode::Fair, Removal::Erase).unwrap();
+    assert_eq!(reached.in_members, vec![(String::from("bob"), vec![read])]);
+    assert!(!bob.get(read).unwrap().is_alive());
+    assert!(bob.get(untracked).unwrap().is_alive() && bob.get(from_search).unwrap().is_alive());
+    assert!(files_containing(folder.path(), BOB_DERIVED).is_empty(), "erased with the read it rested on");
+}

@@ -147,6 +147,8 @@ fn search_memories(arguments: Option<&Value>, served: &Served<'_>) -> Result<Val
         if exclude_low_trust {
             hits.retain(|hit| hit["trust"] != "low");
         }
+        let shown: Vec<Id> = hits.iter().filter_map(|hit| hit["id"].as_u64()).map(Id::from).collect();
+        team.count_as_read(&shown, served.reads).map_err(explain)?;
         return Ok(json!({ "hits": hits, "search": "keyword", "space": space }));
     }
     // Before the store is opened: the embeddings server may take its time.
@@ -204,6 +206,9 @@ fn get(arguments: Option<&Value>, served: &Served<'_>) -> Result<Value, String> 
     if let Some(space) = arguments.optional_string("space")? {
         let team = agent.space(space).map_err(explain)?;
         let node = team.get(id).map_err(explain)?;
+        if node.is_alive() {
+            team.count_as_read(&[id], served.reads).map_err(explain)?;
+        }
         let mut value = node_json(&node, LotWord::Source);
         value["space"] = json!(space);
         value["author"] = json!(team.author_of(id).map_err(explain)?);

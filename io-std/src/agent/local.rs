@@ -71,20 +71,20 @@ impl<S: SharedStorage> LocalAgent<S> {
         self.engine.gate.write(write)
     }
 
-    /// The trust rules the agent is judged by, which judge its spaces too.
-    pub(crate) fn trust_rules(&self) -> Arc<TrustRules> {
-        self.trust_rules.clone()
-    }
-
-    /// The engine, as a space handle keeps it to write the agent's shared nodes.
-    pub(crate) fn engine(&self) -> SharedEngine<S> {
-        self.engine.clone()
+    /// What a handle of this agent to a space keeps of it: the proof of its token, its engine
+    /// (its shared nodes are written there), this session's read tracking (what the space shows
+    /// is read too) and the trust rules (which judge the space's nodes as they judge its own).
+    pub(crate) fn member(&self) -> crate::space::Member<S> {
+        crate::space::Member {
+            key: self.key,
+            engine: self.engine.clone(),
+            tracking: self.session.tracking.clone(),
+            trust_rules: self.trust_rules.clone(),
+        }
     }
 
     pub(crate) fn space(&self, name: &str) -> Result<crate::Space<S>, Error> {
-        let space =
-            crate::space::LocalSpace::open(&self.store, self.key, self.engine(), self.trust_rules.clone(), name)?;
-        Ok(crate::Space::local(space))
+        crate::space::LocalSpace::open(&self.store, self.member(), name).map(crate::Space::local)
     }
 
     pub(crate) fn check_same_process(&self) -> Result<(), Error> {

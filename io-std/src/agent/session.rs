@@ -23,7 +23,8 @@ pub(crate) struct OpenStaged {
 /// One open's session.
 #[derive(Debug)]
 pub(crate) struct LocalSession {
-    pub(crate) tracking: ReadTracking,
+    /// Shared with the handles to spaces this session opens: what they show is read too.
+    pub(crate) tracking: Arc<ReadTracking>,
     /// The staged batch; while there is one, this session's opening thread holds `gate`.
     staged: Mutex<Option<OpenStaged>>,
     pub(crate) gate: Arc<BatchGate>,
@@ -33,7 +34,7 @@ pub(crate) struct LocalSession {
 impl LocalSession {
     /// A session of an agent whose writes pass `gate`, with read tracking off.
     pub(crate) fn new(gate: Arc<BatchGate>, process: OpeningProcess) -> LocalSession {
-        LocalSession { tracking: ReadTracking::default(), staged: Mutex::default(), gate, process }
+        LocalSession { tracking: Arc::default(), staged: Mutex::default(), gate, process }
     }
 
     /// The staged batch, even after a panic of a step: a step changes the batch's writes whole

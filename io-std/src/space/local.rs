@@ -10,32 +10,52 @@ use cheesedb_core::{
     TrustRules,
 };
 
+use super::count_as_read;
 use crate::files::FileStorage;
 use crate::mutex::lock;
+use crate::read_tracking::ReadTracking;
 use crate::shared::{SharedSpace, SharedStorage, StoreShared};
+
+/// What a member's handle to a space keeps of the member.
+pub(crate) struct Member<S: SharedStorage> {
+    /// The proof the member's token was checked.
+    pub(crate) key: AgentKey,
+    /// The member's own engine, which shared nodes are written to.
+    pub(crate) engine: crate::shared::SharedEngine<S>,
+    /// The read tracking of the member's session: a node of the space it is shown counts as
+    /// read, through the shared node that stands for it.
+    pub(crate) tracking: Arc<ReadTracking>,
+    /// The store's trust rules, which judge the space's nodes as they judge an agent's.
+    pub(crate) trust_rules: Arc<TrustRules>,
+}
+
+impl<S: SharedStorage> Clone for Member<S> {
+    fn clone(&self) -> Member<S> {
+        Member {
+            key: self.key,
+            engine: self.engine.clone(),
+            tracking: self.tracking.clone(),
+            trust_rules: self.trust_rules.clone(),
+        }
+    }
+}
 
 /// A member's handle to a space of a store open in this process. Clones share the space's
 /// engine.
 pub(crate) struct LocalSpace<S: SharedStorage = FileStorage> {
     name: String,
-    key: AgentKey,
     engine: SharedSpace<S>,
     store: Arc<StoreShared<S>>,
-    /// The member's own engine, which shared nodes are written to.
-    member: crate::shared::SharedEngine<S>,
-    /// The store's trust rules, which judge the space's nodes as they judge an agent's.
-    trust_rules: Arc<TrustRules>,
+    member: Member<S>,
 }
 
 impl<S: SharedStorage> Clone for LocalSpace<S> {
     fn clone(&self) -> LocalSpace<S> {
         LocalSpace {
             name: self.name.clone(),
-            key: self.key,
             engine: self.engine.clone(),
             store: self.store.clone(),
             member: self.member.clone(),
-            trust_rules: self.trust_rules.clone(),
         }
     }
 }
@@ -47,39 +67,26 @@ impl<S: SharedStorage> std::fmt::Debug for LocalSpace<S> {
 }
 
 impl<S: SharedStorage> LocalSpace<S> {
-    /// The handle of `key`'s agent (whose engine is `member`) to space `name`, which the agent
-    /// must hold a role in.
-    pub(crate) fn open(
-        store: &Arc<StoreShared<S>>,
-        key: AgentKey,
-        member: crate::shared::SharedEngine<S>,
-        trust_rules: Arc<TrustRules>,
-        name: &str,
-    ) -> Result<LocalSpace<S>, Error> {
+    /// The handle of `member` to space `name`, which the member must hold a role in.
+    pub(crate) fn open(store: &Arc<StoreShared<S>>, member: Member<S>, name: &str) -> Result<LocalSpace<S>, Error> {
         let catalog = store.catalog()?;
         let number = catalog.space_number(name)?;
         let engine = store.space_engine(number, || catalog.open_space_to_apply_recalls(number))?;
-        if lock(&engine)?.role_of(key.number()) == Role::None {
+        if lock(&engine)?.role_of(member.key.number()) == Role::None {
             return Err(Error::UnknownSpace { name: String::from(name) });
         }
-        Ok(LocalSpace { name: String::from(name), key, engine, store: store.clone(), member, trust_rules })
+        Ok(LocalSpace { name: String::from(name), engine, store: store.clone(), member })
     }
 
-    /// A handle to a space just created by `key`'s agent.
-    pub(crate) fn created(
-        store: &Arc<StoreShared<S>>,
-        key: AgentKey,
-        member: crate::shared::SharedEngine<S>,
-        trust_rules: Arc<TrustRules>,
-        name: &str,
-    ) -> Result<LocalSpace<S>, Error> {
+    /// A handle to a space just created with `member` as its first admin.
+    pub(crate) fn created(store: &Arc<StoreShared<S>>, member: Member<S>, name: &str) -> Result<LocalSpace<S>, Error> {
         store.check_writable()?;
         let mut catalog = store.catalog()?;
-        let created = catalog.create_space(name, key)?;
+        let created = catalog.create_space(name, member.key)?;
         let number = created.number();
         let mut created = Some(created);
         let engine = store.space_engine(number, || created.take().ok_or(Error::UnknownSpace { name: name.into() }))?;
-        Ok(LocalSpace { name: String::from(name), key, engine, store: store.clone(), member, trust_rules })
+        Ok(LocalSpace { name: String::from(name), engine, store: store.clone(), member })
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -92,7 +99,7 @@ impl<S: SharedStorage> LocalSpace<S> {
         action: impl FnOnce(&mut cheesedb_core::SpaceEngine<S>, &AgentKey) -> Result<T, Error>,
     ) -> Result<T, Error> {
         self.store.check_process()?;
-        action(&mut *lock(&self.engine)?, &self.key)
+        action(&mut *lock(&self.engine)?, &self.member.key)
     }
 
     /// Runs a write on the space's engine, once the store is known writable.
@@ -116,19 +123,26 @@ impl<S: SharedStorage> LocalSpace<S> {
         self.store.check_writable()?;
         // A new node takes the member's next id: it waits, as every write does, while a
         // staged batch holds the member.
-        self.member.gate.write(|| self.with(|space, _| space.share_with(&mut *lock(&self.member.engine)?, id)))
+        let engine = &self.member.engine;
+        engine.gate.write(|| self.with(|space, _| space.share_with(&mut *lock(&engine.engine)?, id)))
     }
 
     pub(crate) fn share_all(&self, ids: &[Id]) -> Result<Vec<Id>, Error> {
         self.store.check_writable()?;
-        self.member.gate.write(|| self.with(|space, _| space.share_all_with(&mut *lock(&self.member.engine)?, ids)))
+        let engine = &self.member.engine;
+        engine.gate.write(|| self.with(|space, _| space.share_all_with(&mut *lock(&engine.engine)?, ids)))
+    }
+
+    /// Counts `ids`, just shown to the member, as read by its session (see [`count_as_read`]).
+    fn note_read(&self, ids: &[Id]) -> Result<(), Error> {
+        count_as_read(ids, &self.member.tracking, |ids| self.share_all(ids))
     }
 
     pub(crate) fn recall(&self, id: Id, mode: Mode, removal: Removal) -> Result<super::SpaceRecall, Error> {
         self.store.check_writable()?;
         let catalog = self.store.catalog()?;
         let mut space = lock(&self.engine)?;
-        let in_space = space.recall(&self.key, id, mode, removal)?;
+        let in_space = space.recall(&self.member.key, id, mode, removal)?;
         let in_members = reach_members(&self.store, &catalog, &space)?;
         Ok(super::SpaceRecall { in_space, in_members })
     }
@@ -136,15 +150,15 @@ impl<S: SharedStorage> LocalSpace<S> {
     pub(crate) fn preview_recall(&self, id: Id, mode: Mode) -> Result<super::SpaceRecall, Error> {
         let catalog = self.store.catalog()?;
         let space = lock(&self.engine)?;
-        let in_space = space.preview_recall(&self.key, id, mode)?;
+        let in_space = space.preview_recall(&self.member.key, id, mode)?;
         let mut in_members = Vec::new();
         for number in space.everyone_granted() {
             let Ok(name) = catalog.agent_name(number) else { continue };
             let open = self.store.open_agents()?.get(&number).and_then(Weak::upgrade);
             let removed = match open {
-                Some(engine) => space.preview_recall_in(&self.key, id, mode, &*lock(&engine.engine)?)?,
+                Some(engine) => space.preview_recall_in(&self.member.key, id, mode, &*lock(&engine.engine)?)?,
                 None if catalog.is_encrypted(number) => continue,
-                None => space.preview_recall_in(&self.key, id, mode, &catalog.open_agent_by_number(number)?)?,
+                None => space.preview_recall_in(&self.member.key, id, mode, &catalog.open_agent_by_number(number)?)?,
             };
             if !removed.is_empty() {
                 in_members.push((name, removed));
@@ -154,7 +168,11 @@ impl<S: SharedStorage> LocalSpace<S> {
     }
 
     pub(crate) fn get(&self, id: Id) -> Result<Node, Error> {
-        self.with(|space, key| space.get(key, id))
+        let node = self.with(|space, key| space.get(key, id))?;
+        if node.is_alive() {
+            self.note_read(&[node.id])?;
+        }
+        Ok(node)
     }
 
     pub(crate) fn audit(&self, id: Id) -> Result<Node, Error> {
@@ -162,7 +180,7 @@ impl<S: SharedStorage> LocalSpace<S> {
     }
 
     pub(crate) fn trust(&self, id: Id) -> Result<TrustLevel, Error> {
-        self.with(|space, key| space.trust(key, id, &self.trust_rules))
+        self.with(|space, key| space.trust(key, id, &self.member.trust_rules))
     }
 
     pub(crate) fn author_of(&self, id: Id) -> Result<String, Error> {
@@ -180,7 +198,9 @@ impl<S: SharedStorage> LocalSpace<S> {
     }
 
     pub(crate) fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, Error> {
-        self.with(|space, key| space.search(key, query, limit))
+        let hits = self.with(|space, key| space.search(key, query, limit))?;
+        self.note_read(&hits.iter().map(|hit| hit.id).collect::<Vec<Id>>())?;
+        Ok(hits)
     }
 
     pub(crate) fn members(&self) -> Result<Vec<(String, Role)>, Error> {

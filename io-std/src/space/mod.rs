@@ -10,11 +10,12 @@ mod served;
 
 use cheesedb_core::{Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Role, TrustLevel};
 
-pub(crate) use local::{apply_space_recalls, LocalSpace};
+pub(crate) use local::{apply_space_recalls, LocalSpace, Member};
 pub(crate) use served::{ServedMember, ServedSpace};
 
 use crate::files::FileStorage;
 use crate::protocol::WireSpaceMembers;
+use crate::read_tracking::ReadTracking;
 use crate::shared::SharedStorage;
 
 /// What a recall in a space removed: in the space, and in each member's memory.
@@ -45,6 +46,27 @@ impl From<WireSpaceMembers> for SpaceMembers {
     fn from(space: WireSpaceMembers) -> SpaceMembers {
         SpaceMembers { name: space.name, members: space.members }
     }
+}
+
+/// Counts the nodes `shown` of a space as read in `tracking`, when it tracks reads: each is
+/// shared (`share_all` writes the member's stand-in the first time) and the stand-ins noted, so
+/// the member's next tracked memory rests on them and a recall of them in the space reaches it.
+/// A read-only store writes nothing (nothing can be remembered there either), and a node
+/// recalled since it was shown is not counted.
+pub(crate) fn count_as_read(
+    shown: &[Id],
+    tracking: &ReadTracking,
+    share_all: impl FnOnce(&[Id]) -> Result<Vec<Id>, Error>,
+) -> Result<(), Error> {
+    if shown.is_empty() || !tracking.is_on() {
+        return Ok(());
+    }
+    match share_all(shown) {
+        Ok(stand_ins) => tracking.note(stand_ins),
+        Err(Error::ReadOnly | Error::DeadParent { .. }) => {}
+        Err(error) => return Err(error),
+    }
+    Ok(())
 }
 
 /// One member's handle to a space. Cheap to clone; clones share the space's engine (in this
@@ -169,11 +191,15 @@ impl<S: SharedStorage> Space<S> {
         either!(self, preview_recall(id, mode))
     }
 
-    /// A lot or memory of the space. Needs read.
+    /// A lot or memory of the space. Needs read. When the member's session tracks reads
+    /// ([`crate::Agent::track_reads`]), an alive node shown counts as read: the member's own id
+    /// standing for it (as [`Space::share`] gives it) is written the first time, and its next
+    /// memory rests on it.
     ///
     /// # Errors
     ///
-    /// `Error::UnknownSpace`, and those of [`crate::Agent::get`].
+    /// `Error::UnknownSpace`, and those of [`crate::Agent::get`]; when reads are tracked, those
+    /// of the write of a new stand-in ([`Space::share`]).
     pub fn get(&self, id: Id) -> Result<Node, Error> {
         either!(self, get(id))
     }
@@ -196,6 +222,21 @@ impl<S: SharedStorage> Space<S> {
     /// As [`crate::Agent::trust`].
     pub fn trust(&self, id: Id) -> Result<TrustLevel, Error> {
         either!(self, trust(id))
+    }
+
+    /// Counts the nodes `shown` (ids of this space) as read in `tracking`, a read tracking the
+    /// caller keeps across opens of the agent (as an MCP server does): through the agent's own
+    /// stand-ins for them, written the first time, which the next
+    /// [`crate::Agent::remember_tracked`] given `tracking`'s reads then rests on. A handle's own
+    /// session tracking ([`crate::Agent::track_reads`]) counts what `get` and `search` show
+    /// without this. Nothing is counted while `tracking` is off, on a read-only store, or for a
+    /// node recalled since it was shown.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Space::share_all`], but `Error::ReadOnly` and `Error::DeadParent`.
+    pub fn count_as_read(&self, shown: &[Id], tracking: &ReadTracking) -> Result<(), Error> {
+        count_as_read(shown, tracking, |ids| self.share_all(ids))
     }
 
     /// The name of the member that wrote lot or memory `id` (a deleted agent's number, as
@@ -227,11 +268,13 @@ impl<S: SharedStorage> Space<S> {
         either!(self, alive())
     }
 
-    /// The best `limit` alive nodes of the space for `query`. Needs read.
+    /// The best `limit` alive nodes of the space for `query`. Needs read. The hits count as read
+    /// when the member's session tracks reads, as for [`Space::get`].
     ///
     /// # Errors
     ///
-    /// `Error::UnknownSpace`, and those of [`crate::Agent::search`].
+    /// `Error::UnknownSpace`, and those of [`crate::Agent::search`]; when reads are tracked,
+    /// as [`Space::get`].
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, Error> {
         either!(self, search(query, limit))
     }
