@@ -28,12 +28,14 @@ pub struct SpaceSize {
     pub shared: usize,
     /// Private memories of each member, each on one shared memory.
     pub private_per_member: usize,
+    /// Lots each of the 8 writers adds when write rates are compared.
+    pub writes_per_writer: usize,
 }
 
 /// The size the targets name.
-pub const FULL: SpaceSize = SpaceSize { shared: 10_000, private_per_member: 10_000 };
+pub const FULL: SpaceSize = SpaceSize { shared: 10_000, private_per_member: 10_000, writes_per_writer: 200 };
 /// A size that only shows every step works.
-pub const SMOKE: SpaceSize = SpaceSize { shared: 200, private_per_member: 200 };
+pub const SMOKE: SpaceSize = SpaceSize { shared: 200, private_per_member: 200, writes_per_writer: 10 };
 
 /// What one run measured.
 #[derive(Debug, Clone, Default)]
@@ -54,6 +56,10 @@ pub struct SpaceFigures {
     pub sqlite_erase: Option<Duration>,
     /// Memories SQLite removed.
     pub sqlite_removed: Option<usize>,
+    /// Writes a second to the space, by `MEMBERS` members on threads of their own.
+    pub space_writes_per_second: f64,
+    /// Writes a second to one agent, by `MEMBERS` threads sharing its handle.
+    pub agent_writes_per_second: f64,
 }
 
 /// The store, its space and its open members, built for one measurement.
@@ -123,6 +129,8 @@ pub fn measure(folder: &BenchFolder, size: SpaceSize, compare_sqlite: bool) -> R
     (figures.recall_erase, _) = timed_recall(&erase, Removal::Erase)?;
     drop(erase);
     (figures.first_answer, figures.first_answer_dependents) = first_answer(&folder.fresh("spaces-first", 1)?, size)?;
+    (figures.space_writes_per_second, figures.agent_writes_per_second) =
+        write_rates(&folder.fresh("spaces-writes", 1)?, size.writes_per_writer)?;
     if compare_sqlite {
         let (untrusted, removed) =
             sqlite::recall(&folder.fresh("spaces-sqlite-untrusted", 1)?, size, Removal::Untrusted)?;
@@ -156,6 +164,59 @@ fn first_answer(folder: &Path, size: SpaceSize) -> Result<(Duration, usize), Fai
     Ok((took, size.private_per_member))
 }
 
+/// Write rates side by side: `MEMBERS` members each adding `writes` lots to the space from a
+/// thread of its own, then `MEMBERS` threads adding as many lots to one agent (whose writers
+/// share syncs through group commit).
+fn write_rates(folder: &Path, writes: usize) -> Result<(f64, f64), Failure> {
+    let store = Store::open(folder)?;
+    let admin = store.open_agent(&store.create_agent("admin")?)?;
+    let team = store.create_space("team", &admin)?;
+    let mut handles = Vec::with_capacity(MEMBERS);
+    for member in 0..MEMBERS {
+        let name = format!("writer-{member}");
+        let agent = store.open_agent(&store.create_agent(&name)?)?;
+        team.grant(&name, Role::Write)?;
+        handles.push(agent.space("team")?);
+    }
+    let space_rate = rate(MEMBERS * writes, || {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = handles
+                .iter()
+                .map(|handle| scope.spawn(move || add_lots(writes, |label, content| handle.add_lot(label, content))))
+                .collect();
+            running.into_iter().try_for_each(|thread| thread.join().map_err(|_| Failure::new("a writer panicked"))?)
+        })
+    })?;
+    let agent = store.open_agent(&store.create_agent("one-agent")?)?;
+    let agent_rate = rate(MEMBERS * writes, || {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = (0..MEMBERS)
+                .map(|_| scope.spawn(|| add_lots(writes, |label, content| agent.add_lot(label, content))))
+                .collect();
+            running.into_iter().try_for_each(|thread| thread.join().map_err(|_| Failure::new("a writer panicked"))?)
+        })
+    })?;
+    if team.alive()?.0.len() != MEMBERS * writes || agent.lots()?.len() != MEMBERS * writes {
+        return Err(Failure::new("a writer's lots are missing after the timed writes"));
+    }
+    Ok((space_rate, agent_rate))
+}
+
+/// Adds `writes` lots through `add`.
+fn add_lots(writes: usize, add: impl Fn(&str, &[u8]) -> Result<Id, cheesedb::Error>) -> Result<(), Failure> {
+    for index in 0..writes {
+        add("note", format!("a note written by one of the writers, number {index}").as_bytes())?;
+    }
+    Ok(())
+}
+
+/// `count` divided by how long `work` took, a second.
+fn rate(count: usize, work: impl FnOnce() -> Result<(), Failure>) -> Result<f64, Failure> {
+    let started = Instant::now();
+    work()?;
+    Ok(count as f64 / started.elapsed().as_secs_f64().max(1e-9))
+}
+
 fn ratio(slower: Option<Duration>, faster: Duration) -> Option<f64> {
     slower.map(|slower| slower.as_secs_f64() / faster.as_secs_f64().max(1e-9))
 }
@@ -182,6 +243,8 @@ fn print(figures: &SpaceFigures, size: SpaceSize, printer: Printer) -> Result<()
         "sqlite_removed": figures.sqlite_removed,
         "untrusted_ratio": untrusted_ratio,
         "erase_ratio": erase_ratio,
+        "space_writes_per_second": figures.space_writes_per_second,
+        "agent_writes_per_second": figures.agent_writes_per_second,
     });
     printer.result(value, || {
         let mut lines = vec![
@@ -201,6 +264,12 @@ fn print(figures: &SpaceFigures, size: SpaceSize, printer: Printer) -> Result<()
                 milliseconds(figures.first_answer)
             ),
         ];
+        lines.push(format!(
+            "writes from {MEMBERS} members to the space: {:.0} a second; {MEMBERS} threads on one agent: {:.0} a second ({:.2}x; target: at least 1x)",
+            figures.space_writes_per_second,
+            figures.agent_writes_per_second,
+            figures.space_writes_per_second / figures.agent_writes_per_second.max(1e-9)
+        ));
         if let (Some(untrusted), Some(erase)) = (figures.sqlite_untrusted, figures.sqlite_erase) {
             lines.push(format!(
                 "SQLite, one database: Untrusted {:.1} ms, Erase (secure_delete) {:.1} ms, {} removed",
@@ -286,5 +355,6 @@ mod tests {
         let figures = measure(&folder, SMOKE, false).unwrap();
         assert_eq!(figures.removed, SMOKE.shared + MEMBERS * SMOKE.private_per_member);
         assert_eq!(figures.first_answer_dependents, SMOKE.private_per_member);
+        assert!(figures.space_writes_per_second > 0.0 && figures.agent_writes_per_second > 0.0);
     }
 }
