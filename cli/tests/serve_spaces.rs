@@ -96,6 +96,11 @@ fn a_handle_to_a_space_is_refused_for_an_agent_of_another_server() {
     let [first, second] = servers.each_ref().map(|server| Store::connect(&server.socket).unwrap());
     let stranger = second.open_agent(&second.create_agent("alice").unwrap()).unwrap();
     assert_eq!(first.create_space("team", &stranger).err(), Some(Error::UnknownToken));
+    let local_folder = tempfile::tempdir().unwrap();
+    let local = Store::open(local_folder.path()).unwrap();
+    assert_eq!(local.create_space("team", &stranger).err(), Some(Error::UnknownToken));
+    let here = local.open_agent(&local.create_agent("alice").unwrap()).unwrap();
+    assert_eq!(first.create_space("team", &here).err(), Some(Error::UnknownToken));
     assert_eq!(second.space_names().unwrap(), Vec::<String>::new());
 }
 

@@ -222,11 +222,10 @@ impl<S: SharedStorage> Agent<S> {
     /// The agent in this process, which must be of the store `store` (a key is a number in one
     /// catalog only).
     pub(crate) fn local_of(&self, store: &Arc<StoreShared<S>>) -> Result<&LocalAgent<S>, Error> {
-        let agent = self.in_process(LocalOperation::Spaces)?;
-        if Arc::ptr_eq(&agent.store, store) {
-            Ok(agent)
-        } else {
-            Err(Error::UnknownToken)
+        match &self.reach {
+            Reach::Local(agent) if Arc::ptr_eq(&agent.store, store) => Ok(agent),
+            // A served agent is of the server's store, never of one open here.
+            Reach::Local(_) | Reach::Served(_) => Err(Error::UnknownToken),
         }
     }
 
