@@ -167,8 +167,9 @@ impl<S: SharedStorage> Space<S> {
 
     /// Recalls `id` in the space, with what depends on it there and in every member's memory
     /// (revoked members too). Needs admin. Durable in the space before it returns, and applied
-    /// to every member open in this process and every closed plaintext one; a closed encrypted
-    /// member applies it at its next open, before its first answer. With `Removal::Erase`, the
+    /// to every member open in the store's process (this one, or the memory server's) and every
+    /// closed plaintext one; a closed encrypted member applies it at its next open, before its
+    /// first answer. With `Removal::Erase`, the
     /// text of every dependent, in the space and in those members, is off the disk when this
     /// returns.
     ///
