@@ -1,29 +1,13 @@
-//! Group commit: writers to one agent that arrive while a sync is under way are written
-//! together, with one sync, by one of them.
-//!
-//! Each writer queues its write. If no writer is leading, it leads: it takes the queue, validates
-//! each write on its own (a refused write fails alone), writes the rest as one batch with one
-//! sync, hands every writer its result and wakes them. Otherwise it sleeps until a leader has
-//! finished and looks again: either its result is there, or it leads the next group. While one
-//! group syncs, the next queues up, so the busier the agent, the more writes share each sync.
+//! Group commit for an agent: its writers that arrive while a sync is under way are written
+//! together, with one sync, by one of them (see [`Grouping`]).
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 
 use cheesedb_core::{AgentEngine, Error, Id, InternalRule, Leg, ReadSet, Report, Storage};
 
 use crate::batch_gate::BatchGate;
-use crate::mutex::{lock, LOCK_POISONED};
-
-/// The most writes one group commits, so a group stays well inside the batch limits.
-const GROUP_MAX_WRITES: usize = 1024;
-
-type Outcome = Arc<Mutex<Option<Result<Id, Error>>>>;
-
-/// One queued write and where its result goes.
-struct Request {
-    write: Write,
-    outcome: Outcome,
-}
+use crate::grouping::Grouping;
+use crate::mutex::lock;
 
 /// A write as queued: owned, since the writer waits but its borrow cannot cross threads.
 enum Write {
@@ -31,18 +15,10 @@ enum Write {
     Memory { content: Vec<u8>, legs: Vec<Leg>, reads: ReadSet },
 }
 
-#[derive(Default)]
-struct Queue {
-    requests: Vec<Request>,
-    /// Whether a writer is committing a group right now.
-    leading: bool,
-}
-
 /// One agent's engine with its queue of writes waiting to be grouped.
 pub(crate) struct GroupedEngine<S: Storage> {
     pub(crate) engine: Mutex<AgentEngine<S>>,
-    queue: Mutex<Queue>,
-    group_done: Condvar,
+    grouping: Grouping<Write>,
     /// Whether the engine is encrypted, which stays so for its life: answered without the lock.
     pub(crate) encrypted: bool,
     /// What the open found and did, for a forked process, which must not take the lock.
@@ -62,8 +38,7 @@ impl<S: Storage> GroupedEngine<S> {
         let report_at_open = engine.report();
         GroupedEngine {
             engine: Mutex::new(engine),
-            queue: Mutex::default(),
-            group_done: Condvar::new(),
+            grouping: Grouping::default(),
             encrypted,
             report_at_open,
             gate: Arc::default(),
@@ -81,44 +56,19 @@ impl<S: Storage> GroupedEngine<S> {
     }
 
     fn submit(&self, write: Write) -> Result<Id, Error> {
-        let outcome: Outcome = Arc::default();
-        let mut queue = lock(&self.queue)?;
-        queue.requests.push(Request { write, outcome: outcome.clone() });
-        loop {
-            if let Some(result) = lock(&outcome)?.take() {
-                return result;
-            }
-            if queue.leading {
-                queue = self.group_done.wait(queue).map_err(|_| LOCK_POISONED)?;
-                continue;
-            }
-            queue.leading = true;
-            let count = queue.requests.len().min(GROUP_MAX_WRITES);
-            let group: Vec<Request> = queue.requests.drain(..count).collect();
-            drop(queue);
-            let committed = match lock(&self.engine) {
-                Ok(mut engine) => commit_group(&mut engine, &group),
-                Err(error) => group.iter().map(|_| Err(error.clone())).collect(),
-            };
-            for (request, result) in group.iter().zip(committed) {
-                // Poisoning cannot leave a slot half-written; take it back rather than leave a
-                // writer without its answer.
-                *request.outcome.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(result);
-            }
-            // Whatever happened, the next writer must be able to lead.
-            queue = self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            queue.leading = false;
-            self.group_done.notify_all();
-        }
+        self.grouping.submit(write, |group| match lock(&self.engine) {
+            Ok(mut engine) => commit_group(&mut engine, group),
+            Err(error) => group.iter().map(|_| Err(error.clone())).collect(),
+        })
     }
 }
 
 /// Writes a group as one batch; returns each write's result, in order.
-fn commit_group<S: Storage>(engine: &mut AgentEngine<S>, group: &[Request]) -> Vec<Result<Id, Error>> {
+fn commit_group<S: Storage>(engine: &mut AgentEngine<S>, group: &[Write]) -> Vec<Result<Id, Error>> {
     let mut outcomes: Vec<Result<Id, Error>> = Vec::with_capacity(group.len());
     let committed = engine.batch(|batch| {
-        for request in group {
-            let outcome = match &request.write {
+        for write in group {
+            let outcome = match write {
                 Write::Lot { label, content } => batch.add_lot(label, content),
                 Write::Memory { content, legs, reads } => batch.remember_tracked(content, legs, reads),
             };
@@ -143,7 +93,7 @@ fn commit_group<S: Storage>(engine: &mut AgentEngine<S>, group: &[Request]) -> V
 
 #[cfg(test)]
 mod tests {
-    use std::sync::mpsc;
+    use std::sync::{mpsc, Condvar};
     use std::time::{Duration, Instant};
 
     use cheesedb_core::{Options, StorageFile, StoreEngine};
@@ -273,7 +223,7 @@ mod tests {
 
     fn wait_for_queued(shared: &GroupedEngine<GatedStorage>, queued: usize) {
         let started = Instant::now();
-        while shared.queue.lock().unwrap().requests.len() < queued {
+        while shared.grouping.queued() < queued {
             assert!(started.elapsed() < PATIENCE, "the writers never queued");
             std::thread::sleep(Duration::from_millis(1));
         }

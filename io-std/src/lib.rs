@@ -43,6 +43,7 @@ mod client;
 mod files;
 mod folder;
 mod group;
+mod grouping;
 mod io;
 mod lock;
 mod mutex;

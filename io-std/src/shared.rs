@@ -5,9 +5,10 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use cheesedb_core::{Error, SpaceEngine, Storage, StoreEngine};
+use cheesedb_core::{AgentKey, Error, SpaceEngine, SpaceWrite, Storage, StoreEngine};
 
 use crate::group::GroupedEngine;
+use crate::grouping::Grouping;
 use crate::lock::FolderLock;
 use crate::mutex::lock;
 use crate::process::OpeningProcess;
@@ -21,8 +22,16 @@ pub(crate) type SharedEngine<S> = Arc<GroupedEngine<S>>;
 /// The engines of a store's open agents, by agent number.
 type OpenAgents<S> = HashMap<u64, Weak<GroupedEngine<S>>>;
 
+/// One open space's engine with its queue of members' writes waiting to be grouped, shared by
+/// every handle of it.
+pub(crate) struct GroupedSpace<S: Storage> {
+    pub(crate) engine: Mutex<SpaceEngine<S>>,
+    /// Members writing at once share a sync, as one agent's writers do.
+    pub(crate) grouping: Grouping<(AgentKey, SpaceWrite)>,
+}
+
 /// The engine of one open space, shared by every handle of it.
-pub(crate) type SharedSpace<S> = Arc<Mutex<SpaceEngine<S>>>;
+pub(crate) type SharedSpace<S> = Arc<GroupedSpace<S>>;
 
 pub(crate) struct StoreShared<S: SharedStorage> {
     /// Reached through [`StoreShared::catalog`], which checks the process first.
@@ -32,7 +41,7 @@ pub(crate) struct StoreShared<S: SharedStorage> {
     open_agents: Mutex<OpenAgents<S>>,
     /// One engine per space, as for agents. Locks are taken in one order: the catalog, the
     /// open agents, the open spaces, a space's engine, then an agent's engine.
-    open_spaces: Mutex<HashMap<u64, Weak<Mutex<SpaceEngine<S>>>>>,
+    open_spaces: Mutex<HashMap<u64, Weak<GroupedSpace<S>>>>,
     pub(crate) _lock: Option<FolderLock>,
     /// Present for a read-only store: set once its storage refused a change, so a failure that
     /// follows is reported as a repair the read-only open cannot make.
@@ -76,13 +85,13 @@ impl<S: SharedStorage> StoreShared<S> {
         lock(&self.open_agents)
     }
 
-    /// The engine of space `number`: the one already open, or the one `open` opens.
     /// The engine of space `number` when this process has it open, without opening it.
     #[cfg(feature = "replication")]
     pub(crate) fn open_space(&self, number: u64) -> Result<Option<SharedSpace<S>>, Error> {
         Ok(lock(&self.open_spaces)?.get(&number).and_then(Weak::upgrade))
     }
 
+    /// The engine of space `number`: the one already open, or the one `open` opens.
     pub(crate) fn space_engine(
         &self,
         number: u64,
@@ -93,7 +102,7 @@ impl<S: SharedStorage> StoreShared<S> {
         if let Some(engine) = open_spaces.get(&number).and_then(Weak::upgrade) {
             return Ok(engine);
         }
-        let engine = Arc::new(Mutex::new(open()?));
+        let engine = Arc::new(GroupedSpace { engine: Mutex::new(open()?), grouping: Grouping::default() });
         open_spaces.retain(|_, engine| engine.strong_count() > 0);
         open_spaces.insert(number, Arc::downgrade(&engine));
         Ok(engine)

@@ -457,7 +457,7 @@ impl<S: SharedStorage> Store<S> {
         for name in catalog.space_names() {
             let number = catalog.space_number(&name)?;
             let engine = shared.space_engine(number, || catalog.open_space_to_apply_recalls(number))?;
-            let roles = lock(&engine)?.roles();
+            let roles = lock(&engine.engine)?.roles();
             let members = roles.into_iter().filter_map(|(agent, role)| Some((catalog.agent_name(agent).ok()?, role)));
             spaces.push(SpaceMembers { name, members: members.collect() });
         }

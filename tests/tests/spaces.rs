@@ -172,3 +172,48 @@ fn what_a_tracking_member_reads_in_a_space_is_a_parent_of_its_next_memory() {
     assert!(bob.get(untracked).unwrap().is_alive() && bob.get(from_search).unwrap().is_alive());
     assert!(files_containing(folder.path(), BOB_DERIVED).is_empty(), "erased with the read it rested on");
 }
+
+#[test]
+fn members_writing_at_once_share_syncs_and_every_record_keeps_its_author() {
+    const WRITERS: usize = 8;
+    const WRITES: usize = 40;
+    let folder = tempfile::tempdir().unwrap();
+    let store = Store::open(folder.path()).unwrap();
+    let admin_token = store.create_agent("admin").unwrap();
+    let admin = store.open_agent(&admin_token).unwrap();
+    let team = store.create_space("team", &admin).unwrap();
+    let names: Vec<String> = (0..WRITERS).map(|writer| format!("writer-{writer}")).collect();
+    let handles: Vec<_> = names
+        .iter()
+        .map(|name| {
+            let agent = store.open_agent(&store.create_agent(name).unwrap()).unwrap();
+            team.grant(name, Role::Write).unwrap();
+            agent.space("team").unwrap()
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for (handle, name) in handles.iter().zip(&names) {
+            scope.spawn(move || {
+                for index in 0..WRITES {
+                    let lot = handle.add_lot("note", format!("{name} note {index}").as_bytes()).unwrap();
+                    handle.remember(format!("{name} memory {index}").as_bytes(), &[Leg::from([lot])]).unwrap();
+                }
+            });
+        }
+    });
+    let check = |team: &cheesedb::Space| {
+        for name in &names {
+            let written = team.written_by(name).unwrap();
+            assert_eq!(written.len(), 2 * WRITES, "{name}");
+            for id in written {
+                let text = String::from_utf8(team.get(id).unwrap().content().unwrap().to_vec()).unwrap();
+                assert!(text.starts_with(&format!("{name} ")), "{id:?} by {name}: {text}");
+            }
+        }
+    };
+    check(&team);
+    // The authors are in the records: reopened from the files, each write still names its member.
+    drop((team, handles, admin, store));
+    let store = Store::open(folder.path()).unwrap();
+    check(&store.open_agent(&admin_token).unwrap().space("team").unwrap());
+}

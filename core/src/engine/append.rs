@@ -164,7 +164,7 @@ impl<S: Storage> AgentEngine<S> {
     pub(crate) fn write_entries(&mut self, entries: &[Entry<'_>]) -> Result<Vec<Id>, Error> {
         let locations = self.append(entries)?;
         let mut ids = Vec::with_capacity(entries.len());
-        for (entry, location) in entries.iter().zip(locations) {
+        for (index, (entry, location)) in entries.iter().zip(locations).enumerate() {
             let id = match entry {
                 Entry::Lot { .. } => self.graph.add_lot(location, true)?,
                 Entry::Memory { legs, .. } => {
@@ -189,7 +189,7 @@ impl<S: Storage> AgentEngine<S> {
                 }
                 Entry::Recall { .. } => continue,
             };
-            if let (Some(space), Some(author)) = (self.space.as_mut(), self.author) {
+            if let (Some(author), Some(space)) = (self.author_of_entry(index), self.space.as_mut()) {
                 space.note_author(author);
             }
             self.index_written(id, entry, location);
@@ -268,7 +268,7 @@ impl<S: Storage> AgentEngine<S> {
                     Body::Shared { id: next_id - 1, space, space_id }
                 }
             };
-            let record = Record { identity, body, author: self.author };
+            let record = Record { identity, body, author: self.author_of_entry(index) };
             let offset = self.log.write_offset() + bytes.len() as u64;
             locations.push(Location::in_segment(segment, offset)?);
             record.encode(&mut bytes);

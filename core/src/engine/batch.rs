@@ -218,14 +218,25 @@ impl<S: Storage> AgentEngine<S> {
     /// - `Error::OutcomeUnknown` when its write or sync failed: it may be stored, and the engine
     ///   is poisoned. `Error::Io` when the storage failed before any of its bytes were written.
     pub fn batch<T>(&mut self, collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>) -> Result<T, Error> {
+        self.batch_then(collect, |engine, writes, _| engine.write_batch(writes))
+    }
+
+    /// [`AgentEngine::batch`], with the checked writes written by `write`, which also gets
+    /// what `collect` returned.
+    pub(crate) fn batch_then<T>(
+        &mut self,
+        collect: impl FnOnce(&mut Batch<'_, S>) -> Result<T, Error>,
+        write: impl FnOnce(&mut AgentEngine<S>, &[Write], &mut T) -> Result<Vec<Id>, Error>,
+    ) -> Result<T, Error> {
         self.check_writable()?;
         let (value, writes) = {
             let mut batch = Batch { engine: self, writes: Vec::new(), size_bytes: 0, node_count: 0 };
             let value = collect(&mut batch)?;
             (value, batch.writes)
         };
+        let mut value = value;
         self.check_batch_vectors(&writes)?;
-        self.write_batch(&writes)?;
+        write(self, &writes, &mut value)?;
         Ok(value)
     }
 

@@ -93,6 +93,9 @@ pub struct AgentEngine<S: Storage> {
     space: Option<SpaceLedger>,
     /// The member whose call is being written now, in a space: its records name it.
     author: Option<u64>,
+    /// In a space, the author of each entry of the write under way when its members differ (a
+    /// group of several members' writes); empty otherwise.
+    entry_authors: Vec<u64>,
     /// The agent's nodes that stand for nodes of spaces.
     shared: shared_nodes::SharedNodes,
 }
@@ -186,6 +189,7 @@ impl<S: Storage> AgentEngine<S> {
             rewrites: 0,
             space: None,
             author: None,
+            entry_authors: Vec::new(),
             shared: shared_nodes::SharedNodes::default(),
         })
     }

@@ -1,5 +1,7 @@
 //! The writes of a space's log: each names its author, and member records change roles.
 
+use alloc::vec::Vec;
+
 use super::append::Entry;
 use super::AgentEngine;
 use crate::engine::space_ledger::SpaceLedger;
@@ -42,6 +44,30 @@ impl<S: Storage> AgentEngine<S> {
         let outcome = write(self);
         self.author = None;
         outcome
+    }
+
+    /// The author the record of entry `index` of the write under way names, in a space.
+    pub(crate) fn author_of_entry(&self, index: usize) -> Option<u64> {
+        self.entry_authors.get(index).copied().or(self.author)
+    }
+
+    /// Runs `collect` on a batch of the space's lots and memories by several members: it
+    /// returns, with its value, the author of each write it staged, in order, and they are
+    /// written as one durable write, each record naming its own author.
+    pub(crate) fn batch_by_authors<T>(
+        &mut self,
+        collect: impl FnOnce(&mut super::batch::Batch<'_, S>) -> Result<(T, Vec<u64>), Error>,
+    ) -> Result<T, Error> {
+        let (value, _) = self.batch_then(collect, |engine, writes, (_, authors)| {
+            if authors.len() != writes.len() {
+                return Err(Error::Internal { what: InternalRule::EveryGroupedWriteHasAnAuthor });
+            }
+            engine.entry_authors = core::mem::take(authors);
+            let written = engine.write_batch(writes);
+            engine.entry_authors.clear();
+            written
+        })?;
+        Ok(value)
     }
 
     /// The members and authors of a space; `None` for an agent.

@@ -90,6 +90,8 @@ pub enum InternalRule {
     RequestSortedAsReadIsOne,
     /// A batch's staging is of the same kind as its agent (open here or served).
     BatchStagingMatchesAgent,
+    /// Every write of a group of a space's members has its author.
+    EveryGroupedWriteHasAnAuthor,
 }
 
 impl InternalRule {
@@ -137,6 +139,7 @@ impl InternalRule {
             InternalRule::RequestSortedAsWriteIsOne => "a request the server sorts as a write is one",
             InternalRule::RequestSortedAsReadIsOne => "a request the server sorts as a read is one",
             InternalRule::BatchStagingMatchesAgent => "a batch's staging matches its agent",
+            InternalRule::EveryGroupedWriteHasAnAuthor => "every grouped write of a space has its author",
         }
     }
 }

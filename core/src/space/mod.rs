@@ -5,6 +5,8 @@
 //! role is checked on every call against the ledger the log replays to, so a revoke takes effect
 //! for handles already open, and a log whose history breaks the roles fails to open.
 
+mod group_write;
+
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -16,10 +18,12 @@ use crate::error_facts::Limit;
 use crate::id::{Id, Leg, Mode, Removal};
 use crate::limits::{self, Options, MEMBERS_PER_SPACE_MAX};
 use crate::node::Node;
+
 use crate::role::Role;
 use crate::search::Hit;
 use crate::storage::Storage;
 use crate::Fingerprint;
+pub use group_write::SpaceWrite;
 
 /// What a space's engine answers with in the one state that cannot happen: no ledger.
 static NO_LEDGER: SpaceLedger = SpaceLedger::EMPTY;

@@ -286,7 +286,7 @@ const ENCODED_ENUMS: &[(&str, &str, usize, u64)] = &[
     ("storage_error.rs", "StorageErrorKind", 7, 0x503b_b169_9e6d_b4d2),
     ("error_facts/storage_operation.rs", "StorageOperation", 19, 0x0835_bb16_a895_a9ff),
     ("error_facts/storage_backend.rs", "StorageBackend", 1, 0x251d_3249_f7c4_edee),
-    ("error_facts/internal_rule.rs", "InternalRule", 40, 0x0ff0_52ee_077b_dc93),
+    ("error_facts/internal_rule.rs", "InternalRule", 41, 0x081a_ca2e_1873_d6b7),
     ("error_facts/limit.rs", "Limit", 19, 0xd970_2b15_0a19_e359),
     ("error_facts/name_problem.rs", "NameProblem", 7, 0x4326_b198_ca82_23ed),
     ("error_facts/message_problem.rs", "MessageProblem", 8, 0x860f_3079_50b8_b2ab),

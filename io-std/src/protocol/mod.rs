@@ -53,7 +53,8 @@ pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 /// version 4 client waits for `Done`. Version 6 carries the errors of spaces (an unknown
 /// space, a role too low, the last admin) and their new limits, names and damages. Version 7
 /// carries shared nodes (a node of an agent standing for a space's node) and their damages.
-/// Version 8 adds the requests of spaces, which a version 7 server would not decode.
+/// Version 8 adds the requests of spaces, which a version 7 server would not decode, and the
+/// internal rule of a space's grouped writes.
 pub const PROTOCOL_VERSION: u32 = 8;
 
 /// The name of the server's socket inside the data folder.

@@ -164,7 +164,7 @@ fn plan_with_writes_held<S: SharedStorage>(
     let catalog = store.catalog()?;
     if entry.space {
         let open = store.open_space(entry.number)?;
-        let engine = open.as_ref().map(|engine| lock(engine)).transpose()?;
+        let engine = open.as_ref().map(|space| lock(&space.engine)).transpose()?;
         let seen = (open.as_ref().map(address), engine.as_ref().map_or(0, |engine| engine.rewrite_count()));
         plan_seen(catalog.storage(), state, seen)
     } else {

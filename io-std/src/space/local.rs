@@ -6,8 +6,8 @@
 use std::sync::{Arc, Weak};
 
 use cheesedb_core::{
-    AgentEngine, AgentKey, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Role, StoreEngine, TrustLevel,
-    TrustRules,
+    AgentEngine, AgentKey, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Role, SpaceWrite, StoreEngine,
+    TrustLevel, TrustRules,
 };
 
 use super::count_as_read;
@@ -72,7 +72,7 @@ impl<S: SharedStorage> LocalSpace<S> {
         let catalog = store.catalog()?;
         let number = catalog.space_number(name)?;
         let engine = store.space_engine(number, || catalog.open_space_to_apply_recalls(number))?;
-        if lock(&engine)?.role_of(member.key.number()) == Role::None {
+        if lock(&engine.engine)?.role_of(member.key.number()) == Role::None {
             return Err(Error::UnknownSpace { name: String::from(name) });
         }
         Ok(LocalSpace { name: String::from(name), engine, store: store.clone(), member })
@@ -99,7 +99,7 @@ impl<S: SharedStorage> LocalSpace<S> {
         action: impl FnOnce(&mut cheesedb_core::SpaceEngine<S>, &AgentKey) -> Result<T, Error>,
     ) -> Result<T, Error> {
         self.store.check_process()?;
-        action(&mut *lock(&self.engine)?, &self.member.key)
+        action(&mut *lock(&self.engine.engine)?, &self.member.key)
     }
 
     /// Runs a write on the space's engine, once the store is known writable.
@@ -112,11 +112,22 @@ impl<S: SharedStorage> LocalSpace<S> {
     }
 
     pub(crate) fn add_lot(&self, label: &str, content: &[u8]) -> Result<Id, Error> {
-        self.write(|space, key| space.add_lot(key, label, content))
+        self.grouped(SpaceWrite::Lot { label: String::from(label), content: content.to_vec() })
     }
 
     pub(crate) fn remember(&self, content: &[u8], legs: &[Leg]) -> Result<Id, Error> {
-        self.write(|space, key| space.remember(key, content, legs))
+        self.grouped(SpaceWrite::Memory { content: content.to_vec(), legs: legs.to_vec() })
+    }
+
+    /// Writes `write` with the writes other members make at the same time, sharing their sync.
+    fn grouped(&self, write: SpaceWrite) -> Result<Id, Error> {
+        self.store.check_writable()?;
+        self.store.check_process()?;
+        let space = &self.engine;
+        space.grouping.submit((self.member.key, write), |group| match lock(&space.engine) {
+            Ok(mut engine) => engine.write_group(group),
+            Err(error) => group.iter().map(|_| Err(error.clone())).collect(),
+        })
     }
 
     pub(crate) fn share(&self, id: Id) -> Result<Id, Error> {
@@ -141,7 +152,7 @@ impl<S: SharedStorage> LocalSpace<S> {
     pub(crate) fn recall(&self, id: Id, mode: Mode, removal: Removal) -> Result<super::SpaceRecall, Error> {
         self.store.check_writable()?;
         let catalog = self.store.catalog()?;
-        let mut space = lock(&self.engine)?;
+        let mut space = lock(&self.engine.engine)?;
         let in_space = space.recall(&self.member.key, id, mode, removal)?;
         let in_members = reach_members(&self.store, &catalog, &space)?;
         Ok(super::SpaceRecall { in_space, in_members })
@@ -149,7 +160,7 @@ impl<S: SharedStorage> LocalSpace<S> {
 
     pub(crate) fn preview_recall(&self, id: Id, mode: Mode) -> Result<super::SpaceRecall, Error> {
         let catalog = self.store.catalog()?;
-        let space = lock(&self.engine)?;
+        let space = lock(&self.engine.engine)?;
         let in_space = space.preview_recall(&self.member.key, id, mode)?;
         let mut in_members = Vec::new();
         for number in space.everyone_granted() {
@@ -269,7 +280,7 @@ pub(crate) fn apply_space_recalls<S: SharedStorage>(
 ) -> Result<(), Error> {
     for number in engine.spaces_shared_from() {
         let space = store.space_engine(number, || catalog.open_space_to_apply_recalls(number))?;
-        lock(&space)?.apply_recalls_to(engine)?;
+        lock(&space.engine)?.apply_recalls_to(engine)?;
     }
     Ok(())
 }

@@ -14,7 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use cheesedb_core::{AgentEngine, AgentKey, Error, Id, Leg, Mode, Options, Removal, Role, SpaceEngine, StoreEngine};
+use cheesedb_core::{
+    AgentEngine, AgentKey, Error, Id, Leg, Mode, Options, Removal, Role, SpaceEngine, SpaceWrite, StoreEngine,
+};
 
 use super::RunStats;
 use crate::model::Text;
@@ -128,14 +130,15 @@ impl Spaces {
 
     fn step(&mut self) -> Checked {
         self.stats.operations += 1;
-        match self.random.weighted(&[4, 3, 3, 4, 2, 2, 1]) {
+        match self.random.weighted(&[4, 3, 3, 4, 2, 2, 1, 2]) {
             0 => self.space_write(),
             1 => self.own_lot(),
             2 => self.own_memory(),
             3 => self.space_recall(),
             4 => self.change_role(),
             5 => self.own_recall(),
-            _ => self.crash_and_reopen(),
+            6 => self.crash_and_reopen(),
+            _ => self.grouped_space_writes(),
         }
     }
 
@@ -170,6 +173,39 @@ impl Spaces {
         let id = self.space.remember(&key, &content, &engine_legs).map_err(engine_error("space memory"))?;
         let node = self.model.remember(writer, &space_log(), &content, &model_legs).map_err(refused)?;
         same_id(id, node.id)
+    }
+
+    /// Two to four lots by members drawn at random (writers or not) as one group, the way
+    /// members writing at once share a sync: each must fare as the model says, take the model's
+    /// id and name its own member, whatever the others of its group did.
+    fn grouped_space_writes(&mut self) -> Checked {
+        let count = self.random.between(2, 4);
+        let mut writes = Vec::new();
+        let mut names = Vec::new();
+        for _ in 0..count {
+            let Some(member) = self.random.pick(&self.members) else { return Ok(()) };
+            let (name, key) = (member.name, member.key);
+            let content = self.marker();
+            names.push((name, key, content.clone()));
+            writes.push((key, SpaceWrite::Lot { label: String::from("web"), content }));
+        }
+        let outcomes = self.space.write_group(&writes);
+        for ((name, key, content), outcome) in names.into_iter().zip(outcomes) {
+            match (outcome, self.model.add_lot(name, &space_log(), &content)) {
+                (Ok(id), Ok(node)) => {
+                    same_id(id, node.id)?;
+                    let author = self.space.author_of(&key, id).map_err(engine_error("grouped lot's author"))?;
+                    if author != key.number() {
+                        return Err(format!("grouped lot {id} by {name} names agent {author} as its author"));
+                    }
+                }
+                (Err(_), Err(_)) => {}
+                (outcome, expected) => {
+                    return Err(format!("a grouped lot by {name} gave {outcome:?}, the model {expected:?}"));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// One to three legs of one to three parents each, drawn from `ids`.

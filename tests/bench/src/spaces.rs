@@ -6,7 +6,8 @@
 //! member open, its part applied before the call returns), Untrusted and then, on a fresh copy
 //! of the data, Erase (against SQLite with `secure_delete`); and a member's first answer after a
 //! recall it had not applied (the member closed during the recall): its open, which applies the
-//! recall, and one `get`.
+//! recall, and one `get`. Last, write rates side by side: 8 members writing to the space at once,
+//! and 8 threads writing to one agent.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
