@@ -98,8 +98,12 @@ impl SpaceLedger {
         for id in &plan.erase {
             self.widen(*id, HowRecalled { mode: Mode::Fair, removal: Removal::Erase });
         }
+        // A node already dead with the recalled one in its history is reached by a Strict recall
+        // too, with its removal: what a member built on it before it died goes with it, and
+        // with Erase its text (a member applying an earlier Untrusted recall of it first must
+        // not leave that text for this one to miss).
         for id in history {
-            self.widen(*id, HowRecalled { mode: Mode::Strict, removal: Removal::Untrusted });
+            self.widen(*id, HowRecalled { mode: Mode::Strict, removal });
         }
     }
 

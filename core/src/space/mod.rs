@@ -612,6 +612,26 @@ mod tests {
     }
 
     #[test]
+    fn a_strict_erase_after_a_fair_recall_erases_a_member_s_memory_it_kills() {
+        let Team { mut store, alice, bob, .. } = team();
+        let mut space = store.create_space("team", alice).unwrap();
+        space.grant(&alice, store.grantee("bob").unwrap(), Role::Read).unwrap();
+        let lot = space.add_lot(&alice, "web", b"t1").unwrap();
+        let on_lot = space.remember(&alice, b"t2", &[Leg::from([lot])]).unwrap();
+        let mut bob_engine = store.open_agent(bob).unwrap();
+        let shared = space.share_all_with(&mut bob_engine, &[lot, on_lot]).unwrap();
+        let derived = bob_engine
+            .remember(b"bob-derived-on-both", &[Leg::from([shared[0], shared[1]]), Leg::from([shared[0]])])
+            .unwrap();
+        space.recall(&alice, on_lot, Mode::Fair, Removal::Untrusted).unwrap();
+        space.apply_recalls_to(&mut bob_engine).unwrap();
+        assert!(bob_engine.get(derived).unwrap().is_alive(), "its second leg holds");
+        space.recall(&alice, lot, Mode::Strict, Removal::Erase).unwrap();
+        assert_eq!(space.apply_recalls_to(&mut bob_engine), Ok(alloc::vec![derived]));
+        assert!(!on_disk(&store, b"bob-derived-on-both"));
+    }
+
+    #[test]
     fn only_a_member_shares_and_only_what_is_alive() {
         let Team { mut store, alice, bob, carol } = team();
         let mut space = store.create_space("team", alice).unwrap();
