@@ -42,6 +42,12 @@ impl SharedNodes {
     }
 
     /// The `(node in the space, shared node)` pairs of space `space`.
+    /// The shared nodes written for node `space_id` of space `space` (a recalled one is
+    /// replaced by a new one when the node is shared again).
+    fn standing_for(&self, space: u64, space_id: u64) -> impl Iterator<Item = u64> + '_ {
+        self.by_space.range((space, space_id, 0)..=(space, space_id, u64::MAX)).map(|(_, _, id)| *id)
+    }
+
     fn of_space(&self, space: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.by_space.range((space, 0, 0)..=(space, u64::MAX, u64::MAX)).map(|(_, space_id, id)| (*space_id, *id))
     }
@@ -57,10 +63,13 @@ impl<S: Storage> AgentEngine<S> {
         if self.space.is_some() {
             return Err(Error::Internal { what: InternalRule::SharedNodesOnlyInAnAgent });
         }
+        // Looked up by node, not over every shared node of the space: a read that tracking
+        // counts shares what it shows, so this runs on reads.
         let mut standing: BTreeMap<u64, u64> = BTreeMap::new();
-        for (space_id, id) in self.shared.of_space(space) {
-            if self.graph.is_alive(id) {
-                standing.insert(space_id, id);
+        for space_id in space_ids {
+            let alive = self.shared.standing_for(space, *space_id).find(|id| self.graph.is_alive(*id));
+            if let Some(id) = alive {
+                standing.insert(*space_id, id);
             }
         }
         let mut missing: Vec<u64> =

@@ -273,10 +273,13 @@ impl<S: Storage> SpaceEngine<S> {
         if self.role_of(agent.agent_number()) == Role::None {
             return Err(Error::UnknownSpace { name: self.name.clone() });
         }
+        // From the graph: reading each node's record only to learn it is alive would cost a
+        // read of the disk per id.
         for id in ids {
-            if !self.log.get(*id)?.is_alive() {
-                return Err(Error::DeadParent { id: *id });
-            }
+            self.log.check_alive(id.get()).map_err(|error| match error {
+                Error::AlreadyRecalled { id } => Error::DeadParent { id },
+                other => other,
+            })?;
         }
         let space_ids: Vec<u64> = ids.iter().map(|id| id.get()).collect();
         agent.shared_nodes(self.number(), &space_ids)
