@@ -90,6 +90,9 @@ pub enum CorruptReason {
     TrackedParentsMalformed,
     /// A tracked parent is missing from a leg of its memory.
     TrackedParentNotInEveryLeg,
+    /// The ids of a recall of several: none, cut short, not strictly ascending, or not each in
+    /// its shortest form.
+    RecalledIdsMalformed,
     /// Erased content padded with bytes other than zeros.
     ErasedContentPaddingNotZero,
     /// Segment header cut short.
@@ -387,6 +390,9 @@ impl CorruptReason {
                 "tracked parents empty, more than a leg may hold, repeated or out of order"
             }
             CorruptReason::TrackedParentNotInEveryLeg => "a tracked parent is missing from a leg of its memory",
+            CorruptReason::RecalledIdsMalformed => {
+                "the ids of a recall of several are none, cut short, out of order or not in shortest form"
+            }
             CorruptReason::ErasedContentPaddingNotZero => "erased content padded with bytes other than zeros",
             CorruptReason::SegmentHeaderCutShort => "segment header cut short",
             CorruptReason::SegmentHeaderChecksumMismatch => "segment header checksum mismatch",

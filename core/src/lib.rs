@@ -121,7 +121,7 @@ pub use report::Report;
 pub use role::Role;
 pub use search::Hit;
 pub use search_page::{Found, FoundKind, Ranking, SearchPage, SearchQuery};
-pub use space::{Grantee, SpaceEngine, SpaceWrite};
+pub use space::{Grantee, SpaceEngine, SpaceRecalls, SpaceWrite};
 pub use storage::{NameKind, Storage, StorageFile};
 pub use storage_error::{StorageError, StorageErrorKind};
 pub use store::{AgentEntry, AgentKey, StoreEngine};

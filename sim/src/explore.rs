@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use cheesedb_core::codec::record::{self, Body};
+use cheesedb_core::codec::record;
 use cheesedb_core::codec::segment_header::SEGMENT_HEADER_BYTES;
 use cheesedb_core::log::names::{agent_folder, epochs_path, key_table_path, parse_segment_name, segment_path};
 use cheesedb_core::{AgentEngine, Error, Id, Leg, Mode, Options, Removal, StoreEngine, Token};
@@ -415,8 +415,7 @@ fn erase_recorded(disk: &SimStorage, number: u64, id: u64) -> bool {
         }
         let mut position = SEGMENT_HEADER_BYTES;
         while let Some(Ok((decoded, length))) = bytes.get(position..).map(record::decode) {
-            found |=
-                matches!(decoded.body, Body::Recall { id: recalled, removal: Removal::Erase, .. } if recalled == id);
+            found |= decoded.erases(id);
             position += length;
         }
     });

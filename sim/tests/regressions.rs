@@ -274,7 +274,7 @@ fn an_erase_of_an_unknown_id_is_refused_before_the_graph_is_checked_against_the_
 mod encrypted {
     use std::collections::BTreeSet;
 
-    use cheesedb_core::codec::record::{self, Body};
+    use cheesedb_core::codec::record;
     use cheesedb_core::codec::segment_header::SEGMENT_HEADER_BYTES;
     use cheesedb_core::log::names::{agent_folder, epochs_path, key_table_path, parse_segment_name, snapshot_path};
     use cheesedb_core::{AgentEngine, Id, Mode, Options, Removal, Storage, StorageFile, StoreEngine, Token};
@@ -349,7 +349,7 @@ mod encrypted {
             }
             let mut position = SEGMENT_HEADER_BYTES;
             while let Some(Ok((decoded, length))) = bytes.get(position..).map(record::decode) {
-                found |= matches!(decoded.body, Body::Recall { id: recalled, removal: Removal::Erase, .. } if recalled == id);
+                found |= decoded.erases(id);
                 position += length;
             }
         });

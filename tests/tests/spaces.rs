@@ -217,3 +217,81 @@ fn members_writing_at_once_share_syncs_and_every_record_keeps_its_author() {
     let store = Store::open(folder.path()).unwrap();
     check(&store.open_agent(&admin_token).unwrap().space("team").unwrap());
 }
+
+/// Every recall record in the store's logs, by the log it is in: `(agent, ids it recalls,
+/// whether it is one of several)`.
+fn recall_records(folder: &std::path::Path) -> Vec<(u64, Vec<u64>, bool)> {
+    use cheesedb_core::codec::record::{self, Body};
+    use cheesedb_core::codec::segment_header::SEGMENT_HEADER_BYTES;
+    let mut found = Vec::new();
+    for path in cheesedb_tests::segment_files(folder) {
+        let bytes = std::fs::read(path).unwrap();
+        let mut position = SEGMENT_HEADER_BYTES;
+        while let Some(Ok((decoded, length))) = bytes.get(position..).map(record::decode) {
+            match decoded.body {
+                Body::Recall { id, .. } => found.push((decoded.identity.agent, vec![id], false)),
+                Body::RecallAll { ids, .. } => found.push((decoded.identity.agent, ids.iter().collect(), true)),
+                _ => {}
+            }
+            position += length;
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn a_member_s_part_of_a_recall_is_one_record_that_replays_to_the_same_memories() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = Store::open(folder.path()).unwrap();
+    let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
+    let team = store.create_space("team", &alice).unwrap();
+    let lot = team.add_lot("web", b"the source").unwrap();
+    let shared: Vec<_> = (0..50)
+        .map(|index| team.remember(format!("shared {index}").as_bytes(), &[Leg::from([lot])]).unwrap())
+        .collect();
+    let mut members = Vec::new();
+    for name in ["bob", "carol", "dave", "erin"] {
+        let token = store.create_agent(name).unwrap();
+        team.grant(name, Role::Read).unwrap();
+        let member = store.open_agent(&token).unwrap();
+        let stand_ins = member.space("team").unwrap().share_all(&shared).unwrap();
+        let own = member.add_lot("notes", b"its own").unwrap();
+        // One on a shared node alone dies; one with a leg of its own stays (Fair).
+        let dies = member.remember(b"on a shared one", &[Leg::from([stand_ins[3]])]).unwrap();
+        let stays = member.remember(b"either", &[Leg::from([stand_ins[4]]), Leg::from([own])]).unwrap();
+        members.push((name, token, member, dies, stays));
+    }
+    // Carol is closed during the recall: it opens her to apply it.
+    let (_, _, carol, ..) = members.remove(1);
+    carol.close().unwrap();
+    let reached = team.recall(lot, Mode::Fair, Removal::Untrusted).unwrap();
+    assert_eq!(reached.in_space, shared);
+    assert_eq!(reached.in_members.len(), 4, "every member, the closed one too: {reached:?}");
+    for (_, removed) in &reached.in_members {
+        assert_eq!(removed.len(), 1, "only the memory resting on a shared node alone dies");
+    }
+
+    let records = recall_records(folder.path());
+    let singles: Vec<_> = records.iter().filter(|(_, _, several)| !several).collect();
+    let several: Vec<_> = records.iter().filter(|(_, _, several)| *several).collect();
+    assert_eq!(singles.len(), 1, "the space's own recall of the lot: {records:?}");
+    assert_eq!(several.len(), 4, "one record for each member's 50 shared nodes: {records:?}");
+    assert!(several.iter().all(|(_, ids, _)| ids.len() == 50));
+
+    // Reopened, each member replays its record to the same memories.
+    let expected: Vec<_> = members.iter().map(|(_, _, member, ..)| member.memories().unwrap()).collect();
+    let tokens: Vec<_> =
+        members.iter().map(|(name, token, _, dies, stays)| (*name, token.clone(), *dies, *stays)).collect();
+    drop(members);
+    drop(team);
+    drop(alice);
+    drop(store);
+    let store = Store::open(folder.path()).unwrap();
+    for ((name, token, dies, stays), memories) in tokens.into_iter().zip(expected) {
+        let member = store.open_agent(&token).unwrap();
+        assert_eq!(member.memories().unwrap(), memories, "{name}");
+        assert!(!member.get(dies).unwrap().is_alive() && member.get(stays).unwrap().is_alive(), "{name}");
+        assert!(member.verify().is_ok(), "{name}");
+    }
+}

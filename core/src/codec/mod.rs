@@ -7,6 +7,7 @@ pub mod epoch_file;
 pub mod erase_journal;
 pub mod key_file_header;
 pub mod key_table_file;
+pub mod recalled_ids;
 pub mod record;
 pub mod segment_header;
 pub mod snapshot_file;

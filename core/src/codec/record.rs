@@ -4,7 +4,8 @@
 //! offset  size  field
 //!      0     4  crc32c of bytes [4, length)
 //!      4     4  length of the whole record, this header included
-//!      8     1  kind: 1 lot, 2 memory, 3 recall, 4 commit, 5 seal, 6 vector, 7 member
+//!      8     1  kind: 1 lot, 2 memory, 3 recall, 4 commit, 5 seal, 6 vector, 7 member,
+//!                  8 shared, 9 recall of several
 //!      9     1  flags: bit 0 = content erased (salt and content are absent),
 //!                  bit 1 = a memory's tracked parents follow its legs, bit 2 = content sealed,
 //!                  bit 3 = authored (a space's record: its author follows the identity)
@@ -22,6 +23,7 @@
 //!   tracked flag, tracked parent count u16 and tracked parents u64… (ascending, at least one, each
 //!   a parent in every leg), then the content block
 //! - recall: id u64, mode u8 (0 fair, 1 strict), removal u8 (0 untrusted, 1 erase)
+//! - recall of several: mode u8, removal u8, id count u32, the ids (`recalled_ids`)
 //! - commit: batch start u64, batch crc32c u32, record count u32, chain hash \[32\]
 //! - seal: next segment number u64
 //! - vector: id u64, content block whose content is the vector's numbers (f32, little-endian)
@@ -43,6 +45,7 @@
 use alloc::vec::Vec;
 
 use super::bytes::{u32_at, Reader, Writer};
+use super::recalled_ids::{RecalledIds, DISTANCE_MAX_BYTES, RECALLED_IDS_MAX};
 use crate::checksum::crc32c;
 use crate::corrupt_reason::CorruptReason;
 use crate::digest::Hash;
@@ -77,11 +80,14 @@ const KIND_SEAL: u8 = 5;
 const KIND_VECTOR: u8 = 6;
 const KIND_MEMBER: u8 = 7;
 const KIND_SHARED: u8 = 8;
+const KIND_RECALL_ALL: u8 = 9;
 
 const _: () = assert!(COMMIT_BYTES == 84);
 // A tracked list is checked with one bit per id.
 const _: () = assert!(PARENTS_PER_LEG_MAX <= 64 && PARENTS_PER_LEG_MAX >= 1);
 const _: () = assert!(crate::limits::CONTENT_MAX_BYTES + 64 * 1024 < RECORD_MAX_BYTES);
+// A recall of the most ids, each at its longest, stays far below a record's limit.
+const _: () = assert!(RECALLED_IDS_MAX * DISTANCE_MAX_BYTES + 64 < RECORD_MAX_BYTES);
 
 /// Where a record was found, and which record it must be there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,6 +267,17 @@ pub enum Body<'a> {
         /// Untrusted or Erase.
         removal: Removal,
     },
+    /// Several lots and memories were recalled at once, with one mode and removal: the same as
+    /// a recall record for each, but planned together (a member applying a space's recall to
+    /// all its shared nodes writes one).
+    RecallAll {
+        /// The recalled ids, ascending.
+        ids: RecalledIds<'a>,
+        /// Fair or Strict.
+        mode: Mode,
+        /// Untrusted or Erase.
+        removal: Removal,
+    },
     /// A vector was attached to a lot or memory (replacing any earlier one). Its numbers are a
     /// content block, so an Erase removes them as it removes text, and the chain commits only to
     /// their salted digest.
@@ -325,6 +342,7 @@ impl<'a> Record<'a> {
             Body::Lot { .. }
                 | Body::Memory { .. }
                 | Body::Recall { .. }
+                | Body::RecallAll { .. }
                 | Body::Vector { .. }
                 | Body::Member { .. }
                 | Body::Shared { .. }
@@ -359,12 +377,23 @@ impl<'a> Record<'a> {
         })
     }
 
+    /// Whether the record recalls `id` with Erase (alone or among several).
+    #[must_use]
+    pub fn erases(&self, id: u64) -> bool {
+        match self.body {
+            Body::Recall { id: recalled, removal: Removal::Erase, .. } => recalled == id,
+            Body::RecallAll { ids, removal: Removal::Erase, .. } => ids.contains(id),
+            _ => false,
+        }
+    }
+
     /// The content of a lot or memory, or the numbers of a vector, if the record is one.
     #[must_use]
     pub fn content(&self) -> Option<ContentBlock<'a>> {
         match self.body {
             Body::Lot { content, .. } | Body::Memory { content, .. } | Body::Vector { content, .. } => Some(content),
             Body::Recall { .. }
+            | Body::RecallAll { .. }
             | Body::Commit { .. }
             | Body::Seal { .. }
             | Body::Member { .. }
@@ -427,6 +456,7 @@ impl<'a> Record<'a> {
             }
             Body::Vector { content, .. } => (KIND_VECTOR, erased(content)),
             Body::Recall { .. } => (KIND_RECALL, 0),
+            Body::RecallAll { .. } => (KIND_RECALL_ALL, 0),
             Body::Commit { .. } => (KIND_COMMIT, 0),
             Body::Seal { .. } => (KIND_SEAL, 0),
             Body::Member { .. } => (KIND_MEMBER, 0),
@@ -451,14 +481,12 @@ impl<'a> Record<'a> {
             }
             Body::Recall { id, mode, removal } => {
                 out.put_u64(*id);
-                out.put_u8(match mode {
-                    Mode::Fair => 0,
-                    Mode::Strict => 1,
-                });
-                out.put_u8(match removal {
-                    Removal::Untrusted => 0,
-                    Removal::Erase => 1,
-                });
+                encode_mode_and_removal(*mode, *removal, out);
+            }
+            Body::RecallAll { ids, mode, removal } => {
+                encode_mode_and_removal(*mode, *removal, out);
+                out.put_u32(ids.count());
+                out.put_bytes(ids.raw());
             }
             Body::Commit { batch_start, batch_crc, record_count, chain } => {
                 out.put_u64(*batch_start);
@@ -515,6 +543,7 @@ impl<'a> Record<'a> {
                 out.put_bytes(&content.digest);
             }
             Body::Recall { .. }
+            | Body::RecallAll { .. }
             | Body::Commit { .. }
             | Body::Seal { .. }
             | Body::Member { .. }
@@ -523,6 +552,33 @@ impl<'a> Record<'a> {
             }
         }
     }
+}
+
+/// A recall's mode (0 Fair, 1 Strict) and removal (0 Untrusted, 1 Erase), a byte each.
+fn encode_mode_and_removal(mode: Mode, removal: Removal, out: &mut Vec<u8>) {
+    out.put_u8(match mode {
+        Mode::Fair => 0,
+        Mode::Strict => 1,
+    });
+    out.put_u8(match removal {
+        Removal::Untrusted => 0,
+        Removal::Erase => 1,
+    });
+}
+
+/// Reads what [`encode_mode_and_removal`] wrote.
+fn decode_mode_and_removal(reader: &mut Reader<'_>, missing: CorruptReason) -> Result<(Mode, Removal), CorruptReason> {
+    let mode = match reader.u8().ok_or(missing)? {
+        0 => Mode::Fair,
+        1 => Mode::Strict,
+        _ => return Err(CorruptReason::UnknownRecallMode),
+    };
+    let removal = match reader.u8().ok_or(missing)? {
+        0 => Removal::Untrusted,
+        1 => Removal::Erase,
+        _ => return Err(CorruptReason::UnknownRemoval),
+    };
+    Ok((mode, removal))
 }
 
 /// The tracked parent list, if the memory has one: its count, then its ids.
@@ -598,7 +654,7 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
     let known_flags = match kind {
         KIND_MEMORY => FLAG_ERASED | FLAG_TRACKED | FLAG_SEALED | FLAG_AUTHORED,
         KIND_LOT | KIND_VECTOR => FLAG_ERASED | FLAG_SEALED | FLAG_AUTHORED,
-        KIND_RECALL | KIND_MEMBER => FLAG_ERASED | FLAG_AUTHORED,
+        KIND_RECALL | KIND_RECALL_ALL | KIND_MEMBER => FLAG_ERASED | FLAG_AUTHORED,
         _ => FLAG_ERASED,
     };
     if reader.u16().ok_or(missing)? != 0 || flags & !known_flags != 0 {
@@ -638,17 +694,15 @@ fn decode_checked<'a>(reader: &mut Reader<'a>) -> Result<Record<'a>, CorruptReas
         }
         KIND_RECALL => {
             let id = reader.u64().ok_or(missing)?;
-            let mode = match reader.u8().ok_or(missing)? {
-                0 => Mode::Fair,
-                1 => Mode::Strict,
-                _ => return Err(CorruptReason::UnknownRecallMode),
-            };
-            let removal = match reader.u8().ok_or(missing)? {
-                0 => Removal::Untrusted,
-                1 => Removal::Erase,
-                _ => return Err(CorruptReason::UnknownRemoval),
-            };
+            let (mode, removal) = decode_mode_and_removal(reader, missing)?;
             Body::Recall { id, mode, removal }
+        }
+        KIND_RECALL_ALL => {
+            let (mode, removal) = decode_mode_and_removal(reader, missing)?;
+            let count = reader.u32().ok_or(missing)?;
+            let raw = reader.take(reader.remaining()).ok_or(missing)?;
+            let ids = RecalledIds::parse(count, raw).ok_or(CorruptReason::RecalledIdsMalformed)?;
+            Body::RecallAll { ids, mode, removal }
         }
         KIND_COMMIT => Body::Commit {
             batch_start: reader.u64().ok_or(missing)?,
@@ -812,6 +866,36 @@ mod tests {
         assert_eq!(bytes.get(4..), Some(&expected_tail[..]));
         assert_eq!(u32_at(&bytes, 0), Some(crc32c(&expected_tail)));
         assert_eq!(decode(&bytes), Ok((record, 46)));
+    }
+
+    #[test]
+    fn golden_bytes_of_a_recall_of_several() {
+        let raw = RecalledIds::encode(&[4, 5, 200]).unwrap();
+        let ids = RecalledIds::parse(3, &raw).unwrap();
+        let record = Record {
+            identity: identity(),
+            body: Body::RecallAll { ids, mode: Mode::Fair, removal: Removal::Erase },
+            author: None,
+        };
+        let mut bytes = Vec::new();
+        record.encode(&mut bytes);
+        let expected_tail: [u8; 42] = [
+            46, 0, 0, 0, // length
+            9, 0, 0, 0, // kind recall of several, no flags, reserved
+            1, 0, 0, 0, 0, 0, 0, 0, // agent
+            2, 0, 0, 0, 0, 0, 0, 0, // segment
+            3, 0, 0, 0, 0, 0, 0, 0, // sequence
+            0, 1, // fair, erase
+            3, 0, 0, 0, // three ids
+            4, 1, 0xc3, 0x01, // 4, then 1 more, then 195 more
+        ];
+        assert_eq!(bytes.get(4..), Some(&expected_tail[..]));
+        assert_eq!(decode(&bytes), Ok((record, 46)));
+        // A count that the distances do not match is damage.
+        bytes[38] = 4;
+        let checksum = crc32c(&bytes[4..]).to_le_bytes();
+        bytes[..4].copy_from_slice(&checksum);
+        assert_eq!(decode(&bytes), Err(CorruptReason::RecalledIdsMalformed));
     }
 
     #[test]
@@ -1090,6 +1174,8 @@ mod tests {
         /// Id, legs, tracked parents (each also added to every leg), digest, content.
         Memory(u64, Vec<Vec<u64>>, Vec<u64>, [u8; 32], OwnedContent),
         Recall(u64, bool, bool),
+        /// Strictly ascending ids, strict, erase.
+        RecallAll(Vec<u64>, bool, bool),
         Commit(u64, u32, u32, [u8; 32]),
         Seal(u64),
     }
@@ -1116,6 +1202,8 @@ mod tests {
             ),
             (any::<u64>(), any::<bool>(), any::<bool>())
                 .prop_map(|(id, strict, erase)| Owned::Recall(id, strict, erase)),
+            (prop::collection::btree_set(1u64.., 1..40), any::<bool>(), any::<bool>())
+                .prop_map(|(ids, strict, erase)| Owned::RecallAll(ids.into_iter().collect(), strict, erase)),
             (any::<u64>(), any::<u32>(), any::<u32>(), any::<[u8; 32]>())
                 .prop_map(|(start, crc, count, chain)| Owned::Commit(start, crc, count, chain)),
             any::<u64>().prop_map(Owned::Seal),
@@ -1172,6 +1260,15 @@ mod tests {
                     mode: if *strict { Mode::Strict } else { Mode::Fair },
                     removal: if *erase { Removal::Erase } else { Removal::Untrusted },
                 },
+                Owned::RecallAll(ids, strict, erase) => {
+                    legs_raw = RecalledIds::encode(ids).ok_or_else(|| TestCaseError::fail("ids"))?;
+                    let ids = RecalledIds::parse(u32::try_from(ids.len()).unwrap(), &legs_raw).ok_or_else(|| TestCaseError::fail("ids"))?;
+                    Body::RecallAll {
+                        ids,
+                        mode: if *strict { Mode::Strict } else { Mode::Fair },
+                        removal: if *erase { Removal::Erase } else { Removal::Untrusted },
+                    }
+                }
                 Owned::Commit(batch_start, batch_crc, record_count, chain) =>
                     Body::Commit { batch_start: *batch_start, batch_crc: *batch_crc, record_count: *record_count, chain: *chain },
                 Owned::Seal(next) => Body::Seal { next_segment: *next },

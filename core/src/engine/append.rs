@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 
 use super::active_log::PoisonCause;
 use super::{io_error, AgentEngine};
+use crate::codec::recalled_ids::RecalledIds;
 use crate::codec::record::{commit_marker, Body, ContentBlock, Identity, LegsView, Record, TrackedView, SALT_BYTES};
 use crate::convert::{bounded_count_u32, field_length_u16};
 use crate::digest::{chain_next, content_digest};
@@ -37,6 +38,12 @@ pub(crate) enum Entry<'a> {
     },
     Recall {
         id: u64,
+        mode: Mode,
+        removal: Removal,
+    },
+    /// The recall of several ids at once, in one record.
+    RecallAll {
+        ids: RecalledIds<'a>,
         mode: Mode,
         removal: Removal,
     },
@@ -187,7 +194,7 @@ impl<S: Storage> AgentEngine<S> {
                     self.shared.note(*space, *space_id, id);
                     id
                 }
-                Entry::Recall { .. } => continue,
+                Entry::Recall { .. } | Entry::RecallAll { .. } => continue,
             };
             if let (Some(author), Some(space)) = (self.author_of_entry(index), self.space.as_mut()) {
                 space.note_author(author);
@@ -261,6 +268,7 @@ impl<S: Storage> AgentEngine<S> {
                     Body::Memory { id: next_id - 1, legs: view, tracked, content: block(content) }
                 }
                 Entry::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
+                Entry::RecallAll { ids, mode, removal } => Body::RecallAll { ids, mode, removal },
                 Entry::Vector { id, numbers } => Body::Vector { id, content: block(numbers) },
                 Entry::Member { agent, role } => Body::Member { agent, role },
                 Entry::Shared { space, space_id } => {

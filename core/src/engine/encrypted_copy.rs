@@ -212,6 +212,7 @@ impl<S: Storage> AgentEngine<S> {
                 Body::Vector { id, content: content.block() }
             }
             Body::Recall { id, mode, removal } => Body::Recall { id, mode, removal },
+            Body::RecallAll { ids, mode, removal } => Body::RecallAll { ids, mode, removal },
             Body::Shared { id, space, space_id } => Body::Shared { id, space, space_id },
             // A space is never encrypted, and an agent's log holds no member record.
             Body::Commit { .. } | Body::Seal { .. } | Body::Member { .. } => {

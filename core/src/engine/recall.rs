@@ -6,10 +6,12 @@ use super::active_log::PoisonCause;
 use super::append::Entry;
 use super::replay::apply_recall_plan;
 use super::AgentEngine;
+use crate::codec::recalled_ids::{RecalledIds, RECALLED_IDS_MAX};
+use crate::convert::bounded_count_u32;
 use crate::error::Error;
+use crate::error_facts::InternalRule;
 use crate::graph::RecallPlan;
 use crate::id::{Id, Mode, Removal};
-use crate::limits::BATCH_MAX_RECORDS;
 use crate::storage::Storage;
 
 impl<S: Storage> AgentEngine<S> {
@@ -62,20 +64,29 @@ impl<S: Storage> AgentEngine<S> {
         self.carry_out(plan, mode, removal)
     }
 
-    /// Recalls every id of `ids` at once (a recall record each, in one durable write), as
-    /// [`AgentEngine::recall`] does one. Returns the memories that died, ascending; a recall
-    /// that would change nothing writes nothing and returns none.
+    /// Recalls every id of `ids` at once, as [`AgentEngine::recall`] does one: in one record of
+    /// them all and one durable write (one of each per [`RECALLED_IDS_MAX`] ids, planned as
+    /// replay plans it). Returns the memories that died, ascending; a recall that would change
+    /// nothing writes nothing and returns none.
     pub(crate) fn recall_all(&mut self, ids: &[u64], mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         self.check_writable()?;
-        let plan = self.graph.plan_recall_of_all(ids, mode, removal)?;
-        if plan.is_idle() {
-            return Ok(Vec::new());
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut removed = Vec::new();
+        for part in ids.chunks(RECALLED_IDS_MAX) {
+            let plan = self.graph.plan_recall_of_all(part, mode, removal)?;
+            if !plan.is_idle() {
+                removed.extend(self.carry_out(plan, mode, removal)?);
+            }
         }
-        self.carry_out(plan, mode, removal)
+        removed.sort_unstable();
+        removed.dedup();
+        Ok(removed)
     }
 
-    /// Writes the recall records of `plan`, then applies it: the graph, the search index, and
-    /// with Erase the files.
+    /// Writes the recall record of `plan` (one of all its recalled ids when there are several),
+    /// then applies it: the graph, the search index, and with Erase the files.
     fn carry_out(&mut self, plan: RecallPlan, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         if removal == Removal::Erase {
             self.count_rewrite();
@@ -85,10 +96,25 @@ impl<S: Storage> AgentEngine<S> {
         }
         // The records are the durable intent: if an erasure below is cut short by a crash, the
         // next open finishes it.
-        let entries: Vec<Entry<'_>> = plan.recalled.iter().map(|id| Entry::Recall { id: *id, mode, removal }).collect();
-        for write in entries.chunks(BATCH_MAX_RECORDS) {
-            self.append(write)?;
-        }
+        let entry = match plan.recalled.as_slice() {
+            [id] => Entry::Recall { id: *id, mode, removal },
+            several => {
+                let raw =
+                    RecalledIds::encode(several).ok_or(Error::Internal { what: InternalRule::RecalledIdsAscending })?;
+                let count = bounded_count_u32(several.len())?;
+                let ids = RecalledIds::parse(count, &raw)
+                    .ok_or(Error::Internal { what: InternalRule::RecalledIdsAscending })?;
+                self.append(&[Entry::RecallAll { ids, mode, removal }])?;
+                return self.apply_carried_out(plan, mode, removal);
+            }
+        };
+        self.append(&[entry])?;
+        self.apply_carried_out(plan, mode, removal)
+    }
+
+    /// Applies `plan`, whose record is durable: the graph, the search index, and with Erase
+    /// the files.
+    fn apply_carried_out(&mut self, plan: RecallPlan, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
         apply_recall_plan(&mut self.graph, self.space.as_mut(), &plan, mode, removal);
         // The mutant leaves the dead in the index, where searches would find them.
         if let Some(index) = self.search.as_mut().filter(|_| !mutant!(SearchKeepsRecalled)) {

@@ -68,6 +68,7 @@ impl CommittedWrite {
         let found_id = match found.body {
             Body::Lot { id, .. } | Body::Memory { id, .. } | Body::Vector { id, .. } => Some(id),
             Body::Recall { .. }
+            | Body::RecallAll { .. }
             | Body::Commit { .. }
             | Body::Seal { .. }
             | Body::Member { .. }

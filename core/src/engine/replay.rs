@@ -59,6 +59,12 @@ pub(super) fn apply_record(
             let plan = graph.plan_recall(id, mode, removal).map_err(|_| corrupt(CorruptReason::RecallOfUnknownId))?;
             apply_recall_plan(graph, space, &plan, mode, removal);
         }
+        Body::RecallAll { ids, mode, removal } => {
+            let ids: Vec<u64> = ids.iter().collect();
+            let plan =
+                graph.plan_recall_of_all(&ids, mode, removal).map_err(|_| corrupt(CorruptReason::RecallOfUnknownId))?;
+            apply_recall_plan(graph, space, &plan, mode, removal);
+        }
         Body::Shared { id, space, space_id } => {
             if id != graph.next_id() {
                 return Err(corrupt(CorruptReason::SharedNodeIdOutOfOrder));

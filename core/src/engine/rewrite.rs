@@ -123,7 +123,9 @@ impl<S: Storage> AgentEngine<S> {
                     moves.push((id, Location::in_segment(segment, out.len() as u64)?, false));
                     record.encode(&mut out);
                 }
-                Body::Recall { .. } | Body::Seal { .. } | Body::Member { .. } => record.encode(&mut out),
+                Body::Recall { .. } | Body::RecallAll { .. } | Body::Seal { .. } | Body::Member { .. } => {
+                    record.encode(&mut out);
+                }
             }
             Ok(())
         })?;

@@ -89,7 +89,7 @@ impl<S: Storage> AgentEngine<S> {
                     next_id += 1;
                     Vec::new()
                 }
-                Entry::Recall { .. } | Entry::Member { .. } => Vec::new(),
+                Entry::Recall { .. } | Entry::RecallAll { .. } | Entry::Member { .. } => Vec::new(),
             };
             sealed.contents.push(content);
         }

@@ -96,7 +96,11 @@ pub(super) fn replay_sealing<F: StorageFile>(
 
 /// The sequence of `record` if it is a recall with Erase.
 pub(super) fn erase_sequence(record: &Record<'_>) -> Option<u64> {
-    matches!(record.body, Body::Recall { removal: Removal::Erase, .. }).then_some(record.identity.sequence)
+    matches!(
+        record.body,
+        Body::Recall { removal: Removal::Erase, .. } | Body::RecallAll { removal: Removal::Erase, .. }
+    )
+    .then_some(record.identity.sequence)
 }
 
 impl<S: Storage> AgentEngine<S> {

@@ -250,7 +250,7 @@ impl<S: Storage> AgentEngine<S> {
                     index.vector_written(id, &numbers, location);
                 }
             }
-            Entry::Recall { .. } | Entry::Member { .. } | Entry::Shared { .. } => {}
+            Entry::Recall { .. } | Entry::RecallAll { .. } | Entry::Member { .. } | Entry::Shared { .. } => {}
         }
     }
 

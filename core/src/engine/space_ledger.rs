@@ -2,7 +2,6 @@
 //! member wrote each lot and memory. Replayed from the log with the graph, and kept in step
 //! with it by every write, so a role is checked against the history exactly as it was written.
 
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use crate::codec::record::{Body, Record};
@@ -22,6 +21,19 @@ pub(crate) struct HowRecalled {
 }
 
 impl HowRecalled {
+    /// The byte the ledger keeps: 1, plus 1 for Strict, plus 2 for Erase (0 is never recalled).
+    fn code(self) -> u8 {
+        1 + u8::from(self.mode == Mode::Strict) + 2 * u8::from(self.removal == Removal::Erase)
+    }
+
+    /// What [`HowRecalled::code`] gave; `None` for 0.
+    fn from_code(code: u8) -> Option<HowRecalled> {
+        let bits = code.checked_sub(1)?;
+        let mode = if bits & 1 != 0 { Mode::Strict } else { Mode::Fair };
+        let removal = if bits & 2 != 0 { Removal::Erase } else { Removal::Untrusted };
+        Some(HowRecalled { mode, removal })
+    }
+
     /// The wider of `self` and `other` in each of mode and removal.
     fn widened(self, other: HowRecalled) -> HowRecalled {
         let mode = if self.mode == Mode::Strict || other.mode == Mode::Strict { Mode::Strict } else { Mode::Fair };
@@ -42,14 +54,17 @@ pub(crate) struct SpaceLedger {
     members: Vec<(u64, Role)>,
     /// The author of each node, by id (the first node's at index 0).
     authors: Vec<u64>,
-    /// Each recalled node (also those that died with a recalled one), with how.
-    recalled: BTreeMap<u64, HowRecalled>,
+    /// How each node was recalled, by id (the first node's at index 0), as
+    /// [`HowRecalled::code`] gives it: 0 for a node never recalled. A byte a node, so a member
+    /// applying a recall looks up each of its shared nodes at once; as long as the highest id
+    /// recalled.
+    recalled: Vec<u8>,
 }
 
 impl SpaceLedger {
     /// A ledger with no member and no node.
     pub(crate) const EMPTY: SpaceLedger =
-        SpaceLedger { members: Vec::new(), authors: Vec::new(), recalled: BTreeMap::new() };
+        SpaceLedger { members: Vec::new(), authors: Vec::new(), recalled: Vec::new() };
 
     /// The role agent `agent` holds now: [`Role::None`] for an agent never granted one.
     pub(crate) fn role_of(&self, agent: u64) -> Role {
@@ -85,7 +100,8 @@ impl SpaceLedger {
 
     /// How node `id` was recalled; `None` while it is alive.
     pub(crate) fn how_recalled(&self, id: u64) -> Option<HowRecalled> {
-        self.recalled.get(&id).copied()
+        let index = usize::try_from(id.checked_sub(1)?).ok()?;
+        HowRecalled::from_code(*self.recalled.get(index)?)
     }
 
     /// Takes in a recall just applied to the space's graph: every node it kills or erases,
@@ -108,8 +124,14 @@ impl SpaceLedger {
     }
 
     fn widen(&mut self, id: u64, how: HowRecalled) {
-        let entry = self.recalled.entry(id).or_insert(how);
-        *entry = entry.widened(how);
+        let Some(index) = id.checked_sub(1).and_then(|index| usize::try_from(index).ok()) else { return };
+        if self.recalled.len() <= index {
+            self.recalled.resize(index + 1, 0);
+        }
+        if let Some(code) = self.recalled.get_mut(index) {
+            let widened = HowRecalled::from_code(*code).map_or(how, |before| before.widened(how));
+            *code = widened.code();
+        }
     }
 
     /// Checks that `record`, the next committed one of the space, was written by a member whose
@@ -131,6 +153,7 @@ impl SpaceLedger {
             Body::Member { agent, role } => self.set_role(agent, role),
             Body::Lot { .. } | Body::Memory { .. } => self.note_author(author),
             Body::Recall { .. }
+            | Body::RecallAll { .. }
             | Body::Vector { .. }
             | Body::Commit { .. }
             | Body::Seal { .. }
@@ -157,7 +180,7 @@ impl SpaceLedger {
 fn role_needed(body: &Body<'_>) -> Role {
     match body {
         Body::Lot { .. } | Body::Memory { .. } | Body::Vector { .. } => Role::Write,
-        Body::Recall { .. } | Body::Member { .. } => Role::Admin,
+        Body::Recall { .. } | Body::RecallAll { .. } | Body::Member { .. } => Role::Admin,
         // Refused in a space before its role is asked.
         Body::Commit { .. } | Body::Seal { .. } | Body::Shared { .. } => Role::None,
     }

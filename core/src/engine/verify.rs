@@ -168,7 +168,11 @@ fn check_committed(
                 *kept_seen = true;
             }
         }
-        Body::Recall { .. } | Body::Seal { .. } | Body::Member { .. } | Body::Shared { .. } => {}
+        Body::Recall { .. }
+        | Body::RecallAll { .. }
+        | Body::Seal { .. }
+        | Body::Member { .. }
+        | Body::Shared { .. } => {}
     }
     Ok(())
 }
@@ -431,7 +435,11 @@ mod tests {
                             kept_seen = true;
                         }
                     }
-                    Body::Recall { .. } | Body::Seal { .. } | Body::Member { .. } | Body::Shared { .. } => {}
+                    Body::Recall { .. }
+                    | Body::RecallAll { .. }
+                    | Body::Seal { .. }
+                    | Body::Member { .. }
+                    | Body::Shared { .. } => {}
                 }
                 Ok(())
             })?;

@@ -92,6 +92,10 @@ pub enum InternalRule {
     BatchStagingMatchesAgent,
     /// Every write of a group of a space's members has its author.
     EveryGroupedWriteHasAnAuthor,
+    /// The ids of a recall of several are strictly ascending and not too many for a record.
+    RecalledIdsAscending,
+    /// Every member's part of a space's recall was applied or failed, none lost on the way.
+    MemberPartsAllApplied,
 }
 
 impl InternalRule {
@@ -140,6 +144,8 @@ impl InternalRule {
             InternalRule::RequestSortedAsReadIsOne => "a request the server sorts as a read is one",
             InternalRule::BatchStagingMatchesAgent => "a batch's staging matches its agent",
             InternalRule::EveryGroupedWriteHasAnAuthor => "every grouped write of a space has its author",
+            InternalRule::RecalledIdsAscending => "the ids of a recall of several are ascending and fit a record",
+            InternalRule::MemberPartsAllApplied => "every member's part of a space's recall has an outcome",
         }
     }
 }

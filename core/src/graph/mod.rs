@@ -158,7 +158,10 @@ impl Graph {
     }
 
     fn slot(&self, id: u64) -> Result<u64, Error> {
-        self.index(id).and_then(|index| self.slots.get(index).copied()).ok_or(Error::UnknownId { id: Id::from(id) })
+        // Built only when needed: an error dropped unused on every lookup costs a recall dearly.
+        self.index(id)
+            .and_then(|index| self.slots.get(index).copied())
+            .ok_or_else(|| Error::UnknownId { id: Id::from(id) })
     }
 
     fn flags_of_index(&self, index: u32) -> u8 {

@@ -81,9 +81,12 @@ impl Graph {
         };
         removed.sort_unstable();
         removed.dedup();
-        let mut sorted_targets = targets.clone();
-        sorted_targets.sort_unstable();
-        removed.retain(|index| sorted_targets.binary_search(index).is_err());
+        if mode == Mode::Strict {
+            // The Fair closure never holds a target; the descendants may (a target below another).
+            let mut sorted_targets = targets.clone();
+            sorted_targets.sort_unstable();
+            removed.retain(|index| sorted_targets.binary_search(index).is_err());
+        }
         let erase = match removal {
             Removal::Untrusted => Vec::new(),
             Removal::Erase => self.erase_cover(&targets, &removed),
@@ -170,6 +173,13 @@ impl Graph {
             for (&(child, parent), &(words, every)) in visits.iter().zip(&legs) {
                 if every == 0 || dead.contains(child) {
                     continue; // a lot has no legs to lose; a child may have died earlier in this wave
+                }
+                if every == 1 {
+                    // Its one leg holds this dead parent, so it is broken: no need to count.
+                    dead.insert(child);
+                    removed.push(child);
+                    dying.push(child);
+                    continue;
                 }
                 let broken = broken_legs.entry(child).or_insert_with(|| {
                     let parent_dead = self.flags_of_index(child) & FLAG_PARENT_DEAD != 0;

@@ -175,6 +175,7 @@ pub fn scan_records_after<'a, E>(
             Body::Lot { .. }
             | Body::Memory { .. }
             | Body::Recall { .. }
+            | Body::RecallAll { .. }
             | Body::Vector { .. }
             | Body::Member { .. }
             | Body::Shared { .. } => {

@@ -20,6 +20,7 @@ pub fn kind_byte(body: &Body<'_>) -> u8 {
         Body::Vector { .. } => 6,
         Body::Member { .. } => 7,
         Body::Shared { .. } => 8,
+        Body::RecallAll { .. } => 9,
     }
 }
 

@@ -70,6 +70,24 @@ pub struct SpaceEngine<S: Storage> {
     name: String,
 }
 
+/// The recalls of one space, as [`SpaceEngine::recalls`] gives them to apply to its members.
+#[derive(Debug, Clone, Copy)]
+pub struct SpaceRecalls<'a> {
+    number: u64,
+    ledger: &'a SpaceLedger,
+}
+
+impl SpaceRecalls<'_> {
+    /// As [`SpaceEngine::apply_recalls_to`].
+    ///
+    /// # Errors
+    ///
+    /// Those of [`AgentEngine::recall`].
+    pub fn apply_to<S: Storage>(&self, agent: &mut AgentEngine<S>) -> Result<Vec<Id>, Error> {
+        agent.apply_space_recalls(self.number, self.ledger)
+    }
+}
+
 impl<S: Storage> SpaceEngine<S> {
     /// Makes the folder and log of a new space numbered `number`, whose first record makes
     /// `first_admin` its admin, durably.
@@ -294,7 +312,14 @@ impl<S: Storage> SpaceEngine<S> {
     ///
     /// Those of [`AgentEngine::recall`].
     pub fn apply_recalls_to(&self, agent: &mut AgentEngine<S>) -> Result<Vec<Id>, Error> {
-        agent.apply_space_recalls(self.number(), self.ledger())
+        self.recalls().apply_to(agent)
+    }
+
+    /// The space's recalls as its members apply them, without its files: unlike the engine,
+    /// this may go to other threads, each applying it to members of its own at once.
+    #[must_use]
+    pub fn recalls(&self) -> SpaceRecalls<'_> {
+        SpaceRecalls { number: self.number(), ledger: self.ledger() }
     }
 
     /// The agents holding a role now, with it, in the order they were first granted one: the

@@ -3,11 +3,11 @@
 //! call returns, the closed plaintext ones by opening them for it, and an encrypted one that is
 //! closed (whose keys need its token) at its next open, before its first answer.
 
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use cheesedb_core::{
-    AgentEngine, AgentKey, Error, Fingerprint, Hit, Id, Leg, Mode, Node, Removal, Role, SpaceWrite, StoreEngine,
-    TrustLevel, TrustRules,
+    AgentEngine, AgentKey, Error, Fingerprint, Hit, Id, InternalRule, Leg, Mode, Node, Removal, Role, SpaceRecalls,
+    SpaceWrite, StoreEngine, TrustLevel, TrustRules,
 };
 
 use super::count_as_read;
@@ -235,40 +235,105 @@ impl<S: SharedStorage> LocalSpace<S> {
     }
 }
 
+/// The most members whose part of a recall is applied at once. Each part waits mostly on its
+/// own member's sync, so parts on threads of their own overlap on the disk even on few cores.
+const MEMBERS_AT_ONCE: usize = 8;
+
+/// A member a space's recall reaches, found before its part is applied.
+enum Reached<S: SharedStorage> {
+    /// Open in this process: its part goes through its engine.
+    Open(crate::shared::SharedEngine<S>),
+    /// Closed, so opened for its part, then closed again.
+    Opened(Box<AgentEngine<S>>),
+}
+
+/// What became of one member's part: its name and what died in it, if anything did.
+type PartOutcome = Result<Option<(String, Vec<Id>)>, Error>;
+
 /// Applies the recalls of `space` to every agent ever granted a role in it: those open in this
-/// process through their engines, the closed plaintext ones by opening them. Returns each
-/// reached member's removed memories; on a failure, goes on with the others and returns the
-/// first error.
+/// process through their engines, the closed plaintext ones by opening them, several at once.
+/// Returns each reached member's removed memories, in the order the members were first granted
+/// a role; on a failure, goes on with the others and returns the first error in that order.
 fn reach_members<S: SharedStorage>(
     store: &StoreShared<S>,
     catalog: &StoreEngine<S>,
     space: &cheesedb_core::SpaceEngine<S>,
 ) -> Result<Vec<(String, Vec<Id>)>, Error> {
+    // Found one after the other, since the catalog serves one thread at a time.
+    let mut parts = Vec::new();
+    let mut outcomes: Vec<(usize, PartOutcome)> = Vec::new();
+    for (index, number) in space.everyone_granted().into_iter().enumerate() {
+        match find_member(store, catalog, number) {
+            Ok(Some((name, member))) => parts.push((index, name, member)),
+            Ok(None) => {}
+            Err(error) => outcomes.push((index, Err(error))),
+        }
+    }
+    let expected = parts.len() + outcomes.len();
+    let workers = MEMBERS_AT_ONCE.min(parts.len());
+    let recalls = space.recalls();
+    let queue = Mutex::new(parts);
+    let done = Mutex::new(outcomes);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some((index, name, member)) = lock(&queue).ok().and_then(|mut queue| queue.pop()) {
+                    let applied = apply_part(recalls, member);
+                    let outcome = applied.map(|removed| (!removed.is_empty()).then_some((name, removed)));
+                    if let Ok(mut done) = lock(&done) {
+                        done.push((index, outcome));
+                    }
+                }
+            });
+        }
+    });
+    let lost = Error::Internal { what: InternalRule::MemberPartsAllApplied };
+    let mut outcomes = done.into_inner().map_err(|_| lost.clone())?;
+    if outcomes.len() != expected {
+        return Err(lost);
+    }
+    outcomes.sort_by_key(|(index, _)| *index);
     let mut reached = Vec::new();
     let mut first_error = None;
-    for number in space.everyone_granted() {
-        // A deleted agent has no memory left to reach.
-        let Ok(name) = catalog.agent_name(number) else { continue };
-        let open = store.open_agents()?.get(&number).and_then(Weak::upgrade);
-        let applied = match open {
-            Some(engine) => lock(&engine.engine).and_then(|mut engine| space.apply_recalls_to(&mut engine)),
-            // Its keys need its token: its next open applies it first.
-            None if catalog.is_encrypted(number) => continue,
-            None => catalog.open_agent_by_number(number).and_then(|mut engine| {
-                let removed = space.apply_recalls_to(&mut engine)?;
-                engine.close()?;
-                Ok(removed)
-            }),
-        };
-        match applied {
-            Ok(removed) if removed.is_empty() => {}
-            Ok(removed) => reached.push((name, removed)),
+    for (_, outcome) in outcomes {
+        match outcome {
+            Ok(Some(part)) => reached.push(part),
+            Ok(None) => {}
             Err(error) => {
                 first_error.get_or_insert(error);
             }
         }
     }
     first_error.map_or(Ok(reached), Err)
+}
+
+/// Agent `number` as a space's recall reaches it, with its name: `None` for a deleted agent
+/// (no memory of it is left) and for a closed encrypted one (its keys need its token: its next
+/// open applies the recall before its first answer).
+fn find_member<S: SharedStorage>(
+    store: &StoreShared<S>,
+    catalog: &StoreEngine<S>,
+    number: u64,
+) -> Result<Option<(String, Reached<S>)>, Error> {
+    let Ok(name) = catalog.agent_name(number) else { return Ok(None) };
+    let member = match store.open_agents()?.get(&number).and_then(Weak::upgrade) {
+        Some(engine) => Reached::Open(engine),
+        None if catalog.is_encrypted(number) => return Ok(None),
+        None => Reached::Opened(Box::new(catalog.open_agent_by_number(number)?)),
+    };
+    Ok(Some((name, member)))
+}
+
+/// Applies `recalls` to one member; returns what died in it.
+fn apply_part<S: SharedStorage>(recalls: SpaceRecalls<'_>, member: Reached<S>) -> Result<Vec<Id>, Error> {
+    match member {
+        Reached::Open(engine) => recalls.apply_to(&mut *lock(&engine.engine)?),
+        Reached::Opened(mut engine) => {
+            let removed = recalls.apply_to(&mut engine)?;
+            engine.close()?;
+            Ok(removed)
+        }
+    }
 }
 
 /// Applies to `engine`, just opened, the recalls of every space it holds shared nodes of, before

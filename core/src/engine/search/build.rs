@@ -141,6 +141,7 @@ pub(super) fn index_records(
                 }
             }
             Body::Recall { .. }
+            | Body::RecallAll { .. }
             | Body::Commit { .. }
             | Body::Seal { .. }
             | Body::Member { .. }
