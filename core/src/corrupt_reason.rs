@@ -90,6 +90,8 @@ pub enum CorruptReason {
     TrackedParentsMalformed,
     /// A tracked parent is missing from a leg of its memory.
     TrackedParentNotInEveryLeg,
+    /// A snapshot's shared nodes are not exactly the shared nodes of its graph, or not in order.
+    SnapshotSharedNodesDoNotMatchGraph,
     /// The ids of a recall of several: none, cut short, not strictly ascending, or not each in
     /// its shortest form.
     RecalledIdsMalformed,
@@ -390,6 +392,9 @@ impl CorruptReason {
                 "tracked parents empty, more than a leg may hold, repeated or out of order"
             }
             CorruptReason::TrackedParentNotInEveryLeg => "a tracked parent is missing from a leg of its memory",
+            CorruptReason::SnapshotSharedNodesDoNotMatchGraph => {
+                "a snapshot's shared nodes are not those of its graph, or out of order"
+            }
             CorruptReason::RecalledIdsMalformed => {
                 "the ids of a recall of several are none, cut short, out of order or not in shortest form"
             }

@@ -69,8 +69,9 @@ pub struct Options {
     /// A segment is sealed and a new one started once it grows past this size.
     pub segment_size_max_bytes: u64,
     /// A snapshot of the recall graph is written when the agent is closed, or a segment is
-    /// sealed, once the log has grown by this much since the last one; open then replays only
-    /// what follows it. `u64::MAX` turns snapshots off.
+    /// sealed, once the log has grown by this much since the last one (an eighth of it for an
+    /// encrypted agent, whose replay opens a key per record); open then replays only what
+    /// follows it. `u64::MAX` turns snapshots off.
     pub snapshot_after_bytes: u64,
     /// The active segment is extended with this many zero bytes at a time, ahead of the writes,
     /// so that most durable writes change no file size (and need no metadata flush). Zero

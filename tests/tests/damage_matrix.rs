@@ -372,7 +372,7 @@ fn forge_snapshot<B: Backend>(place: &B, change: impl FnOnce(&mut Vec<u64>)) -> 
     let mut snapshot = SnapshotFile::decode(&place.read_file(&path)).unwrap();
     change(&mut snapshot.slots);
     let parts = snapshot.graph_parts();
-    place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts));
+    place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts, &snapshot.shared));
     path
 }
 
@@ -409,7 +409,7 @@ fn forged_child_edges_in_a_snapshot<B: Backend>() {
     assert_eq!(snapshot.child_row, [2, 3]);
     snapshot.child_row = vec![3, 2];
     let parts = snapshot.graph_parts();
-    place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts));
+    place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts, &snapshot.shared));
     let alice = open(&place, &token, true).unwrap();
     assert_eq!(alice.report().snapshot_ignored, None, "the lie passes every check of open");
     // An Erase computed from the lie would erase the unrelated memory: the graph is checked

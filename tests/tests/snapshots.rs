@@ -2,7 +2,7 @@
 //! a snapshot that is damaged or does not match the log is ignored, never trusted. On every
 //! backend.
 
-use cheesedb::{Agent, CorruptReason, Error, Id, Leg, Mode, Options, Removal, Token};
+use cheesedb::{Agent, CorruptReason, Error, Id, Leg, Mode, NodeKind, Options, Removal, Role, Token};
 use cheesedb_core::codec::snapshot_file::SnapshotFile;
 use cheesedb_tests::backend::{contains, Backend};
 
@@ -166,7 +166,7 @@ fn verify_catches_a_well_formed_snapshot_that_lies<B: Backend>() {
     assert_eq!(snapshot.child_row.get(..2), Some(&[1, 2][..]), "the lot's first children");
     snapshot.child_row[0] = 2; // the first memory is no longer listed as the lot's child
     let parts = snapshot.graph_parts();
-    place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts));
+    place.replace_file(&path, &SnapshotFile::encode(&snapshot.point, parts, &snapshot.shared));
     let alice = reopen(&place, &token);
     assert_eq!(alice.report().snapshot_ignored, None);
     assert_ne!(alice.preview_recall(Id::from(1), Mode::Strict).unwrap(), memories, "the lie is in use");
@@ -224,7 +224,99 @@ fn the_close_after_an_erase_saves_a_fresh_snapshot<B: Backend>() {
     alice.verify().unwrap();
 }
 
+/// A member holding shared nodes, closed with a snapshot: `(its token, the space's lot, the
+/// shared node standing for it, the member's memory on it)`, and the admin's token.
+fn member_with_snapshot<B: Backend>(place: &B) -> (Token, Token, Id, Id, Id) {
+    let store = place.open(eager_snapshots()).unwrap();
+    let admin_token = store.create_agent("alice").unwrap();
+    let alice = store.open_agent(&admin_token).unwrap();
+    let team = store.create_space("team", &alice).unwrap();
+    let lot = team.add_lot("web", b"a shared source").unwrap();
+    let token = store.create_agent("bob").unwrap();
+    team.grant("bob", Role::Read).unwrap();
+    let bob = store.open_agent(&token).unwrap();
+    let shared = bob.space("team").unwrap().share(lot).unwrap();
+    let derived = bob.remember(b"built on the shared source", &[Leg::from([shared])]).unwrap();
+    for index in 0..50 {
+        bob.add_lot("own", format!("own lot {index}").as_bytes()).unwrap();
+    }
+    bob.close().unwrap();
+    (token, admin_token, lot, shared, derived)
+}
+
+fn a_member_opens_from_a_snapshot_holding_its_shared_nodes<B: Backend>() {
+    let place = B::new();
+    let (token, admin_token, lot, shared, derived) = member_with_snapshot(&place);
+    assert!(snapshot_file(&place).is_some(), "an agent holding shared nodes keeps a snapshot");
+    {
+        let store = place.open(eager_snapshots()).unwrap();
+        let bob = store.open_agent(&token).unwrap();
+        assert_eq!(bob.report().snapshot_ignored, None);
+        assert_eq!(bob.report().records_from_snapshot, bob.report().records, "nothing replayed");
+        assert!(matches!(bob.get(shared).unwrap().kind, NodeKind::Shared { id, .. } if id == lot));
+        bob.close().unwrap();
+        // Recalled while the member is closed: it opens the member, from its snapshot, to apply it.
+        let alice = store.open_agent(&admin_token).unwrap();
+        let reached = alice.space("team").unwrap().recall(lot, Mode::Fair, Removal::Untrusted).unwrap();
+        assert_eq!(reached.in_members, vec![(String::from("bob"), vec![derived])]);
+    }
+    let bob = reopen(&place, &token);
+    assert!(!bob.get(derived).unwrap().is_alive());
+    bob.verify().unwrap();
+}
+
+/// A snapshot whose shared nodes are not its graph's is ignored, and one whose checksums hold
+/// but that names another node of the space is caught by verify, which rebuilds them from the
+/// log.
+fn a_snapshot_whose_shared_nodes_lie_is_ignored_or_caught<B: Backend>() {
+    let place = B::new();
+    let (token, _, _, shared, _) = member_with_snapshot(&place);
+    let path = snapshot_file(&place).unwrap();
+    let original = SnapshotFile::decode(&place.read_file(&path)).unwrap();
+    assert_eq!(original.shared.len(), 1);
+    assert_eq!(original.shared[0].id, shared.get());
+
+    let mut moved = original.clone();
+    moved.shared[0].id += 1; // an own lot, not a shared node
+    place.replace_file(&path, &SnapshotFile::encode(&moved.point, moved.graph_parts(), &moved.shared));
+    let bob = reopen(&place, &token);
+    assert_eq!(bob.report().snapshot_ignored, Some(CorruptReason::SnapshotSharedNodesDoNotMatchGraph));
+    drop(bob);
+
+    let mut elsewhere = original;
+    elsewhere.shared[0].space_id += 1;
+    place.replace_file(&path, &SnapshotFile::encode(&elsewhere.point, elsewhere.graph_parts(), &elsewhere.shared));
+    let bob = reopen(&place, &token);
+    assert_eq!(bob.report().snapshot_ignored, None, "its checksums hold");
+    assert!(matches!(bob.verify(), Err(Error::Corrupt { reason: CorruptReason::GraphDiffersFromLog, .. })));
+}
+
+/// An encrypted agent's replay opens a key per record: it snapshots after an eighth of the
+/// bytes a plaintext one waits for.
+fn an_encrypted_agent_snapshots_sooner<B: Backend>() {
+    let place = B::new();
+    let options = eager_snapshots().segment_size_max_bytes(1 << 20).snapshot_after_bytes(64 * 1024);
+    let store = place.open(options.clone()).unwrap();
+    let mut tokens = Vec::new();
+    for (name, encrypted) in [("plain", false), ("sealed", true)] {
+        let token = if encrypted { store.create_encrypted_agent(name) } else { store.create_agent(name) };
+        let token = token.unwrap();
+        let agent = store.open_agent(&token).unwrap();
+        for index in 0..40 {
+            agent.add_lot("lot", format!("{index:0>400}").as_bytes()).unwrap();
+        }
+        agent.close().unwrap();
+        tokens.push(token);
+    }
+    let froms: Vec<u64> =
+        tokens.iter().map(|token| store.open_agent(token).unwrap().report().records_from_snapshot).collect();
+    assert_eq!(froms, [0, 40], "about 20 KiB: under 64 KiB, over an eighth of it");
+}
+
 cheesedb_tests::conformance!(
+    a_member_opens_from_a_snapshot_holding_its_shared_nodes,
+    a_snapshot_whose_shared_nodes_lie_is_ignored_or_caught,
+    an_encrypted_agent_snapshots_sooner,
     open_loads_the_snapshot_and_replays_only_what_follows,
     a_snapshot_holds_no_content,
     a_damaged_snapshot_is_ignored_and_the_log_replayed,

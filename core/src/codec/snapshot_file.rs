@@ -7,7 +7,7 @@
 //!      0     8  magic "CHEESEDB"
 //!      8     1  format version (1)
 //!      9     1  file kind (3 = snapshot)
-//!     10     2  snapshot layout (3: with child rows and the vector flag)
+//!     10     2  snapshot layout (4: with child rows, the vector flag and shared nodes)
 //!     12     4  reserved, zero
 //!     16     8  agent number
 //!     24     8  segment of the point
@@ -17,14 +17,18 @@
 //!     80     8  node count (N)
 //!     88     8  leg word count (W)
 //!     96     8  child edge count (E)
-//!    104     4  crc32c of the node slots
-//!    108     4  crc32c of the leg words
-//!    112     4  crc32c of the leg word ends  
-//!    116     4  crc32c of the child row starts
-//!    120     4  crc32c of the child row
-//!    124     4  crc32c of bytes [0, 124)
-//!    128     …  body: N node slots (u64), W leg words (u32), N leg word ends (u32),
-//!               N + 1 child row starts (u32), E children (u32)
+//!    104     8  shared node count (S)
+//!    112     4  crc32c of the node slots
+//!    116     4  crc32c of the leg words
+//!    120     4  crc32c of the leg word ends
+//!    124     4  crc32c of the child row starts
+//!    128     4  crc32c of the child row
+//!    132     4  crc32c of the shared nodes
+//!    136     4  reserved, zero
+//!    140     4  crc32c of bytes [0, 140)
+//!    144     …  body: N node slots (u64), W leg words (u32), N leg word ends (u32),
+//!               N + 1 child row starts (u32), E children (u32), S shared nodes (each the
+//!               space's number, the node's id in the space and the shared node's id, u64)
 //! ```
 //!
 //! Each part of the body has its own checksum, so a reader can check it as it takes it in.
@@ -41,10 +45,28 @@ use crate::graph::GraphParts;
 /// The file kind byte of a snapshot.
 pub const FILE_KIND_SNAPSHOT: u8 = 3;
 /// The snapshot layout this build writes and reads. Layout 1 had no child rows, layout 2 no
-/// vector flag (a node flag bit that layout 3 gives a meaning); a snapshot of another layout is ignored like a damaged one, and open replays the log instead.
-pub const SNAPSHOT_LAYOUT: u16 = 3;
+/// vector flag (a node flag bit that layout 3 gives a meaning), layout 3 no shared nodes (an
+/// agent holding one kept no snapshot); a snapshot of another layout is ignored like a damaged
+/// one, and open replays the log instead.
+pub const SNAPSHOT_LAYOUT: u16 = 4;
 /// Bytes of a snapshot header.
-pub const SNAPSHOT_HEADER_BYTES: usize = 128;
+pub const SNAPSHOT_HEADER_BYTES: usize = 144;
+/// Bytes of one shared node in the body.
+const SHARED_NODE_BYTES: u64 = 24;
+/// How many parts the body has.
+const PARTS: usize = 6;
+
+/// A shared node as a snapshot holds it: the agent's node `id` stands for node `space_id` of
+/// space `space`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SnapshotShared {
+    /// The space's number in the store.
+    pub space: u64,
+    /// The node's id in the space.
+    pub space_id: u64,
+    /// The shared node's id in the agent.
+    pub id: u64,
+}
 
 /// The committed point of the log a snapshot describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +98,8 @@ pub struct SnapshotFile {
     pub child_row_starts: Vec<u32>,
     /// Every node's children, node after node.
     pub child_row: Vec<u32>,
+    /// The shared nodes, ascending by space, then node in the space, then id.
+    pub shared: Vec<SnapshotShared>,
 }
 
 fn u64_bytes(values: &[u64]) -> Vec<u8> {
@@ -101,13 +125,15 @@ impl SnapshotFile {
     }
 
     /// The snapshot's bytes.
-    pub fn encode(point: &SnapshotPoint, graph: GraphParts<'_>) -> Vec<u8> {
+    pub fn encode(point: &SnapshotPoint, graph: GraphParts<'_>, shared: &[SnapshotShared]) -> Vec<u8> {
+        let shared_words: Vec<u64> = shared.iter().flat_map(|node| [node.space, node.space_id, node.id]).collect();
         let parts = [
             u64_bytes(graph.slots),
             u32_bytes(graph.leg_words),
             u32_bytes(graph.leg_node_ends),
             u32_bytes(graph.child_row_starts),
             u32_bytes(graph.child_row),
+            u64_bytes(&shared_words),
         ];
         let body_length: usize = parts.iter().map(Vec::len).sum();
         let mut out = Vec::with_capacity(SNAPSHOT_HEADER_BYTES + body_length);
@@ -124,9 +150,11 @@ impl SnapshotFile {
         out.put_u64(graph.slots.len() as u64);
         out.put_u64(graph.leg_words.len() as u64);
         out.put_u64(graph.child_row.len() as u64);
+        out.put_u64(shared.len() as u64);
         for part in &parts {
             out.put_u32(crc32c(part));
         }
+        out.put_u32(0);
         let header_checksum = crc32c(&out);
         out.put_u32(header_checksum);
         debug_assert_eq!(out.len(), SNAPSHOT_HEADER_BYTES);
@@ -166,14 +194,22 @@ impl SnapshotFile {
             None => return Err(CorruptReason::SnapshotBodyShorterThanCounts),
         }
         let mut offset = SNAPSHOT_HEADER_BYTES as u64;
-        let [slots, words, ends, starts, row] = header.part_lengths;
-        let [slots_crc, words_crc, ends_crc, starts_crc, row_crc] = header.part_checksums;
+        let [slots, words, ends, starts, row, shared] = header.part_lengths;
+        let [slots_crc, words_crc, ends_crc, starts_crc, row_crc, shared_crc] = header.part_checksums;
         let slots = read_part(&mut read_at, &mut offset, slots, slots_crc, u64::from_le_bytes)?;
         let leg_words = read_part(&mut read_at, &mut offset, words, words_crc, u32::from_le_bytes)?;
         let leg_node_ends = read_part(&mut read_at, &mut offset, ends, ends_crc, u32::from_le_bytes)?;
         let child_row_starts = read_part(&mut read_at, &mut offset, starts, starts_crc, u32::from_le_bytes)?;
         let child_row = read_part(&mut read_at, &mut offset, row, row_crc, u32::from_le_bytes)?;
-        Ok(SnapshotFile { point: header.point, slots, leg_words, leg_node_ends, child_row_starts, child_row })
+        let shared_words = read_part(&mut read_at, &mut offset, shared, shared_crc, u64::from_le_bytes)?;
+        let shared = shared_words
+            .chunks_exact(3)
+            .map(|node| match node {
+                [space, space_id, id] => SnapshotShared { space: *space, space_id: *space_id, id: *id },
+                _ => SnapshotShared { space: 0, space_id: 0, id: 0 },
+            })
+            .collect();
+        Ok(SnapshotFile { point: header.point, slots, leg_words, leg_node_ends, child_row_starts, child_row, shared })
     }
 }
 
@@ -184,9 +220,10 @@ const PIECE_BYTES: usize = 256 * 1024;
 /// The header's facts.
 struct Header {
     point: SnapshotPoint,
-    /// Bytes of the slots, leg words, leg word ends, child row starts and child row.
-    part_lengths: [u64; 5],
-    part_checksums: [u32; 5],
+    /// Bytes of the slots, leg words, leg word ends, child row starts, child row and shared
+    /// nodes.
+    part_lengths: [u64; PARTS],
+    part_checksums: [u32; PARTS],
 }
 
 impl Header {
@@ -220,16 +257,21 @@ impl Header {
         let node_count = reader.u64().ok_or(missing)?;
         let word_count = reader.u64().ok_or(missing)?;
         let edge_count = reader.u64().ok_or(missing)?;
+        let shared_count = reader.u64().ok_or(missing)?;
         let part_lengths = [
             node_count.checked_mul(8).ok_or(too_many)?,
             word_count.checked_mul(4).ok_or(too_many)?,
             node_count.checked_mul(4).ok_or(too_many)?,
             node_count.checked_add(1).and_then(|starts| starts.checked_mul(4)).ok_or(too_many)?,
             edge_count.checked_mul(4).ok_or(too_many)?,
+            shared_count.checked_mul(SHARED_NODE_BYTES).ok_or(too_many)?,
         ];
-        let mut part_checksums = [0u32; 5];
+        let mut part_checksums = [0u32; PARTS];
         for checksum in &mut part_checksums {
             *checksum = reader.u32().ok_or(missing)?;
+        }
+        if reader.u32() != Some(0) {
+            return Err(CorruptReason::ReservedSnapshotBytesSet);
         }
         Ok(Header { point, part_lengths, part_checksums })
     }
@@ -278,6 +320,7 @@ mod tests {
         SnapshotFile::encode(
             &point(),
             GraphParts { slots, leg_words, leg_node_ends: &leg_node_ends, child_row_starts, child_row },
+            &[SnapshotShared { space: 4, space_id: 9, id: 1 }],
         )
     }
 
@@ -288,12 +331,14 @@ mod tests {
     #[test]
     fn golden_header_bytes() {
         let bytes = encode(&[7], &[5, 6], &[0, 0], &[]);
-        assert_eq!(bytes.get(..16), Some(&b"CHEESEDB\x01\x03\x03\x00\x00\x00\x00\x00"[..]));
+        assert_eq!(bytes.get(..16), Some(&b"CHEESEDB\x01\x03\x04\x00\x00\x00\x00\x00"[..]));
         assert_eq!(
-            bytes.get(80..104),
-            Some(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0][..])
+            bytes.get(80..112),
+            Some(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0][..])
         );
-        assert_eq!(bytes.len(), SNAPSHOT_HEADER_BYTES + 8 + 8 + 4 + 8);
+        assert_eq!(bytes.len(), SNAPSHOT_HEADER_BYTES + 8 + 8 + 4 + 8 + 24);
+        let shared_at = SNAPSHOT_HEADER_BYTES + 28;
+        assert_eq!(bytes.get(shared_at..shared_at + 9), Some(&[4, 0, 0, 0, 0, 0, 0, 0, 9][..]));
         assert_eq!(bytes.get(SNAPSHOT_HEADER_BYTES + 8..SNAPSHOT_HEADER_BYTES + 12), Some(&[5, 0, 0, 0][..]));
         assert_eq!(bytes.get(SNAPSHOT_HEADER_BYTES..SNAPSHOT_HEADER_BYTES + 2), Some(&[7, 0][..]));
     }
@@ -332,12 +377,12 @@ mod tests {
     fn counts_larger_than_the_file_allocate_nothing_and_are_refused() {
         let mut bytes = encode(&[7], &[5], &[0, 1], &[1]);
         bytes[80..88].copy_from_slice(&u64::MAX.to_le_bytes());
-        let checksum = crc32c(&bytes[..124]);
-        bytes[124..128].copy_from_slice(&checksum.to_le_bytes());
+        let checksum = crc32c(&bytes[..140]);
+        bytes[140..144].copy_from_slice(&checksum.to_le_bytes());
         assert_eq!(SnapshotFile::decode(&bytes).err(), Some(CorruptReason::SnapshotCountsImpossiblyLarge));
         bytes[80..88].copy_from_slice(&(1u64 << 40).to_le_bytes());
-        let checksum = crc32c(&bytes[..124]);
-        bytes[124..128].copy_from_slice(&checksum.to_le_bytes());
+        let checksum = crc32c(&bytes[..140]);
+        bytes[140..144].copy_from_slice(&checksum.to_le_bytes());
         assert_eq!(SnapshotFile::decode(&bytes).err(), Some(CorruptReason::SnapshotBodyShorterThanCounts));
     }
 
@@ -351,7 +396,8 @@ mod tests {
             let starts: Vec<u32> = (0..=u32::try_from(slots.len()).unwrap()).collect();
             let bytes = encode(&slots, &words, &starts, &row);
             let leg_node_ends = node_ends(slots.len());
-            let expected = SnapshotFile { point: point(), slots, leg_words: words, leg_node_ends, child_row_starts: starts, child_row: row };
+            let shared = alloc::vec![SnapshotShared { space: 4, space_id: 9, id: 1 }];
+            let expected = SnapshotFile { point: point(), slots, leg_words: words, leg_node_ends, child_row_starts: starts, child_row: row, shared };
             prop_assert_eq!(SnapshotFile::decode(&bytes), Ok(expected));
         }
 

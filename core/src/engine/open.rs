@@ -14,6 +14,7 @@ use crate::codec::segment_header::{write_margin_bytes, SegmentHeader, SEGMENT_HE
 use crate::codec::snapshot_file::SnapshotPoint;
 use crate::convert::segment_offset_usize;
 use crate::corrupt_reason::CorruptReason;
+use crate::engine::shared_nodes::SharedNodes;
 use crate::engine::space_ledger::SpaceLedger;
 use crate::error::Error;
 use crate::error_facts::StorageOperation;
@@ -79,7 +80,7 @@ impl<S: Storage> AgentEngine<S> {
         engine.replay_erase_journal(count)?;
         let loaded = engine.load_snapshot(count)?;
         let (first_replayed, mut resume) = match loaded.usable {
-            Some((point, graph)) => (engine.resume_from_snapshot(point, graph)?, Some(point.offset)),
+            Some((point, graph, shared)) => (engine.resume_from_snapshot(point, graph, shared)?, Some(point.offset)),
             None => (1, None),
         };
         engine.graph.defer_folds();
@@ -152,12 +153,13 @@ impl<S: Storage> AgentEngine<S> {
         Ok(numbers.len() as u64)
     }
 
-    /// Takes the graph and position from a snapshot, counting (without reading or opening) the
-    /// segments wholly before its point; returns the segment where replay resumes.
-    fn resume_from_snapshot(&mut self, point: SnapshotPoint, graph: Graph) -> Result<u64, Error> {
+    /// Takes the graph, shared nodes and position from a snapshot, counting (without reading or
+    /// opening) the segments wholly before its point; returns the segment where replay resumes.
+    fn resume_from_snapshot(&mut self, point: SnapshotPoint, graph: Graph, shared: SharedNodes) -> Result<u64, Error> {
         self.segments.count_sealed(point.segment.saturating_sub(1));
         self.report.records_from_snapshot = point.sequence;
         self.graph = graph;
+        self.shared = shared;
         self.graph_unconfirmed = true;
         self.log.found_committed_end(point.sequence, point.chain, point.offset);
         Ok(point.segment)

@@ -9,15 +9,18 @@ use alloc::vec::Vec;
 use super::append::Entry;
 use super::space_ledger::SpaceLedger;
 use super::AgentEngine;
+use crate::codec::snapshot_file::SnapshotShared;
+use crate::corrupt_reason::CorruptReason;
 use crate::error::Error;
 use crate::error_facts::InternalRule;
+use crate::graph::{Graph, Kind};
 use crate::id::{Id, Mode, Removal};
 use crate::limits::BATCH_MAX_RECORDS;
 use crate::storage::Storage;
 
 /// Which shared node stands for which node of which space. (What one shared node stands for
 /// is in its record, which `get` reads.)
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct SharedNodes {
     /// `(space, node in the space, shared node)`, so one space's are one range.
     by_space: BTreeSet<(u64, u64, u64)>,
@@ -29,11 +32,6 @@ impl SharedNodes {
         self.by_space.insert((space, space_id, id));
     }
 
-    /// Whether the agent holds no shared node.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.by_space.is_empty()
-    }
-
     /// The spaces the shared nodes stand in, ascending, each once.
     pub(crate) fn spaces(&self) -> Vec<u64> {
         let mut spaces: Vec<u64> = self.by_space.iter().map(|(space, _, _)| *space).collect();
@@ -41,13 +39,37 @@ impl SharedNodes {
         spaces
     }
 
-    /// The `(node in the space, shared node)` pairs of space `space`.
     /// The shared nodes written for node `space_id` of space `space` (a recalled one is
     /// replaced by a new one when the node is shared again).
     fn standing_for(&self, space: u64, space_id: u64) -> impl Iterator<Item = u64> + '_ {
         self.by_space.range((space, space_id, 0)..=(space, space_id, u64::MAX)).map(|(_, _, id)| *id)
     }
 
+    /// Every shared node as a snapshot holds it, ascending.
+    pub(crate) fn to_snapshot(&self) -> Vec<SnapshotShared> {
+        self.by_space
+            .iter()
+            .map(|(space, space_id, id)| SnapshotShared { space: *space, space_id: *space_id, id: *id })
+            .collect()
+    }
+
+    /// The shared nodes a snapshot holds, if they are strictly ascending and exactly the
+    /// shared nodes of `graph`, its graph.
+    pub(crate) fn from_snapshot(entries: &[SnapshotShared], graph: &Graph) -> Result<SharedNodes, CorruptReason> {
+        let mismatch = CorruptReason::SnapshotSharedNodesDoNotMatchGraph;
+        if entries.windows(2).any(|pair| matches!(pair, [first, second] if first >= second)) {
+            return Err(mismatch);
+        }
+        let mut ids: Vec<u64> = entries.iter().map(|entry| entry.id).collect();
+        ids.sort_unstable();
+        if !ids.iter().copied().eq(graph.every(Kind::Shared)) {
+            return Err(mismatch);
+        }
+        let by_space = entries.iter().map(|entry| (entry.space, entry.space_id, entry.id)).collect();
+        Ok(SharedNodes { by_space })
+    }
+
+    /// The `(node in the space, shared node)` pairs of space `space`.
     fn of_space(&self, space: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.by_space.range((space, 0, 0)..=(space, u64::MAX, u64::MAX)).map(|(_, space_id, id)| (*space_id, *id))
     }

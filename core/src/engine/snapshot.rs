@@ -8,6 +8,7 @@ use crate::codec::record::{self, Body, COMMIT_BYTES};
 use crate::codec::segment_header::{SegmentHeader, SEGMENT_HEADER_BYTES};
 use crate::codec::snapshot_file::{SnapshotFile, SnapshotPoint};
 use crate::corrupt_reason::CorruptReason;
+use crate::engine::shared_nodes::SharedNodes;
 use crate::error::Error;
 use crate::error_facts::StorageOperation;
 use crate::graph::Graph;
@@ -16,11 +17,15 @@ use crate::storage::{NameKind, Storage, StorageFile};
 
 /// What open learns from the snapshot file.
 pub(crate) struct LoadedSnapshot {
-    /// The point and graph to resume from, if the snapshot matches the log.
-    pub usable: Option<(SnapshotPoint, Graph)>,
+    /// The point, graph and shared nodes to resume from, if the snapshot matches the log.
+    pub usable: Option<(SnapshotPoint, Graph, SharedNodes)>,
     /// The point of a whole snapshot of this agent, used or not: the log reached it once.
     pub floor: Option<SnapshotPoint>,
 }
+
+/// An encrypted agent's replay opens a key for every record it reads, several times the work
+/// of a plaintext one's per byte, so its snapshots come after this share of the bytes.
+const SEALED_SNAPSHOT_SHARE: u64 = 8;
 
 impl<S: Storage> AgentEngine<S> {
     /// Saves the graph at the current committed point (durably: temporary file, sync, rename,
@@ -35,10 +40,9 @@ impl<S: Storage> AgentEngine<S> {
     ///   from the rename on. The log is untouched either way.
     pub fn snapshot(&mut self) -> Result<(), Error> {
         self.check_writable()?;
-        if self.space.is_some() || !self.shared.is_empty() {
-            // The snapshot's layout holds no members, authors or shared nodes: the open of a
-            // space, or of an agent holding shared nodes, replays its log. (An older snapshot
-            // of such an agent holds none of its shared nodes: the log after it has them all.)
+        if self.space.is_some() {
+            // The snapshot's layout holds no members or authors: the open of a space replays
+            // its log.
             return Ok(());
         }
         if self.snapshot_name_taken {
@@ -58,7 +62,7 @@ impl<S: Storage> AgentEngine<S> {
             sealing.sync_key_table()?;
         }
         self.graph.fold_children();
-        let bytes = SnapshotFile::encode(&point, self.graph.parts());
+        let bytes = SnapshotFile::encode(&point, self.graph.parts(), &self.shared.to_snapshot());
         self.replace_file(&snapshot_path(&self.folder), &bytes)?;
         self.bytes_since_snapshot = 0;
         self.snapshot_stale = false;
@@ -77,7 +81,11 @@ impl<S: Storage> AgentEngine<S> {
     /// Whether a snapshot would be taken now: the log grew enough, or an Erase changed flags
     /// the last one holds, and the engine is fit to write.
     fn snapshot_due(&self) -> bool {
-        let threshold = self.options.snapshot_after_bytes;
+        let threshold = match (self.sealing.is_some(), self.options.snapshot_after_bytes) {
+            (_, u64::MAX) => u64::MAX,
+            (true, bytes) => bytes / SEALED_SNAPSHOT_SHARE,
+            (false, bytes) => bytes,
+        };
         let due = self.bytes_since_snapshot >= threshold || (self.snapshot_stale && threshold != u64::MAX);
         due && !self.log.is_poisoned() && !self.deleted && !self.snapshot_name_taken
     }
@@ -195,7 +203,8 @@ impl<S: Storage> AgentEngine<S> {
             if graph.content_to_remove(false).next().is_some() && !mutant!(EraseOnSnapshotWord) {
                 return Err(CorruptReason::SnapshotErasesTextLogDoesNotErase);
             }
-            Ok((snapshot.point, graph))
+            let shared = SharedNodes::from_snapshot(&snapshot.shared, &graph)?;
+            Ok((snapshot.point, graph, shared))
         });
         match checked {
             Ok(loaded) => Ok(LoadedSnapshot { usable: Some(loaded), floor }),

@@ -354,7 +354,7 @@ impl<S: Storage> AgentEngine<S> {
         }
         self.check_keys(&mut replay.graph, opener)?;
         replay.graph.fold_children(); // the replay is compared, then dropped: no need to shrink it
-        if !replay.graph.same_as(&self.graph) || replay.space != self.space {
+        if !replay.graph.same_as(&self.graph) || replay.space != self.space || replay.shared != self.shared {
             return Err(Error::Corrupt { file: last, offset: 0, reason: CorruptReason::GraphDiffersFromLog });
         }
         Ok(())

@@ -341,8 +341,13 @@ impl Graph {
         if slots.len() as u64 > NODES_MAX {
             return Err(CorruptReason::SnapshotHoldsTooManyNodes);
         }
-        let known =
-            FLAG_MEMORY | FLAG_ALIVE | FLAG_ERASE | FLAG_CONTENT_ON_DISK | FLAG_PARENT_DEAD | FLAG_VECTOR_ON_DISK;
+        let known = FLAG_MEMORY
+            | FLAG_ALIVE
+            | FLAG_ERASE
+            | FLAG_CONTENT_ON_DISK
+            | FLAG_PARENT_DEAD
+            | FLAG_VECTOR_ON_DISK
+            | FLAG_SHARED;
         if slots.iter().any(|slot| unpack_flags(*slot) & !known != 0 || slot >> (FLAGS_SHIFT + 8) != 0) {
             return Err(CorruptReason::SnapshotNodeHasUnknownFlags);
         }
@@ -386,6 +391,14 @@ impl Graph {
                 *slot |= u64::from(FLAG_PARENT_DEAD) << FLAGS_SHIFT;
             }
         });
+    }
+
+    /// The ids of every node of `kind`, alive or dead, ascending.
+    pub fn every(&self, kind: Kind) -> impl Iterator<Item = u64> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(move |(index, slot)| (kind_of_flags(unpack_flags(*slot)) == kind).then_some(index as u64 + 1))
     }
 
     /// The ids of alive nodes of `kind`, ascending.

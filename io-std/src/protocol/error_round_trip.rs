@@ -282,7 +282,7 @@ const ENCODED_ENUMS: &[(&str, &str, usize, u64)] = &[
     ("error.rs", "LocalOperation", 7, 0x514b_96b5_3de6_ba50),
     ("error.rs", "SocketProblem", 2, 0x8172_ada1_80a7_8c70),
     ("error.rs", "VectorProblem", 4, 0x9ad4_58b4_3fb2_9737),
-    ("corrupt_reason.rs", "CorruptReason", 153, 0xa1ec_2731_a52a_25aa),
+    ("corrupt_reason.rs", "CorruptReason", 154, 0xa975_5702_b4b8_5149),
     ("storage_error.rs", "StorageErrorKind", 7, 0x503b_b169_9e6d_b4d2),
     ("error_facts/storage_operation.rs", "StorageOperation", 19, 0x0835_bb16_a895_a9ff),
     ("error_facts/storage_backend.rs", "StorageBackend", 1, 0x251d_3249_f7c4_edee),

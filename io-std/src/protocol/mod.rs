@@ -54,8 +54,9 @@ pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 /// space, a role too low, the last admin) and their new limits, names and damages. Version 7
 /// carries shared nodes (a node of an agent standing for a space's node) and their damages.
 /// Version 8 adds the requests of spaces, which a version 7 server would not decode, and the
-/// internal rule of a space's grouped writes. Version 9 carries the damage of a malformed
-/// recall of several ids (`CorruptReason::RecalledIdsMalformed`).
+/// internal rule of a space's grouped writes. Version 9 carries the damages of a malformed
+/// recall of several ids and of a snapshot's shared nodes (`RecalledIdsMalformed`,
+/// `SnapshotSharedNodesDoNotMatchGraph`).
 pub const PROTOCOL_VERSION: u32 = 9;
 
 /// The name of the server's socket inside the data folder.

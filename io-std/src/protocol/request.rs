@@ -483,7 +483,8 @@ mod tests {
         // Version 2 changed `CreateAgent` (its `encrypted` flag), version 3 the errors a server
         // may answer, version 4 their encoding (each error as itself), version 5 the answer to
         // `OpenAgent`, version 6 the errors of spaces, version 7 shared nodes, version 8 the
-        // requests of spaces, version 9 a damage reason of the recall of several: an older peer is told at the hello, never left to misread a message.
+        // requests of spaces, version 9 the damages of the recall of several and of
+        // a snapshot's shared nodes: an older peer is told at the hello, never left to misread a message.
         assert_eq!(PROTOCOL_VERSION, 9);
         let bytes = Request::Hello { version: PROTOCOL_VERSION, client: String::from("x") }.encode().unwrap();
         assert_eq!(bytes.get(..2), Some(&[0u8, 9][..]));

@@ -184,7 +184,7 @@ impl World {
         *slot |= SLOT_ERASE;
         let parts = snapshot.graph_parts();
         self.storage.note("forge-snapshot", &path, chosen);
-        self.storage.replace_file_bytes(&path, &SnapshotFile::encode(&snapshot.point, parts));
+        self.storage.replace_file_bytes(&path, &SnapshotFile::encode(&snapshot.point, parts, &snapshot.shared));
         Ok(())
     }
 }
