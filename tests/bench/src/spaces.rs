@@ -34,7 +34,7 @@ pub struct SpaceSize {
 }
 
 /// The size the targets name.
-pub const FULL: SpaceSize = SpaceSize { shared: 10_000, private_per_member: 10_000, writes_per_writer: 200 };
+pub const FULL: SpaceSize = SpaceSize { shared: 10_000, private_per_member: 10_000, writes_per_writer: 1_000 };
 /// A size that only shows every step works.
 pub const SMOKE: SpaceSize = SpaceSize { shared: 200, private_per_member: 200, writes_per_writer: 10 };
 
