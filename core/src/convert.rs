@@ -54,7 +54,7 @@ pub(crate) fn node_index_u32(id: u64) -> Result<u32, Error> {
     debug_assert!(NODES_PER_AGENT_MAX < u64::from(u32::MAX));
     id.checked_sub(1)
         .and_then(|index| u32::try_from(index).ok())
-        .ok_or(Error::Internal { what: InternalRule::NodeIdWithinLimit })
+        .ok_or_else(|| Error::Internal { what: InternalRule::NodeIdWithinLimit })
 }
 
 /// As `node_index_u32`, for places that cannot return an error and whose ids were checked

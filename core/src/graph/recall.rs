@@ -157,20 +157,16 @@ impl Graph {
         let mut removed = Vec::new();
         let mut dying = targets.to_vec();
         let mut visits: Vec<(u32, u32)> = Vec::new();
+        let mut every_legs: Vec<u64> = Vec::new();
         while !dying.is_empty() {
             visits.clear();
             for parent in dying.drain(..) {
                 self.children.for_each(parent, |child| visits.push((child, parent)));
             }
             visits.retain(|(child, _)| !dead.contains(*child) && self.flags_of_index(*child) & FLAG_ALIVE != 0);
-            let legs: Vec<(&[u32], u64)> = visits
-                .iter()
-                .map(|(child, _)| {
-                    let words = self.words_of(*child);
-                    (words, every_leg(words))
-                })
-                .collect();
-            for (&(child, parent), &(words, every)) in visits.iter().zip(&legs) {
+            every_legs.clear();
+            every_legs.extend(visits.iter().map(|(child, _)| every_leg(self.words_of(*child))));
+            for (&(child, parent), &every) in visits.iter().zip(&every_legs) {
                 if every == 0 || dead.contains(child) {
                     continue; // a lot has no legs to lose; a child may have died earlier in this wave
                 }
@@ -181,6 +177,7 @@ impl Graph {
                     dying.push(child);
                     continue;
                 }
+                let words = self.words_of(child);
                 let broken = broken_legs.entry(child).or_insert_with(|| {
                     let parent_dead = self.flags_of_index(child) & FLAG_PARENT_DEAD != 0;
                     if parent_dead {
