@@ -94,21 +94,17 @@ impl<S: Storage> AgentEngine<S> {
             // graph must first be found to match the log. (A refusal before reads nothing.)
             self.confirm_graph_before_destroying()?;
         }
-        // The records are the durable intent: if an erasure below is cut short by a crash, the
+        // The record is the durable intent: if an erasure below is cut short by a crash, the
         // next open finishes it.
-        let entry = match plan.recalled.as_slice() {
-            [id] => Entry::Recall { id: *id, mode, removal },
+        match plan.recalled.as_slice() {
+            [id] => self.append(&[Entry::Recall { id: *id, mode, removal }])?,
             several => {
-                let raw =
-                    RecalledIds::encode(several).ok_or(Error::Internal { what: InternalRule::RecalledIdsAscending })?;
-                let count = bounded_count_u32(several.len())?;
-                let ids = RecalledIds::parse(count, &raw)
-                    .ok_or(Error::Internal { what: InternalRule::RecalledIdsAscending })?;
-                self.append(&[Entry::RecallAll { ids, mode, removal }])?;
-                return self.apply_carried_out(plan, mode, removal);
+                let malformed = || Error::Internal { what: InternalRule::RecalledIdsAscending };
+                let raw = RecalledIds::encode(several).ok_or_else(malformed)?;
+                let ids = RecalledIds::parse(bounded_count_u32(several.len())?, &raw).ok_or_else(malformed)?;
+                self.append(&[Entry::RecallAll { ids, mode, removal }])?
             }
         };
-        self.append(&[entry])?;
         self.apply_carried_out(plan, mode, removal)
     }
 
