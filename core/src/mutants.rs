@@ -57,11 +57,14 @@ pub enum Mutant {
     /// A member applies a space's Erase as an Untrusted recall, so the text of what it built on
     /// the erased node stays in its files.
     MemberEraseLeavesText = 17,
+    /// Open resumes from a snapshot without the shared nodes it holds, so a space's recall
+    /// finds none of the member's to reach.
+    SnapshotLosesSharedNodes = 18,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 17] = [
+    pub const ALL: [Mutant; 18] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
@@ -79,6 +82,7 @@ impl Mutant {
         Mutant::FollowerTrustsRangeWithoutDigest,
         Mutant::MemberSkipsSpaceRecall,
         Mutant::MemberEraseLeavesText,
+        Mutant::SnapshotLosesSharedNodes,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -102,6 +106,7 @@ impl Mutant {
             Mutant::FollowerTrustsRangeWithoutDigest => "follower-trusts-range-without-digest",
             Mutant::MemberSkipsSpaceRecall => "member-skips-space-recall",
             Mutant::MemberEraseLeavesText => "member-erase-leaves-text",
+            Mutant::SnapshotLosesSharedNodes => "snapshot-loses-shared-nodes",
         }
     }
 

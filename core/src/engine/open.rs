@@ -159,7 +159,9 @@ impl<S: Storage> AgentEngine<S> {
         self.segments.count_sealed(point.segment.saturating_sub(1));
         self.report.records_from_snapshot = point.sequence;
         self.graph = graph;
-        self.shared = shared;
+        if !mutant!(SnapshotLosesSharedNodes) {
+            self.shared = shared;
+        }
         self.graph_unconfirmed = true;
         self.log.found_committed_end(point.sequence, point.chain, point.offset);
         Ok(point.segment)
