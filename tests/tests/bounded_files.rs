@@ -25,12 +25,11 @@ fn tiny_segments() -> Options {
     Options::default().segment_size_max_bytes(4 * 1024).preallocate_bytes(0)
 }
 
-fn lower_open_files_limit() {
+fn lower_open_files_limit(wanted: u64) {
     let limit = getrlimit(Resource::Nofile);
-    let maximum = limit.maximum.map_or(OPEN_FILES_LIMIT, |maximum| maximum.min(OPEN_FILES_LIMIT));
-    setrlimit(Resource::Nofile, Rlimit { current: Some(OPEN_FILES_LIMIT.min(maximum)), maximum: limit.maximum })
-        .unwrap();
-    assert_eq!(getrlimit(Resource::Nofile).current, Some(OPEN_FILES_LIMIT));
+    let maximum = limit.maximum.map_or(wanted, |maximum| maximum.min(wanted));
+    setrlimit(Resource::Nofile, Rlimit { current: Some(wanted.min(maximum)), maximum: limit.maximum }).unwrap();
+    assert_eq!(getrlimit(Resource::Nofile).current, Some(wanted));
 }
 
 /// How many descriptors the process holds now.
@@ -148,7 +147,7 @@ fn an_agent_with_thousands_of_segments_stays_within_a_low_open_files_limit() {
     if !alone_in_a_process(module_path!(), "an_agent_with_thousands_of_segments_stays_within_a_low_open_files_limit") {
         return;
     }
-    lower_open_files_limit();
+    lower_open_files_limit(OPEN_FILES_LIMIT);
     many_segments_within_few_descriptors(Io::Std);
     match FileStorage::with_io(tempfile::tempdir().unwrap().path(), Io::Uring) {
         Ok(_) => many_segments_within_few_descriptors(Io::Uring),
@@ -183,4 +182,36 @@ fn time_a_get_from_an_old_sealed_segment() {
         }
         println!("get, {what}: {:?} each", started.elapsed() / rounds);
     }
+}
+
+/// Closed members a space's recall reaches: more than the limit below leaves room for, were
+/// each opened before any was applied and closed.
+const CLOSED_MEMBERS: usize = 200;
+/// The limit of open files while the recall runs: room for the parts applied at once.
+const OPEN_FILES_LIMIT_FOR_MEMBERS: u64 = 128;
+
+#[test]
+fn a_space_recall_reaching_hundreds_of_closed_members_stays_within_a_low_open_files_limit() {
+    let test = "a_space_recall_reaching_hundreds_of_closed_members_stays_within_a_low_open_files_limit";
+    if !alone_in_a_process(module_path!(), test) {
+        return;
+    }
+    let folder = tempfile::tempdir().unwrap();
+    let store = open_store(folder.path(), Io::Std);
+    let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
+    let team = store.create_space("team", &alice).unwrap();
+    let lot = team.add_lot("web", b"a source every member builds on").unwrap();
+    for index in 0..CLOSED_MEMBERS {
+        let name = format!("member-{index}");
+        let member = store.open_agent(&store.create_agent(&name).unwrap()).unwrap();
+        team.grant(&name, cheesedb::Role::Read).unwrap();
+        let shared = member.space("team").unwrap().share(lot).unwrap();
+        member.remember(format!("{name} built on it").as_bytes(), &[cheesedb::Leg::from([shared])]).unwrap();
+        member.close().unwrap();
+    }
+    lower_open_files_limit(OPEN_FILES_LIMIT_FOR_MEMBERS);
+    let reached = team.recall(lot, Mode::Fair, Removal::Untrusted).unwrap();
+    assert_eq!(reached.in_members.len(), CLOSED_MEMBERS, "every closed member was opened and reached");
+    assert!(reached.in_members.iter().all(|(_, removed)| removed.len() == 1));
+    println!("{} descriptors open after the recall", open_descriptors());
 }

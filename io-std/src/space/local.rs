@@ -3,7 +3,7 @@
 //! call returns, the closed plaintext ones by opening them for it, and an encrypted one that is
 //! closed (whose keys need its token) at its next open, before its first answer.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{mpsc, Arc, Mutex, Weak};
 
 use cheesedb_core::{
     AgentEngine, AgentKey, Error, Fingerprint, Hit, Id, InternalRule, Leg, Mode, Node, Removal, Role, SpaceRecalls,
@@ -237,6 +237,9 @@ impl<S: SharedStorage> LocalSpace<S> {
 
 /// The most members whose part of a recall is applied at once.
 const MEMBERS_AT_ONCE_MAX: usize = 8;
+/// The most members found and waiting for their part to be applied: a closed one is open while
+/// it waits, with its files and its graph.
+const MEMBERS_QUEUED_MAX: usize = 32;
 
 /// How many members' parts to apply at once: one more than the processors, since each part
 /// alternates work on a processor with a wait for its own sync (measured on 2 cores: 3 at once
@@ -268,25 +271,19 @@ fn reach_members<S: SharedStorage>(
     catalog: &StoreEngine<S>,
     space: &cheesedb_core::SpaceEngine<S>,
 ) -> Result<Vec<(String, Vec<Id>)>, Error> {
-    // Found one after the other, since the catalog serves one thread at a time.
-    let mut parts = Vec::new();
-    let mut outcomes: Vec<(usize, PartOutcome)> = Vec::new();
-    for (index, number) in space.everyone_granted().into_iter().enumerate() {
-        match find_member(store, catalog, number) {
-            Ok(Some((name, member))) => parts.push((index, name, member)),
-            Ok(None) => {}
-            Err(error) => outcomes.push((index, Err(error))),
-        }
-    }
-    let expected = parts.len() + outcomes.len();
-    let workers = members_at_once().min(parts.len());
+    let workers = members_at_once();
     let recalls = space.recalls();
-    let queue = Mutex::new(parts);
-    let done = Mutex::new(outcomes);
+    // The members are found here, one after the other, since the catalog serves one thread at a
+    // time; the queue is bounded, so only so many closed members are open at once however many
+    // the space has.
+    let (sender, queue) = mpsc::sync_channel::<(usize, String, Reached<S>)>(MEMBERS_QUEUED_MAX);
+    let queue = Mutex::new(queue);
+    let done: Mutex<Vec<(usize, PartOutcome)>> = Mutex::new(Vec::new());
+    let mut expected = 0;
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
-                while let Some((index, name, member)) = lock(&queue).ok().and_then(|mut queue| queue.pop()) {
+                while let Some((index, name, member)) = lock(&queue).ok().and_then(|queue| queue.recv().ok()) {
                     let applied = apply_part(recalls, member);
                     let outcome = applied.map(|removed| (!removed.is_empty()).then_some((name, removed)));
                     if let Ok(mut done) = lock(&done) {
@@ -295,6 +292,15 @@ fn reach_members<S: SharedStorage>(
                 }
             });
         }
+        for (index, number) in space.everyone_granted().into_iter().enumerate() {
+            let found = match find_member(store, catalog, number) {
+                Ok(Some((name, member))) => sender.send((index, name, member)).is_ok(),
+                Ok(None) => continue,
+                Err(error) => lock(&done).map(|mut done| done.push((index, Err(error)))).is_ok(),
+            };
+            expected += usize::from(found);
+        }
+        drop(sender); // the workers stop once the queue is empty
     });
     let lost = Error::Internal { what: InternalRule::MemberPartsAllApplied };
     let mut outcomes = done.into_inner().map_err(|_| lost.clone())?;
