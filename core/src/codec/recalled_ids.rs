@@ -17,7 +17,6 @@ pub const RECALLED_IDS_MAX: usize = 1 << 20;
 
 /// The most bytes one distance takes (64 bits, seven a byte).
 pub const DISTANCE_MAX_BYTES: usize = 10;
-const DISTANCE_MAX_BYTES_U32: u32 = 10;
 
 /// Recalled ids as a record holds them, checked when parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,16 +106,17 @@ fn low_seven_bits(value: u64) -> u8 {
 /// needs to be, or past 64 bits.
 fn take_distance(reader: &mut Reader<'_>) -> Option<u64> {
     let mut value = 0u64;
-    for index in 0..DISTANCE_MAX_BYTES_U32 {
+    let mut shift = 0u32;
+    for _ in 0..DISTANCE_MAX_BYTES {
         let byte = reader.u8()?;
         let bits = u64::from(byte & 0x7f);
-        let shift = 7 * index;
         let shifted = bits.checked_shl(shift).filter(|shifted| shifted >> shift == bits)?;
         value |= shifted;
         if byte & 0x80 == 0 {
             // A last byte of zero after others is a longer form of a shorter number.
-            return (index == 0 || byte != 0).then_some(value);
+            return (shift == 0 || byte != 0).then_some(value);
         }
+        shift += 7;
     }
     None
 }

@@ -204,9 +204,9 @@ impl SnapshotFile {
         let shared_words = read_part(&mut read_at, &mut offset, shared, shared_crc, u64::from_le_bytes)?;
         let shared = shared_words
             .chunks_exact(3)
-            .map(|node| match node {
-                [space, space_id, id] => SnapshotShared { space: *space, space_id: *space_id, id: *id },
-                _ => SnapshotShared { space: 0, space_id: 0, id: 0 },
+            .filter_map(|node| match node {
+                [space, space_id, id] => Some(SnapshotShared { space: *space, space_id: *space_id, id: *id }),
+                _ => None,
             })
             .collect();
         Ok(SnapshotFile { point: header.point, slots, leg_words, leg_node_ends, child_row_starts, child_row, shared })

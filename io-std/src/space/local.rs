@@ -3,7 +3,7 @@
 //! call returns, the closed plaintext ones by opening them for it, and an encrypted one that is
 //! closed (whose keys need its token) at its next open, before its first answer.
 
-use std::sync::{mpsc, Arc, Mutex, Weak};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, Weak};
 
 use cheesedb_core::{
     AgentEngine, AgentKey, Error, Fingerprint, Hit, Id, InternalRule, Leg, Mode, Node, Removal, Role, SpaceRecalls,
@@ -243,12 +243,16 @@ const MEMBERS_QUEUED_MAX: usize = 32;
 
 /// How many members' parts to apply at once: one more than the processors, since each part
 /// alternates work on a processor with a wait for its own sync (measured on 2 cores: 3 at once
-/// beat 2, 4 and 8), and never more than [`MEMBERS_AT_ONCE_MAX`].
+/// beat 2, 4 and 8), and never more than [`MEMBERS_AT_ONCE_MAX`]. Asked once: learning the
+/// processors reads files of the system.
 fn members_at_once() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .saturating_add(1)
-        .min(MEMBERS_AT_ONCE_MAX)
+    static AT_ONCE: OnceLock<usize> = OnceLock::new();
+    *AT_ONCE.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .saturating_add(1)
+            .min(MEMBERS_AT_ONCE_MAX)
+    })
 }
 
 /// A member a space's recall reaches, found before its part is applied.
