@@ -21,10 +21,13 @@ const SLOT_ERASE: u64 = 4 << SLOT_FLAGS_SHIFT;
 const SLOT_CONTENT_ON_DISK: u64 = 8 << SLOT_FLAGS_SHIFT;
 
 impl World {
-    /// Closes everything after a clean reopen (so no repair is pending), with faults off.
+    /// Turns faults off, then closes everything after a clean reopen, so no repair is pending;
+    /// the caller turns faults on again. With faults on, a bit flip at rest could land during
+    /// that reopen after it had read the file, and the open of the tampered store, which must
+    /// change nothing, would find it and mend it.
     fn close_for_tampering(&mut self) -> Step {
-        self.reopen(false)?;
         self.storage.suspend_faults(true);
+        self.reopen(false)?;
         self.store = None;
         for slot in &mut self.agents {
             slot.engine = None;
@@ -45,8 +48,7 @@ impl World {
     /// first one, or another agent's newest), opens it, and requires `Corrupt` with every file
     /// unchanged; then puts the segment back and reopens.
     pub(crate) fn tamper_segments(&mut self, index: usize) -> Step {
-        self.close_for_tampering()?;
-        let result = self.tamper_segments_closed(index);
+        let result = self.close_for_tampering().and_then(|()| self.tamper_segments_closed(index));
         self.storage.suspend_faults(false);
         result?;
         self.reopen(false)
@@ -196,5 +198,30 @@ fn refused_unchanged((opened, changed): (Result<(), Error>, bool), tampered: &st
         Err(Error::Corrupt { .. }) if !changed => Ok(()),
         Err(Error::Corrupt { .. }) => Err(Stop::Violation(format!("open refused {tampered}, but modified the files"))),
         other => Err(Stop::Violation(format!("open of {tampered} answered {other:?}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::Random;
+    use crate::storage::{FaultPlan, SimStorage};
+
+    /// Campaign input: a bit flip landed in an erased epoch's slot during the reopen before the
+    /// tampering, after that reopen had read the file; the open of the tampered store destroyed
+    /// the slot again, a write before its refusal.
+    #[test]
+    fn no_fault_lands_in_the_reopen_before_the_tampering() {
+        let mut random = Random::seeded(7);
+        let storage = SimStorage::new(FaultPlan::none(), random.fork());
+        let mut world = World::new(7, random, storage);
+        world.start().unwrap();
+        world.add_lot(0).unwrap();
+        let mut flips = FaultPlan::none();
+        flips.bit_flip = 1.0;
+        world.storage.set_plan(flips);
+        let before = world.storage.fault_counts().total();
+        world.close_for_tampering().unwrap();
+        assert_eq!(world.storage.fault_counts().total(), before);
     }
 }

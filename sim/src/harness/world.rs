@@ -256,7 +256,7 @@ impl World {
         }
     }
 
-    fn new(seed: u64, mut random: Random, storage: SimStorage) -> World {
+    pub(crate) fn new(seed: u64, mut random: Random, storage: SimStorage) -> World {
         let weights = Operation::ALL
             .iter()
             .map(|operation| {
@@ -323,7 +323,7 @@ impl World {
     }
 
     /// Opens a fresh store with one or two agents, without faults (a run needs a start).
-    fn start(&mut self) -> Step {
+    pub(crate) fn start(&mut self) -> Step {
         self.storage.suspend_faults(true);
         let store = StoreEngine::open(self.storage.clone(), self.options.clone())
             .map_err(|error| Stop::Violation(format!("opening a new store failed: {error}")))?;

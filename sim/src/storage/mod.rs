@@ -49,7 +49,9 @@ enum Power {
 struct Simulation {
     disk: Disk,
     plan: FaultPlan,
-    faults_suspended: bool,
+    /// How many suspensions of faults are in force: a step that turns faults off around a
+    /// call that turns them off and on again keeps them off until it ends.
+    faults_suspended: u32,
     random: Random,
     faults: FaultCounts,
     clock_ticks: u64,
@@ -143,7 +145,7 @@ impl Simulation {
 
     /// Whether to inject a fault of `kind` now (counted when it is).
     fn fault(&mut self, kind: FaultKind, probability: f64) -> bool {
-        if self.faults_suspended || probability <= 0.0 || !self.random.chance(probability) {
+        if self.faults_suspended > 0 || probability <= 0.0 || !self.random.chance(probability) {
             return false;
         }
         self.faults.add(kind);
@@ -219,7 +221,7 @@ impl SimStorage {
         let simulation = Simulation {
             disk: Disk::default(),
             plan,
-            faults_suspended: false,
+            faults_suspended: 0,
             random,
             faults: FaultCounts::default(),
             clock_ticks: 0,
@@ -245,9 +247,15 @@ impl SimStorage {
         SimStorage { shared: SharedSimulation::new(self.shared.borrow().clone()) }
     }
 
-    /// Stops (or restarts) injecting faults; crashes still happen when armed.
+    /// Stops injecting faults, or ends one such stop: faults come back once every stop has
+    /// ended, so stops nest. Crashes still happen when armed.
     pub fn suspend_faults(&self, suspended: bool) {
-        self.shared.borrow_mut().faults_suspended = suspended;
+        let mut simulation = self.shared.borrow_mut();
+        simulation.faults_suspended = if suspended {
+            simulation.faults_suspended.saturating_add(1)
+        } else {
+            simulation.faults_suspended.saturating_sub(1)
+        };
     }
 
     /// Replaces the fault plan.
@@ -382,5 +390,20 @@ mod tests {
         assert_eq!(storage.fault_counts().count(FaultKind::SyncFailed), 1);
         storage.suspend_faults(true);
         assert_eq!(file.sync(), Ok(()));
+    }
+
+    #[test]
+    fn faults_stay_off_until_every_suspension_has_ended() {
+        let mut plan = FaultPlan::none();
+        plan.sync_failed = 1.0;
+        let storage = SimStorage::new(plan, Random::seeded(6));
+        let mut file = storage.open_file("f", true).unwrap();
+        file.write_at(0, b"x").unwrap();
+        storage.suspend_faults(true);
+        storage.suspend_faults(true);
+        storage.suspend_faults(false);
+        assert_eq!(file.sync(), Ok(()));
+        storage.suspend_faults(false);
+        assert_eq!(file.sync(), Err(SimError::Injected(FaultKind::SyncFailed)));
     }
 }
