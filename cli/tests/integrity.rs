@@ -69,6 +69,7 @@ fn report_has_every_field_and_compact_succeeds() {
         "erase_journals_replayed_on_open",
         "erase_journals_discarded_on_open",
         "key_slots_restored_on_open",
+        "key_slots_cut_on_open",
         "epoch_slots_cut_on_open",
         "epoch_slots_destroyed_on_open",
         "epoch_rotations_finished_on_open",

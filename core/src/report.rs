@@ -41,6 +41,9 @@ pub struct Report {
     /// Slots of an encrypted agent's key table that open wrote again from the records that
     /// carry their keys: slots a crash lost before the key table was synced, or damaged ones.
     pub key_slots_restored_on_open: u64,
+    /// Key table slots past an encrypted agent's last node, cut at open: an append's slots
+    /// whose records a crash lost.
+    pub key_slots_cut_on_open: u64,
     /// Epoch slots cut from the end of an encrypted agent's epoch file: a torn slot that a
     /// crash left while a new epoch was being added, before anything was sealed under it.
     pub epoch_slots_cut_on_open: u64,
@@ -65,6 +68,7 @@ impl Report {
             || self.erase_journals_replayed_on_open > 0
             || self.erase_journals_discarded_on_open > 0
             || self.key_slots_restored_on_open > 0
+            || self.key_slots_cut_on_open > 0
             || self.epoch_slots_cut_on_open > 0
             || self.epoch_slots_destroyed_on_open > 0
             || self.epoch_rotations_finished_on_open > 0

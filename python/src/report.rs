@@ -24,6 +24,7 @@ pub(crate) fn report_dict<'py>(py: Python<'py>, report: &cheesedb::Report) -> Py
     dict.set_item("erase_journals_replayed_on_open", report.erase_journals_replayed_on_open)?;
     dict.set_item("erase_journals_discarded_on_open", report.erase_journals_discarded_on_open)?;
     dict.set_item("key_slots_restored_on_open", report.key_slots_restored_on_open)?;
+    dict.set_item("key_slots_cut_on_open", report.key_slots_cut_on_open)?;
     dict.set_item("epoch_slots_cut_on_open", report.epoch_slots_cut_on_open)?;
     dict.set_item("epoch_slots_destroyed_on_open", report.epoch_slots_destroyed_on_open)?;
     dict.set_item("epoch_rotations_finished_on_open", report.epoch_rotations_finished_on_open)?;

@@ -640,6 +640,33 @@ mod encrypted {
         ));
     }
 
+    /// A crash kept the whole slot of a lot whose record it lost, torn. No record names the
+    /// slot, so open neither wrote it again nor read it, but the table kept it, and a copy
+    /// checked without the token (a restored replica) failed on its checksum: the replica could
+    /// not be restored (the replication part of campaign seed 266, once automatic compaction
+    /// moved its trace).
+    #[test]
+    fn an_open_cuts_the_key_slots_past_the_last_node() {
+        let storage = SimStorage::without_faults(23);
+        let (token, number) = create(&storage);
+        let mut agent = open(&storage, &token);
+        agent.add_lot("web", b"kept text").unwrap();
+        drop(agent);
+        storage.crash_with(&vec![Fate::Keep; storage.pending_changes().len()]);
+        let keys = key_table_path(&agent_folder(number));
+        let length = storage.file_bytes(&keys).unwrap().len() as u64;
+        let mut file = storage.open_file(&keys, false).unwrap();
+        file.write_at(length, &[0xa5; cheesedb_core::codec::key_table_file::KEY_SLOT_BYTES]).unwrap();
+        file.sync().unwrap();
+        drop(file);
+        let store = StoreEngine::open(storage.clone(), options()).unwrap();
+        let agent = store.open_agent(store.authenticate(&token).unwrap()).unwrap();
+        assert_eq!(agent.report().key_slots_cut_on_open, 1);
+        assert!(agent.report().repaired_anything());
+        assert_eq!(storage.file_bytes(&keys).unwrap().len() as u64, length);
+        assert_eq!(store.verify_agent_without_token("sealed").map(|head| head.records), Ok(1));
+    }
+
     /// Campaign seeds that found the bugs above replay clean (loosely: later changes shift
     /// their traces; the tests above pin each bug).
     #[test]
@@ -659,12 +686,13 @@ mod encrypted {
 /// stretches no head named (117: the restored segment lacked its seal); a new run that kept a
 /// grown, sealed segment at its old extent (32); a run that started after a crash, found nothing
 /// new and reported no deletion pending while the crashed run's objects held erased text (183);
-/// a fenced second shipper's object that held text erased later (734).
+/// a fenced second shipper's object that held text erased later (734); a replica whose key
+/// table ended in a torn slot past the last node, which its restore refused (266).
 #[test]
 fn replication_seeds_that_found_shipper_bugs_pass() {
     use cheesedb_sim::harness::{run_seed, RunConfig};
     use cheesedb_sim::storage::FaultProfile;
-    for seed in [32, 117, 183, 734] {
+    for seed in [32, 117, 183, 266, 734] {
         let outcome = run_seed(&RunConfig { seed, operations: 200, profile: FaultProfile::Swarm });
         assert_eq!(outcome.stats.replication_runs, 1, "seed {seed} has a replication part");
         assert!(outcome.violation.is_none(), "seed {seed}: {:?}", outcome.violation);

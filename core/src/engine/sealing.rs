@@ -277,6 +277,24 @@ impl<F: StorageFile> Sealing<F> {
         self.key_table.write_at(offset, bytes).map_err(|error| io_error(StorageOperation::Writing, path, error))
     }
 
+    /// Cuts the key table just after the slot of node `last_id`, the last node. Slots past it
+    /// are an append's unsynced writes that a crash kept while it lost their records: no record
+    /// names them and the next append writes them again, but one the crash tore fails the check
+    /// of a copy verified without the token (a restored replica). Not synced: a crash that
+    /// undoes the cut leaves what the next open cuts again. Returns the slots cut (a partial
+    /// one counted whole).
+    pub(crate) fn cut_slots_after(&mut self, last_id: u64) -> Result<u64, Error> {
+        let path = &self.key_table_path;
+        let kept = key_slot_offset(last_id + 1).ok_or(Error::Internal { what: InternalRule::NodeIdHasKeySlot })?;
+        let length = self.key_table.len().map_err(|error| io_error(StorageOperation::Measuring, path, error))?;
+        if length <= kept {
+            return Ok(0);
+        }
+        self.key_table.set_len(kept).map_err(|error| io_error(StorageOperation::CuttingTornEnd, path, error))?;
+        self.key_table_unsynced = true;
+        Ok((length - kept).div_ceil(KEY_SLOT_BYTES as u64))
+    }
+
     /// The bytes the key table holds where the slots of ids from `first_id` on lie, `length`
     /// of them: fewer when the table ends before.
     pub(crate) fn slots_held(&self, first_id: u64, length: usize) -> Result<Vec<u8>, Error> {

@@ -21,7 +21,8 @@ pub enum StorageOperation {
     Creating,
     /// Cutting a torn epoch slot from the end of an encrypted agent's epoch file.
     CuttingTornEpoch,
-    /// Cutting a write that never committed from the end of the active segment.
+    /// Cutting a write that never committed from the end of the active segment (or of an
+    /// encrypted agent's key table).
     CuttingTornEnd,
     /// Asking the backend for random bytes (tokens, keys, nonces, salts).
     DrawingRandomBytes,

@@ -56,8 +56,9 @@ pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 /// Version 8 adds the requests of spaces, which a version 7 server would not decode, and the
 /// internal rule of a space's grouped writes. Version 9 carries the damages of a malformed
 /// recall of several ids and of a snapshot's shared nodes (`RecalledIdsMalformed`,
-/// `SnapshotSharedNodesDoNotMatchGraph`).
-pub const PROTOCOL_VERSION: u32 = 9;
+/// `SnapshotSharedNodesDoNotMatchGraph`). Version 10 carries more of an agent's report (the
+/// key slots open cut past an encrypted agent's last node).
+pub const PROTOCOL_VERSION: u32 = 10;
 
 /// The name of the server's socket inside the data folder.
 pub const SOCKET_FILE: &str = "cheesedb.sock";

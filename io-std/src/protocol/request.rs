@@ -479,15 +479,16 @@ mod tests {
     }
 
     #[test]
-    fn this_version_s_hello_starts_with_version_9() {
+    fn this_version_s_hello_starts_with_version_10() {
         // Version 2 changed `CreateAgent` (its `encrypted` flag), version 3 the errors a server
         // may answer, version 4 their encoding (each error as itself), version 5 the answer to
         // `OpenAgent`, version 6 the errors of spaces, version 7 shared nodes, version 8 the
-        // requests of spaces, version 9 the damages of the recall of several and of
-        // a snapshot's shared nodes: an older peer is told at the hello, never left to misread a message.
-        assert_eq!(PROTOCOL_VERSION, 9);
+        // requests of spaces, version 9 the damages of the recall of several and of a
+        // snapshot's shared nodes, version 10 more of the report: an older peer is told at the
+        // hello, never left to misread a message.
+        assert_eq!(PROTOCOL_VERSION, 10);
         let bytes = Request::Hello { version: PROTOCOL_VERSION, client: String::from("x") }.encode().unwrap();
-        assert_eq!(bytes.get(..2), Some(&[0u8, 9][..]));
+        assert_eq!(bytes.get(..2), Some(&[0u8, 10][..]));
         let first = Request::Hello { version: 1, client: String::from("x") }.encode().unwrap();
         assert_eq!(Request::hello_version(&first), Some(1));
     }
