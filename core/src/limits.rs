@@ -77,6 +77,11 @@ pub struct Options {
     /// so that most durable writes change no file size (and need no metadata flush). Zero
     /// turns this off.
     pub preallocate_bytes: u64,
+    /// Compaction starts by itself once this many recalled lots and memories still keep their
+    /// text in the files (an Untrusted recall leaves it there): a host that runs it in the
+    /// background (the library does) rewrites one segment at a time, so a write waits for at
+    /// most one segment's rewrite. Zero turns this off.
+    pub auto_compact_dead_nodes: u64,
 }
 
 impl Default for Options {
@@ -85,6 +90,7 @@ impl Default for Options {
             segment_size_max_bytes: 64 * 1024 * 1024,
             snapshot_after_bytes: 4 * 1024 * 1024,
             preallocate_bytes: 256 * 1024,
+            auto_compact_dead_nodes: 10_000,
         }
     }
 }
@@ -110,6 +116,14 @@ impl Options {
     #[must_use]
     pub fn preallocate_bytes(mut self, bytes: u64) -> Options {
         self.preallocate_bytes = bytes;
+        self
+    }
+
+    /// Sets how many recalled nodes may keep their text in the files before compaction starts
+    /// by itself; zero turns automatic compaction off.
+    #[must_use]
+    pub fn auto_compact_dead_nodes(mut self, nodes: u64) -> Options {
+        self.auto_compact_dead_nodes = nodes;
         self
     }
 
@@ -163,5 +177,8 @@ mod tests {
         );
         let default = Options::default();
         assert_eq!(Options::default().preallocate_bytes(0).segment_size_max_bytes, default.segment_size_max_bytes);
+        let off = Options::default().auto_compact_dead_nodes(0);
+        assert_eq!((off.auto_compact_dead_nodes, off.preallocate_bytes), (0, default.preallocate_bytes));
+        assert_eq!(default.auto_compact_dead_nodes, 10_000);
     }
 }

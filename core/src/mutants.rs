@@ -60,11 +60,14 @@ pub enum Mutant {
     /// Open resumes from a snapshot without the shared nodes it holds, so a space's recall
     /// finds none of the member's to reach.
     SnapshotLosesSharedNodes = 18,
+    /// A compaction takes the text out of a live node whose id follows a recalled one, as an
+    /// off-by-one in choosing what to drop would.
+    CompactionDropsLiveText = 19,
 }
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 18] = [
+    pub const ALL: [Mutant; 19] = [
         Mutant::SkipSyncBeforeAcknowledge,
         Mutant::SkipFolderSyncAfterRename,
         Mutant::CutAtFirstDamage,
@@ -83,6 +86,7 @@ impl Mutant {
         Mutant::MemberSkipsSpaceRecall,
         Mutant::MemberEraseLeavesText,
         Mutant::SnapshotLosesSharedNodes,
+        Mutant::CompactionDropsLiveText,
     ];
 
     /// The mutant's name on the simulator's command line.
@@ -107,6 +111,7 @@ impl Mutant {
             Mutant::MemberSkipsSpaceRecall => "member-skips-space-recall",
             Mutant::MemberEraseLeavesText => "member-erase-leaves-text",
             Mutant::SnapshotLosesSharedNodes => "snapshot-loses-shared-nodes",
+            Mutant::CompactionDropsLiveText => "compaction-drops-live-text",
         }
     }
 

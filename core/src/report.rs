@@ -2,7 +2,9 @@
 
 use crate::corrupt_reason::CorruptReason;
 
-/// What opening an agent found and did; read it after open to learn of any repair.
+/// What opening an agent found and did; read it after open to learn of any repair. Its last
+/// two fields describe the agent as the report is taken: the text a compaction would remove,
+/// and the compaction done since the open.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
@@ -53,6 +55,12 @@ pub struct Report {
     /// Rotations of an encrypted agent's epochs that an Erase began and a crash cut short,
     /// finished at open: a new epoch started, the older ones destroyed, or both.
     pub epoch_rotations_finished_on_open: u64,
+    /// Recalled lots and memories whose text is still in the files when the report is taken:
+    /// what a compaction would take out (automatic compaction starts at
+    /// `Options::auto_compact_dead_nodes`).
+    pub dead_text_nodes: u64,
+    /// Segments rewritten by compaction since the open, by hand or by itself.
+    pub segments_compacted: u64,
 }
 
 impl Report {

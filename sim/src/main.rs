@@ -126,7 +126,7 @@ fn activate_mutant(_name: &str) -> Result<(), String> {
 fn print_summary(summary: &CampaignSummary, seconds: f64) {
     let stats = &summary.stats;
     println!(
-        "cheesedb-sim: seeds {}, operations {}, acknowledged writes {}, crashes {} (during recovery {}, during erase {}, during compaction {}), reopens {}, unacknowledged writes kept {} lost {}, refusals checked {}, vectors set {}, searches checked {}, tracked writes {}, staged batches interleaved {}, trust levels checked {}, encrypted agents {}, erases on encrypted agents {}, key checks {}",
+        "cheesedb-sim: seeds {}, operations {}, acknowledged writes {}, crashes {} (during recovery {}, during erase {}, during compaction {}), automatic compaction steps {}, reopens {}, unacknowledged writes kept {} lost {}, refusals checked {}, vectors set {}, searches checked {}, tracked writes {}, staged batches interleaved {}, trust levels checked {}, encrypted agents {}, erases on encrypted agents {}, key checks {}",
         summary.seeds,
         stats.operations,
         stats.acknowledged_writes,
@@ -134,6 +134,7 @@ fn print_summary(summary: &CampaignSummary, seconds: f64) {
         stats.crashes_during_recovery,
         stats.crashes_during_erase,
         stats.crashes_during_compaction,
+        stats.automatic_compaction_steps,
         stats.reopens,
         stats.unacknowledged_kept,
         stats.unacknowledged_lost,

@@ -282,10 +282,10 @@ impl<S: Storage> AgentEngine<S> {
         self.agent
     }
 
-    /// What opening this agent found and did.
+    /// What opening this agent found and did, and its text left for compaction now.
     #[must_use]
     pub fn report(&self) -> Report {
-        Report { segments: self.segments.count(), ..self.report.clone() }
+        Report { segments: self.segments.count(), dead_text_nodes: self.dead_text_nodes(), ..self.report.clone() }
     }
 
     /// Alive lots, ascending.

@@ -125,6 +125,9 @@ pub struct Graph {
     children: Children,
     /// While many nodes are loaded at once, child edges stay in the overflow until `settle`.
     deferring_folds: bool,
+    /// How many nodes hold text a compaction would take out, kept in step with the flags so
+    /// that asking after every recall costs nothing.
+    doomed_text: u64,
 }
 
 impl Graph {
@@ -170,8 +173,19 @@ impl Graph {
 
     fn update_flags(&mut self, id: u64, change: impl FnOnce(u8) -> u8) {
         if let Some(slot) = self.index(id).and_then(|index| self.slots.get_mut(index)) {
-            *slot = pack(unpack_location(*slot), change(unpack_flags(*slot)));
+            let before = unpack_flags(*slot);
+            let after = change(before);
+            *slot = pack(unpack_location(*slot), after);
+            self.doomed_text = counted(self.doomed_text, before, after);
         }
+    }
+
+    /// How many nodes hold text a compaction would take out: `content_to_remove(true)`,
+    /// counted.
+    #[must_use]
+    pub fn doomed_text_count(&self) -> u64 {
+        debug_assert_eq!(self.doomed_text, self.content_to_remove(true).count() as u64);
+        self.doomed_text
     }
 
     /// The packed leg words of node `index` (empty for a lot).
@@ -198,9 +212,10 @@ impl Graph {
     /// Moves the record of `id` (after a segment was rewritten).
     pub fn set_location(&mut self, id: u64, location: Location, content_on_disk: bool) {
         if let Some(slot) = self.index(id).and_then(|index| self.slots.get_mut(index)) {
-            let flags = unpack_flags(*slot) & !FLAG_CONTENT_ON_DISK;
+            let before = unpack_flags(*slot);
             let disk = if content_on_disk { FLAG_CONTENT_ON_DISK } else { 0 };
-            *slot = pack(location, flags | disk);
+            *slot = pack(location, (before & !FLAG_CONTENT_ON_DISK) | disk);
+            self.doomed_text = counted(self.doomed_text, before, (before & !FLAG_CONTENT_ON_DISK) | disk);
         }
     }
 
@@ -353,7 +368,8 @@ impl Graph {
         }
         let legs = LegWords::from_parts(leg_words, leg_node_ends, slots.len())?;
         let children = Children::from_row(slots.len(), child_row_starts, child_row)?;
-        Ok(Graph { slots, legs, children, deferring_folds: false })
+        let doomed_text = slots.iter().filter(|slot| holds_doomed_text(unpack_flags(**slot))).count() as u64;
+        Ok(Graph { slots, legs, children, deferring_folds: false, doomed_text })
     }
 
     /// Whether `other` holds the same nodes, flags, locations, legs and child edges.
@@ -418,6 +434,20 @@ impl Graph {
             let doomed = flags & FLAG_ERASE != 0 || (all_dead && flags & FLAG_ALIVE == 0);
             (on_disk && doomed).then_some(index as u64 + 1)
         })
+    }
+}
+
+/// Whether a node with `flags` holds text a compaction would take out.
+fn holds_doomed_text(flags: u8) -> bool {
+    flags & FLAG_CONTENT_ON_DISK != 0 && (flags & FLAG_ERASE != 0 || flags & FLAG_ALIVE == 0)
+}
+
+/// `count` after one node's flags went from `before` to `after`.
+fn counted(count: u64, before: u8, after: u8) -> u64 {
+    match (holds_doomed_text(before), holds_doomed_text(after)) {
+        (false, true) => count + 1,
+        (true, false) => count.saturating_sub(1),
+        _ => count,
     }
 }
 

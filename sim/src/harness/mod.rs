@@ -59,6 +59,8 @@ pub struct RunStats {
     pub crashes_during_erase: u64,
     /// Crashes during a compaction.
     pub crashes_during_compaction: u64,
+    /// Steps of automatic compaction acknowledged (one segment rewritten each).
+    pub automatic_compaction_steps: u64,
     /// Reopens of the whole store (after a crash or cleanly), each followed by a full check.
     pub reopens: u64,
     /// Unacknowledged writes found complete after a reopen.
@@ -148,6 +150,7 @@ impl RunStats {
         self.crashes_during_recovery += other.crashes_during_recovery;
         self.crashes_during_erase += other.crashes_during_erase;
         self.crashes_during_compaction += other.crashes_during_compaction;
+        self.automatic_compaction_steps += other.automatic_compaction_steps;
         self.reopens += other.reopens;
         self.unacknowledged_kept += other.unacknowledged_kept;
         self.unacknowledged_lost += other.unacknowledged_lost;

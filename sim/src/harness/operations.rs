@@ -564,6 +564,50 @@ impl World {
         }
     }
 
+    /// Automatic compaction as a host runs it: once a recall leaves as many recalled nodes
+    /// with text as the options allow, one segment a call until none is left, each step a call
+    /// of its own that a crash or a fault may cut.
+    pub(crate) fn compact_while_due(&mut self, agent: usize) -> Step {
+        let due = self.agents.get(agent).and_then(|slot| slot.engine.as_ref()).is_some_and(AgentEngine::compaction_due);
+        if !due {
+            return Ok(());
+        }
+        let steps_max = self.engine(agent)?.0.report().segments + 1;
+        for _ in 0..steps_max {
+            let model = self.slot(agent)?.model.clone();
+            let mut partly = model.clone();
+            partly.compact_maybe();
+            self.archive_segments(agent)?;
+            let (engine, storage) = self.engine(agent)?;
+            match call(&storage, "compact_step", || engine.compact_step())? {
+                Called::Done(finished) => {
+                    self.stats.acknowledged_writes += 1;
+                    self.stats.automatic_compaction_steps += 1;
+                    let mut after = model;
+                    if finished {
+                        after.compact();
+                    } else {
+                        after = partly;
+                    }
+                    self.slot(agent)?.model = after;
+                    self.check_erased_text("compact_step")?;
+                    self.check_keys(agent, "compact_step", false)?;
+                    if finished {
+                        return Ok(());
+                    }
+                }
+                Called::Refused(error) => return Err(Stop::Violation(format!("compact_step refused: {error}"))),
+                Called::Failed(error) => {
+                    return self.unacknowledged(agent, Some(error), partly, WriteKind::Compaction, "compact_step")
+                }
+                Called::PowerLost => {
+                    return self.unacknowledged(agent, None, partly, WriteKind::Compaction, "compact_step")
+                }
+            }
+        }
+        Err(Stop::Violation(format!("automatic compaction did not finish in {steps_max} steps, one a segment")))
+    }
+
     pub(crate) fn create_agent(&mut self) -> Step {
         let name = format!("agent {} ✓", self.next_agent);
         let encrypted = encrypted_agent(self.seed, self.next_agent);
