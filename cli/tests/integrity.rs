@@ -73,6 +73,8 @@ fn report_has_every_field_and_compact_succeeds() {
         "epoch_slots_cut_on_open",
         "epoch_slots_destroyed_on_open",
         "epoch_rotations_finished_on_open",
+        "dead_text_nodes",
+        "segments_compacted",
         "repaired_anything",
     ] {
         assert!(report.get(field).is_some(), "report has {field}: {report}");
@@ -81,6 +83,20 @@ fn report_has_every_field_and_compact_succeeds() {
     assert_eq!(report["repaired_anything"], false);
     assert_eq!(cli.json(&["compact", "alice"]), json!({ "compacted": true }));
     assert!(cli.run(&["report", "alice"]).ok().contains("nothing to repair"));
+}
+
+#[test]
+fn report_counts_the_text_a_recall_left_until_compact_takes_it_out() {
+    let cli = Cli::new();
+    let [_, _, c, ..] = cli.seed_story("alice");
+    cli.run(&["recall", "alice", &c.to_string()]).ok();
+    let report = cli.json(&["report", "alice"]);
+    // The weather lot and the two memories on it; far below the threshold that starts a
+    // compaction by itself.
+    assert_eq!((report["dead_text_nodes"].clone(), report["segments_compacted"].clone()), (json!(3), json!(0)));
+    assert!(cli.run(&["report", "alice"]).ok().contains("recalled, text still kept:  3"));
+    cli.json(&["compact", "alice"]);
+    assert_eq!(cli.json(&["report", "alice"])["dead_text_nodes"], 0);
 }
 
 #[test]

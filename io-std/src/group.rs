@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use cheesedb_core::{AgentEngine, Error, Id, InternalRule, Leg, ReadSet, Report, Storage};
 
 use crate::batch_gate::BatchGate;
+use crate::compactor::Compactor;
 use crate::grouping::Grouping;
 use crate::mutex::lock;
 
@@ -25,6 +26,8 @@ pub(crate) struct GroupedEngine<S: Storage> {
     pub(crate) report_at_open: Report,
     /// Who may write while a staged batch of the agent is open: every handle of it passes here.
     pub(crate) gate: Arc<BatchGate>,
+    /// The agent's automatic compaction, and its open handles, whose last one stops it.
+    pub(crate) compactor: Compactor,
 }
 
 impl<S: Storage> GroupedEngine<S> {
@@ -42,6 +45,7 @@ impl<S: Storage> GroupedEngine<S> {
             encrypted,
             report_at_open,
             gate: Arc::default(),
+            compactor: Compactor::default(),
         }
     }
 

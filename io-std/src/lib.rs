@@ -36,10 +36,12 @@
 #[cfg(feature = "server")]
 pub mod access_log;
 mod agent;
+mod auto_compaction;
 mod batch;
 mod batch_gate;
 mod builder;
 mod client;
+mod compactor;
 mod files;
 mod folder;
 mod group;

@@ -254,7 +254,9 @@ impl<S: SharedStorage> Store<S> {
             StoreReach::Served(served) => return served.open_agent(token).map(Agent::served),
         };
         let (engine, key) = Store::open_engine(shared, token)?;
-        Ok(Agent::local(LocalAgent::new(engine, key, shared.clone(), trust_rules.clone())))
+        let agent = LocalAgent::new(engine, key, shared.clone(), trust_rules.clone());
+        agent.compact_if_due()?;
+        Ok(Agent::local(agent))
     }
 
     /// The engine of the agent `token` opens (the one already open, or a new one), and its key.

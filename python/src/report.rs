@@ -28,6 +28,8 @@ pub(crate) fn report_dict<'py>(py: Python<'py>, report: &cheesedb::Report) -> Py
     dict.set_item("epoch_slots_cut_on_open", report.epoch_slots_cut_on_open)?;
     dict.set_item("epoch_slots_destroyed_on_open", report.epoch_slots_destroyed_on_open)?;
     dict.set_item("epoch_rotations_finished_on_open", report.epoch_rotations_finished_on_open)?;
+    dict.set_item("dead_text_nodes", report.dead_text_nodes)?;
+    dict.set_item("segments_compacted", report.segments_compacted)?;
     dict.set_item("repaired_anything", report.repaired_anything())?;
     Ok(dict)
 }

@@ -59,10 +59,20 @@ impl Store {
 #[pymethods]
 impl Store {
     #[new]
-    #[pyo3(signature = (path, *, read_only = false, trust_rules = None))]
-    fn new(py: Python<'_>, path: PathBuf, read_only: bool, trust_rules: Option<TrustRulesArgument>) -> PyResult<Store> {
+    #[pyo3(signature = (path, *, read_only = false, trust_rules = None, auto_compact_dead_nodes = None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        read_only: bool,
+        trust_rules: Option<TrustRulesArgument>,
+        auto_compact_dead_nodes: Option<u64>,
+    ) -> PyResult<Store> {
         let rules = trust_rules.map(|rules| rules.0).unwrap_or_default();
-        let builder = cheesedb::Store::builder(&path).read_only(read_only).trust_rules(rules);
+        let mut options = cheesedb::Options::default();
+        if let Some(nodes) = auto_compact_dead_nodes {
+            options = options.auto_compact_dead_nodes(nodes);
+        }
+        let builder = cheesedb::Store::builder(&path).read_only(read_only).trust_rules(rules).options(options);
         let opened = py.detach(|| builder.open()).into_python(py)?;
         Ok(Store::opened(path, read_only, "store", opened))
     }

@@ -94,6 +94,48 @@ def test_recall_without_erase_hides_and_compact_removes(alice, store_path):
                 assert b"swordfish" not in file.read()
 
 
+def _files_hold(store_path, needle):
+    import os
+
+    for folder, _, files in os.walk(store_path):
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as file:
+                if needle in file.read():
+                    return True
+    return False
+
+
+def test_a_recall_past_the_threshold_is_compacted_by_itself(store_path):
+    import time
+
+    with cheesedb.Store(store_path, auto_compact_dead_nodes=5) as store:
+        alice = store.open_agent(store.create_agent("alice"))
+        lot = alice.add_lot("scraper", "the scraper says swordfish")
+        for index in range(9):
+            alice.remember(f"swordfish, learned {index}", legs=[[lot]])
+        alice.recall(lot)
+        started = time.monotonic()
+        while alice.report()["dead_text_nodes"] > 0:
+            # Milliseconds of work; the bound only keeps a compaction that never runs from hanging.
+            assert time.monotonic() - started < 600, alice.report()
+            time.sleep(0.005)
+        assert alice.report()["segments_compacted"] >= 1
+        assert not _files_hold(store_path, b"swordfish")
+
+
+def test_with_auto_compaction_off_the_text_waits_for_compact(store_path):
+    with cheesedb.Store(store_path, auto_compact_dead_nodes=0) as store:
+        alice = store.open_agent(store.create_agent("alice"))
+        lot = alice.add_lot("scraper", "the scraper says swordfish")
+        alice.recall(lot)
+        assert alice.report()["dead_text_nodes"] == 1
+        assert alice.report()["segments_compacted"] == 0
+        assert _files_hold(store_path, b"swordfish")
+        alice.compact()
+        assert alice.report()["dead_text_nodes"] == 0
+        assert not _files_hold(store_path, b"swordfish")
+
+
 def test_erase_removes_the_text_from_disk_at_once(alice, store_path):
     import os
 
@@ -198,7 +240,15 @@ def test_report_is_a_dict_of_counts(alice):
     assert report["segments"] >= 1
     assert report["repaired_anything"] is False
     assert report["snapshot_ignored"] is None
-    assert set(report) >= {"segments", "records", "dropped_bytes", "erasures_completed_on_open"}
+    assert set(report) >= {
+        "segments",
+        "records",
+        "dropped_bytes",
+        "erasures_completed_on_open",
+        "key_slots_cut_on_open",
+        "dead_text_nodes",
+        "segments_compacted",
+    }
 
 
 def test_two_handles_of_one_agent_share_its_memory(store):

@@ -3,6 +3,7 @@
 //! runs alone with `cargo test -p cheesedb-tests --test integration TOPIC::`.
 
 mod agent_delete;
+mod auto_compaction;
 mod bounded_files;
 mod damage;
 mod damage_matrix;

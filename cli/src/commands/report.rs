@@ -7,7 +7,8 @@ use crate::commands::Context;
 use crate::failure::Failure;
 use crate::session::open_agent;
 
-/// Prints the open report; JSON holds every field of `cheesedb::Report` by name. Each command
+/// Prints the open report, and the text compaction would take out now; JSON holds every field
+/// of `cheesedb::Report` by name. Each command
 /// opens the store afresh, so this is what this open found; a repair made by an earlier command
 /// was noted on that command's standard error.
 pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
@@ -31,6 +32,8 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
         "epoch_slots_cut_on_open": report.epoch_slots_cut_on_open,
         "epoch_slots_destroyed_on_open": report.epoch_slots_destroyed_on_open,
         "epoch_rotations_finished_on_open": report.epoch_rotations_finished_on_open,
+        "dead_text_nodes": report.dead_text_nodes,
+        "segments_compacted": report.segments_compacted,
         "repaired_anything": report.repaired_anything(),
     });
     context.printer.result(value, || {
@@ -51,6 +54,8 @@ pub fn run(arguments: AgentOnly, context: &Context) -> Result<(), Failure> {
             format!("torn epoch slots cut:       {}", report.epoch_slots_cut_on_open),
             format!("epoch slots destroyed:      {}", report.epoch_slots_destroyed_on_open),
             format!("epoch rotations finished:   {}", report.epoch_rotations_finished_on_open),
+            format!("recalled, text still kept:  {} (compaction takes it out)", report.dead_text_nodes),
+            format!("segments compacted:         {}", report.segments_compacted),
         ];
         if let Some(reason) = report.snapshot_ignored {
             lines.push(format!("snapshot not used:          {reason} (the whole log was replayed)"));

@@ -25,6 +25,7 @@ pub(crate) struct LocalAgent<S: SharedStorage> {
 
 impl<S: SharedStorage> Clone for LocalAgent<S> {
     fn clone(&self) -> LocalAgent<S> {
+        self.engine.compactor.handle_opened();
         LocalAgent {
             engine: self.engine.clone(),
             key: self.key,
@@ -39,10 +40,14 @@ impl<S: SharedStorage> Drop for LocalAgent<S> {
     /// In a process forked from the one that opened the store, the engine must never be dropped:
     /// that would write the snapshot that is due into files the parent goes on writing. One
     /// reference to it is leaked instead, so it lives as long as the child's copy of the memory.
+    /// The last handle of the agent also stops its automatic compaction, waiting for the
+    /// segment under way.
     fn drop(&mut self) {
         if !self.store.process.is_current() {
             std::mem::forget(self.engine.clone());
+            return;
         }
+        self.engine.compactor.handle_ended();
     }
 }
 
@@ -55,6 +60,7 @@ impl<S: SharedStorage> LocalAgent<S> {
         trust_rules: Arc<TrustRules>,
     ) -> LocalAgent<S> {
         let session = Arc::new(LocalSession::new(engine.gate.clone(), store.process.clone()));
+        engine.compactor.handle_opened();
         LocalAgent { engine, key, store, session, trust_rules }
     }
 
@@ -121,8 +127,15 @@ impl<S: SharedStorage> LocalAgent<S> {
         self.trust_under(id, &self.trust_rules)
     }
 
+    /// Starts automatic compaction when it is due: after an open and a recall.
+    pub(crate) fn compact_if_due(&self) -> Result<(), Error> {
+        crate::auto_compaction::start_if_due(&self.engine, &self.store)
+    }
+
     pub(crate) fn recall(&self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {
-        self.write(|| self.with(|engine| engine.recall(id, mode, removal)))
+        let removed = self.write(|| self.with(|engine| engine.recall(id, mode, removal)))?;
+        self.compact_if_due()?;
+        Ok(removed)
     }
 
     pub(crate) fn preview_recall_with(&self, id: Id, mode: Mode, removal: Removal) -> Result<Vec<Id>, Error> {

@@ -57,7 +57,8 @@ pub use wire_page::{WireFound, WireFoundKind, WireRanking};
 /// internal rule of a space's grouped writes. Version 9 carries the damages of a malformed
 /// recall of several ids and of a snapshot's shared nodes (`RecalledIdsMalformed`,
 /// `SnapshotSharedNodesDoNotMatchGraph`). Version 10 carries more of an agent's report (the
-/// key slots open cut past an encrypted agent's last node).
+/// key slots open cut past an encrypted agent's last node, the dead text left for compaction
+/// and the segments compacted).
 pub const PROTOCOL_VERSION: u32 = 10;
 
 /// The name of the server's socket inside the data folder.

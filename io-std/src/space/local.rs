@@ -155,6 +155,8 @@ impl<S: SharedStorage> LocalSpace<S> {
         let mut space = lock(&self.engine.engine)?;
         let in_space = space.recall(&self.member.key, id, mode, removal)?;
         let in_members = reach_members(&self.store, &catalog, &space)?;
+        drop((space, catalog));
+        compact_members_if_due(&self.store)?;
         Ok(super::SpaceRecall { in_space, in_members })
     }
 
@@ -324,6 +326,13 @@ fn reach_members<S: SharedStorage>(
         }
     }
     first_error.map_or(Ok(reached), Err)
+}
+
+/// Starts automatic compaction in every agent open in this process that a space's recall left
+/// with enough dead text.
+fn compact_members_if_due<S: SharedStorage>(store: &Arc<StoreShared<S>>) -> Result<(), Error> {
+    let open: Vec<_> = store.open_agents()?.values().filter_map(Weak::upgrade).collect();
+    open.iter().try_for_each(|engine| crate::auto_compaction::start_if_due(engine, store))
 }
 
 /// Agent `number` as a space's recall reaches it, with its name: `None` for a deleted agent

@@ -15,7 +15,7 @@ RecallMode = Literal["fair", "strict"]
 TrustLevel = Literal["low", "normal", "high"]
 
 class Report(TypedDict):
-    """What opening an agent found and did."""
+    """What opening an agent found and did, and the dead text compaction would take out now."""
 
     segments: int
     records: int
@@ -30,9 +30,12 @@ class Report(TypedDict):
     erase_journals_replayed_on_open: int
     erase_journals_discarded_on_open: int
     key_slots_restored_on_open: int
+    key_slots_cut_on_open: int
     epoch_slots_cut_on_open: int
     epoch_slots_destroyed_on_open: int
     epoch_rotations_finished_on_open: int
+    dead_text_nodes: int
+    segments_compacted: int
     repaired_anything: bool
 
 class Store:
@@ -42,7 +45,10 @@ class Store:
     the same folder, in this process or another, raises LockedError until this one is closed.
     With read_only=True nothing is written or locked and every write raises ReadOnlyError.
     trust_rules (lot label -> "low", "normal" or "high") sets what Agent.trust answers; every
-    label is "normal" without it. Also a context manager that closes the store at the end.
+    label is "normal" without it. auto_compact_dead_nodes sets how many recalled lots and
+    memories may keep their text in the files before compaction starts by itself, in the
+    background (10,000 without it; 0 turns it off). Also a context manager that closes the
+    store at the end.
     """
 
     def __init__(
@@ -51,6 +57,7 @@ class Store:
         *,
         read_only: bool = False,
         trust_rules: Optional[Mapping[str, TrustLevel]] = None,
+        auto_compact_dead_nodes: Optional[int] = None,
     ) -> None: ...
     @property
     def path(self) -> str:
