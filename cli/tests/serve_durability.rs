@@ -115,7 +115,13 @@ fn every_acknowledged_write_survives_sigkill() {
         let agent = client.open_agent(token).unwrap();
         for ((_, id), content) in written.range((agent_index, 0)..(agent_index + 1, 0)) {
             let node = agent.audit(Id::from(*id)).unwrap();
-            assert_eq!(node.content(), Some(&content[..]), "agent {agent_index} id {id}");
+            if node.is_alive() {
+                assert_eq!(node.content(), Some(&content[..]), "agent {agent_index} id {id}");
+            } else {
+                // Recalled, or built on a recalled node: its text stays until a compaction,
+                // which starts by itself once enough recalled nodes keep theirs.
+                assert!(node.content().is_none_or(|text| text == content), "agent {agent_index} id {id}");
+            }
         }
         for (_, id) in recalled.iter().filter(|(index, _)| *index == agent_index) {
             assert!(!agent.get(Id::from(*id)).unwrap().is_alive(), "recall of {id} lost");
