@@ -80,3 +80,16 @@ for side in ("in_process", "through_server"):
 assert result["server_write_ratio"] > 0
 print("bench --server smoke run: both sides measured")
 EOF
+
+"$bench" --auto-compaction --smoke --json >"$output"
+python3 - "$output" <<'EOF'
+import json
+import sys
+
+with open(sys.argv[1]) as file:
+    result = json.load(file)
+assert result["segments_compacted"] >= 2, result
+assert result["writes_during"] >= 1 and result["write_wait_longest_ms"] > 0, result
+assert result["compaction_by_hand_ms"] > 0, result
+print("bench --auto-compaction smoke run: compacted by itself, writes timed meanwhile")
+EOF

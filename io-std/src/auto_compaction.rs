@@ -14,6 +14,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use cheesedb_core::Error;
 
@@ -68,5 +69,12 @@ fn compact_until_done<S: SharedStorage>(
         if !matches!(stepped, Ok(false)) {
             return;
         }
+        // A lock is not fair: taken again at once, it would keep a waiting writer out for the
+        // whole compaction (measured: a write waited 62 ms, the whole run, where one segment
+        // takes 8). The pause lets the writers woken by the unlock in first.
+        std::thread::sleep(PAUSE_BETWEEN_STEPS);
     }
 }
+
+/// How long the thread lets go of the agent between two segments.
+const PAUSE_BETWEEN_STEPS: Duration = Duration::from_millis(1);

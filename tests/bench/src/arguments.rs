@@ -73,6 +73,11 @@ pub struct Arguments {
     #[arg(long, conflicts_with_all = ["server", "encryption", "replication", "only"])]
     pub spaces: bool,
 
+    /// Measure how long writes wait while compaction runs by itself after a recall, beside the
+    /// same writes with none running and a whole compaction by hand
+    #[arg(long, conflicts_with_all = ["server", "encryption", "replication", "spaces", "compare", "only"])]
+    pub auto_compaction: bool,
+
     /// Open the benchmark's agent in FOLDER, token on standard input, and print what the open took
     #[arg(long, value_name = "FOLDER", hide = true)]
     pub open_probe: Option<PathBuf>,

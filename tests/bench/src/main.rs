@@ -1,7 +1,8 @@
 //! `cheesedb-bench`: cheesedb measured on a million memories in one agent (writes, recall, open,
 //! RAM, verify, compaction), side by side with SQLite when built with the `sqlite` feature; then
 //! search on a million texts (keyword against SQLite FTS5, vectors, hybrid). With
-//! `--encryption`, an encrypted agent beside a plaintext one instead.
+//! `--encryption`, an encrypted agent beside a plaintext one instead; `--server`,
+//! `--replication`, `--spaces` and `--auto-compaction` measure one part each.
 //!
 //! Every engine gets the same seeded data and runs the same scenarios in the same process, one
 //! after the other; with `--repeat` the runs alternate which engine goes first and the report
@@ -12,6 +13,7 @@
 //! and runs the `cheesedb` command as a child where users would (`cheesedb serve`).
 
 mod arguments;
+mod auto_compaction;
 mod cheesedb_command;
 mod cheesedb_search_side;
 mod cheesedb_side;
@@ -128,6 +130,12 @@ fn run(arguments: Arguments, printer: Printer) -> Result<u8, Failure> {
         let folder = BenchFolder::new(folder)?;
         let memories = replication::memories_for(arguments.smoke, arguments.quick);
         replication::run(folder.root(), location, memories, printer)?;
+        return Ok(EXIT_SUCCESS);
+    }
+    if arguments.auto_compaction {
+        let size = if arguments.smoke || arguments.quick { auto_compaction::SMOKE } else { auto_compaction::FULL };
+        let folder = BenchFolder::new(folder)?;
+        auto_compaction::run(&folder, size, printer)?;
         return Ok(EXIT_SUCCESS);
     }
     if arguments.spaces {
