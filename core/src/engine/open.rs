@@ -101,6 +101,9 @@ impl<S: Storage> AgentEngine<S> {
             .storage
             .sync_folder(&engine.folder)
             .map_err(|error| io_error(StorageOperation::Syncing, &engine.folder, error))?;
+        if let Some(sealing) = engine.sealing.as_mut() {
+            engine.report.key_slots_cut_on_open = sealing.cut_slots_after(engine.graph.len())?;
+        }
         let unfinished = engine.finish_erasures()?;
         engine.report.erasures_completed_on_open = unfinished;
         engine.report.records = engine.log.sequence();

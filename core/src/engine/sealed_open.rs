@@ -108,9 +108,6 @@ impl<S: Storage> AgentEngine<S> {
     /// it covers that still hold keys, and the rotation of epochs. Returns how many nodes lost
     /// their keys here.
     pub(super) fn finish_key_erasures(&mut self) -> Result<u64, Error> {
-        let last_id = self.graph.next_id() - 1;
-        let Some(sealing) = self.sealing.as_mut() else { return Ok(0) };
-        self.report.key_slots_cut_on_open += sealing.cut_slots_after(last_id)?;
         let Some(sealing) = self.sealing.as_ref() else { return Ok(0) };
         let marked: Vec<u64> = self.graph.content_to_remove(false).collect();
         self.snapshot_stale |= !marked.is_empty();

@@ -214,8 +214,9 @@ impl Graph {
         if let Some(slot) = self.index(id).and_then(|index| self.slots.get_mut(index)) {
             let before = unpack_flags(*slot);
             let disk = if content_on_disk { FLAG_CONTENT_ON_DISK } else { 0 };
-            *slot = pack(location, (before & !FLAG_CONTENT_ON_DISK) | disk);
-            self.doomed_text = counted(self.doomed_text, before, (before & !FLAG_CONTENT_ON_DISK) | disk);
+            let after = (before & !FLAG_CONTENT_ON_DISK) | disk;
+            *slot = pack(location, after);
+            self.doomed_text = counted(self.doomed_text, before, after);
         }
     }
 

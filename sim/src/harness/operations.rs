@@ -583,13 +583,13 @@ impl World {
                 Called::Done(finished) => {
                     self.stats.acknowledged_writes += 1;
                     self.stats.automatic_compaction_steps += 1;
-                    let mut after = model;
-                    if finished {
-                        after.compact();
+                    self.slot(agent)?.model = if finished {
+                        let mut done = model;
+                        done.compact();
+                        done
                     } else {
-                        after = partly;
-                    }
-                    self.slot(agent)?.model = after;
+                        partly
+                    };
                     self.check_erased_text("compact_step")?;
                     self.check_keys(agent, "compact_step", false)?;
                     if finished {
