@@ -14,7 +14,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cheesedb_core::Error;
 
@@ -52,6 +52,11 @@ fn compact_until_done<S: SharedStorage>(
     store: &Weak<StoreShared<S>>,
     stop: &AtomicBool,
 ) {
+    // What made compaction due (a recall, an open that applied one) is mostly followed at once
+    // by the caller's next calls: they go first, rather than wait for a segment's rewrite
+    // (measured: a member's first answer after an open that applied a space's recall took
+    // 5.4 ms with the first segment under way, 1.5 ms without).
+    pause(PAUSE_BEFORE_FIRST_STEP, stop);
     loop {
         if stop.load(Ordering::SeqCst) {
             return;
@@ -72,9 +77,20 @@ fn compact_until_done<S: SharedStorage>(
         // A lock is not fair: taken again at once, it would keep a waiting writer out for the
         // whole compaction (measured: a write waited 62 ms, the whole run, where one segment
         // takes 8). The pause lets the writers woken by the unlock in first.
-        std::thread::sleep(PAUSE_BETWEEN_STEPS);
+        pause(PAUSE_BETWEEN_STEPS, stop);
+    }
+}
+
+/// Waits `length`, or less once `stop` is set: whoever sets it unparks the thread.
+fn pause(length: Duration, stop: &AtomicBool) {
+    let until = Instant::now() + length;
+    while !stop.load(Ordering::SeqCst) {
+        let Some(left) = until.checked_duration_since(Instant::now()) else { return };
+        std::thread::park_timeout(left);
     }
 }
 
 /// How long the thread lets go of the agent between two segments.
 const PAUSE_BETWEEN_STEPS: Duration = Duration::from_millis(1);
+/// How long the thread waits before its first segment.
+const PAUSE_BEFORE_FIRST_STEP: Duration = Duration::from_millis(20);

@@ -45,6 +45,8 @@ impl Compactor {
             state.thread.take()
         };
         if let Some(thread) = thread {
+            // Woken, in case it is pausing.
+            thread.thread().unpark();
             // A panic on the thread left the engine's lock poisoned, which every later call
             // reports: nothing more to say here.
             let _ = thread.join();

@@ -24,19 +24,24 @@ use crate::storage::Storage;
 pub(crate) struct SharedNodes {
     /// `(space, node in the space, shared node)`, so one space's are one range.
     by_space: BTreeSet<(u64, u64, u64)>,
+    /// The same, as `(node in the space, shared node)` pairs of each space in the order of the
+    /// shared nodes: a space's recall walks all of them, which a vector does several times
+    /// faster than a tree (measured: the walk was a quarter of a member's part of a recall).
+    in_order: BTreeMap<u64, Vec<(u64, u64)>>,
 }
 
 impl SharedNodes {
-    /// Notes that shared node `id` stands for node `space_id` of space `space`.
+    /// Notes that shared node `id` stands for node `space_id` of space `space` (the log notes
+    /// its shared nodes in the order of their ids, which the order of a space's pairs keeps).
     pub(crate) fn note(&mut self, space: u64, space_id: u64, id: u64) {
-        self.by_space.insert((space, space_id, id));
+        if self.by_space.insert((space, space_id, id)) {
+            self.in_order.entry(space).or_default().push((space_id, id));
+        }
     }
 
     /// The spaces the shared nodes stand in, ascending, each once.
     pub(crate) fn spaces(&self) -> Vec<u64> {
-        let mut spaces: Vec<u64> = self.by_space.iter().map(|(space, _, _)| *space).collect();
-        spaces.dedup();
-        spaces
+        self.in_order.keys().copied().collect()
     }
 
     /// The shared nodes written for node `space_id` of space `space` (a recalled one is
@@ -66,12 +71,20 @@ impl SharedNodes {
             return Err(mismatch);
         }
         let by_space = entries.iter().map(|entry| (entry.space, entry.space_id, entry.id)).collect();
-        Ok(SharedNodes { by_space })
+        let mut in_order: BTreeMap<u64, Vec<(u64, u64)>> = BTreeMap::new();
+        for entry in entries {
+            in_order.entry(entry.space).or_default().push((entry.space_id, entry.id));
+        }
+        for pairs in in_order.values_mut() {
+            pairs.sort_unstable_by_key(|(_, id)| *id);
+        }
+        Ok(SharedNodes { by_space, in_order })
     }
 
-    /// The `(node in the space, shared node)` pairs of space `space`.
+    /// The `(node in the space, shared node)` pairs of space `space`, in the order of the
+    /// shared nodes.
     fn of_space(&self, space: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.by_space.range((space, 0, 0)..=(space, u64::MAX, u64::MAX)).map(|(_, space_id, id)| (*space_id, *id))
+        self.in_order.get(&space).into_iter().flatten().copied()
     }
 }
 
@@ -186,3 +199,49 @@ const GROUPS: [(Mode, Removal); 4] = [
     (Mode::Fair, Removal::Erase),
     (Mode::Strict, Removal::Erase),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noted(pairs: &[(u64, u64, u64)]) -> SharedNodes {
+        let mut shared = SharedNodes::default();
+        for (space, space_id, id) in pairs {
+            shared.note(*space, *space_id, *id);
+        }
+        shared
+    }
+
+    #[test]
+    fn a_space_walks_its_pairs_in_the_order_of_the_shared_nodes() {
+        let shared = noted(&[(2, 9, 4), (1, 3, 5), (2, 1, 6), (2, 9, 7)]);
+        assert_eq!(shared.of_space(2).collect::<Vec<_>>(), [(9, 4), (1, 6), (9, 7)]);
+        assert_eq!(shared.of_space(1).collect::<Vec<_>>(), [(3, 5)]);
+        assert_eq!(shared.of_space(3).count(), 0);
+        assert_eq!(shared.spaces(), [1, 2]);
+        assert_eq!(shared.standing_for(2, 9).collect::<Vec<_>>(), [4, 7]);
+    }
+
+    #[test]
+    fn noting_a_pair_twice_keeps_it_once() {
+        let shared = noted(&[(1, 3, 5), (1, 3, 5)]);
+        assert_eq!(shared.of_space(1).collect::<Vec<_>>(), [(3, 5)]);
+    }
+
+    #[test]
+    fn a_snapshot_gives_back_what_the_log_noted() {
+        use crate::graph::Location;
+        let mut graph = Graph::default();
+        let here = Location { segment: 1, offset: 0 };
+        for _ in 0..3 {
+            graph.add_lot(here, true).unwrap();
+        }
+        for _ in 0..4 {
+            graph.add_shared(here).unwrap();
+        }
+        let shared = noted(&[(2, 9, 4), (1, 3, 5), (2, 1, 6), (2, 9, 7)]);
+        let loaded = SharedNodes::from_snapshot(&shared.to_snapshot(), &graph).unwrap();
+        assert_eq!(loaded, shared);
+        assert_eq!(loaded.of_space(2).collect::<Vec<_>>(), [(9, 4), (1, 6), (9, 7)]);
+    }
+}

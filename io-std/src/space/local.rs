@@ -156,7 +156,6 @@ impl<S: SharedStorage> LocalSpace<S> {
         let in_space = space.recall(&self.member.key, id, mode, removal)?;
         let in_members = reach_members(&self.store, &catalog, &space)?;
         drop((space, catalog));
-        compact_members_if_due(&self.store)?;
         Ok(super::SpaceRecall { in_space, in_members })
     }
 
@@ -273,7 +272,7 @@ type PartOutcome = Result<Option<(String, Vec<Id>)>, Error>;
 /// Returns each reached member's removed memories, in the order the members were first granted
 /// a role; on a failure, goes on with the others and returns the first error in that order.
 fn reach_members<S: SharedStorage>(
-    store: &StoreShared<S>,
+    store: &Arc<StoreShared<S>>,
     catalog: &StoreEngine<S>,
     space: &cheesedb_core::SpaceEngine<S>,
 ) -> Result<Vec<(String, Vec<Id>)>, Error> {
@@ -290,7 +289,7 @@ fn reach_members<S: SharedStorage>(
         for _ in 0..workers {
             scope.spawn(|| {
                 while let Some((index, name, member)) = lock(&queue).ok().and_then(|queue| queue.recv().ok()) {
-                    let applied = apply_part(recalls, member);
+                    let applied = apply_part(store, recalls, member);
                     let outcome = applied.map(|removed| (!removed.is_empty()).then_some((name, removed)));
                     if let Ok(mut done) = lock(&done) {
                         done.push((index, outcome));
@@ -328,13 +327,6 @@ fn reach_members<S: SharedStorage>(
     first_error.map_or(Ok(reached), Err)
 }
 
-/// Starts automatic compaction in every agent open in this process that a space's recall left
-/// with enough dead text.
-fn compact_members_if_due<S: SharedStorage>(store: &Arc<StoreShared<S>>) -> Result<(), Error> {
-    let open: Vec<_> = store.open_agents()?.values().filter_map(Weak::upgrade).collect();
-    open.iter().try_for_each(|engine| crate::auto_compaction::start_if_due(engine, store))
-}
-
 /// Agent `number` as a space's recall reaches it, with its name: `None` for a deleted agent
 /// (no memory of it is left) and for a closed encrypted one (its keys need its token: its next
 /// open applies the recall before its first answer).
@@ -352,10 +344,19 @@ fn find_member<S: SharedStorage>(
     Ok(Some((name, member)))
 }
 
-/// Applies `recalls` to one member; returns what died in it.
-fn apply_part<S: SharedStorage>(recalls: SpaceRecalls<'_>, member: Reached<S>) -> Result<Vec<Id>, Error> {
+/// Applies `recalls` to one member; returns what died in it. An open member whose part left
+/// enough dead text starts its automatic compaction.
+fn apply_part<S: SharedStorage>(
+    store: &Arc<StoreShared<S>>,
+    recalls: SpaceRecalls<'_>,
+    member: Reached<S>,
+) -> Result<Vec<Id>, Error> {
     match member {
-        Reached::Open(engine) => recalls.apply_to(&mut *lock(&engine.engine)?),
+        Reached::Open(engine) => {
+            let removed = recalls.apply_to(&mut *lock(&engine.engine)?)?;
+            crate::auto_compaction::start_if_due(&engine, store)?;
+            Ok(removed)
+        }
         Reached::Opened(mut engine) => {
             let removed = recalls.apply_to(&mut engine)?;
             engine.close()?;
