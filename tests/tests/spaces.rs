@@ -132,6 +132,27 @@ fn a_revoked_member_is_still_reached_and_its_reopen_keeps_the_recall() {
 }
 
 #[test]
+fn a_refused_recall_in_a_space_changes_nothing_and_the_next_one_reaches_every_member() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = Store::open(folder.path()).unwrap();
+    let alice = store.open_agent(&store.create_agent("alice").unwrap()).unwrap();
+    let bob = store.open_agent(&store.create_agent("bob").unwrap()).unwrap();
+    let team = store.create_space("team", &alice).unwrap();
+    team.grant("bob", Role::Write).unwrap();
+    let lot = team.add_lot("web", b"a source").unwrap();
+    let memory = team.remember(b"a shared conclusion", &[Leg::from([lot])]).unwrap();
+    let bobs_team = bob.space("team").unwrap();
+    let derived = bob.remember(b"bob's conclusion", &[Leg::from([bobs_team.share(memory).unwrap()])]).unwrap();
+    let refused = bobs_team.recall(lot, Mode::Fair, Removal::Untrusted);
+    assert_eq!(refused.map(|_| ()), Err(Error::RoleTooLow { held: Role::Write, needed: Role::Admin }));
+    assert!(bob.get(derived).unwrap().is_alive());
+    let reached = team.recall(lot, Mode::Fair, Removal::Untrusted).unwrap();
+    assert_eq!(reached.in_members, vec![(String::from("bob"), vec![derived])]);
+    let again = team.recall(lot, Mode::Fair, Removal::Untrusted);
+    assert_eq!(again.map(|_| ()), Err(Error::AlreadyRecalled { id: lot }));
+}
+
+#[test]
 fn what_a_tracking_member_reads_in_a_space_is_a_parent_of_its_next_memory() {
     let folder = tempfile::tempdir().unwrap();
     let store = Store::open(folder.path()).unwrap();

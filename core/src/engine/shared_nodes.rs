@@ -7,7 +7,7 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 use super::append::Entry;
-use super::space_ledger::SpaceLedger;
+use super::space_ledger::RecalledNodes;
 use super::AgentEngine;
 use crate::codec::snapshot_file::SnapshotShared;
 use crate::corrupt_reason::CorruptReason;
@@ -156,18 +156,18 @@ impl<S: Storage> AgentEngine<S> {
         Ok(plan.removed.into_iter().map(Id::from).collect())
     }
 
-    /// Applies to this agent every recall of space `space` (whose ledger is `ledger`) that it
-    /// has not applied yet: each shared node whose node the space recalled is recalled, with
+    /// Applies to this agent every recall of space `space` (whose nodes were recalled as
+    /// `recalled` says) that it has not applied yet: each shared node whose node the space recalled is recalled, with
     /// the widest mode and removal the space used on it, in one durable write. Returns the
     /// memories of the agent that died, ascending. Applying it again changes nothing.
-    pub(crate) fn apply_space_recalls(&mut self, space: u64, ledger: &SpaceLedger) -> Result<Vec<Id>, Error> {
+    pub(crate) fn apply_space_recalls(&mut self, space: u64, recalled: &RecalledNodes) -> Result<Vec<Id>, Error> {
         self.check_writable()?;
         if mutant!(MemberSkipsSpaceRecall) {
             return Ok(Vec::new());
         }
         let mut groups: [Vec<u64>; 4] = Default::default();
         for (space_id, id) in self.shared.of_space(space) {
-            let Some(mut how) = ledger.how_recalled(space_id) else { continue };
+            let Some(mut how) = recalled.how_recalled(space_id) else { continue };
             if mutant!(MemberEraseLeavesText) {
                 how.removal = Removal::Untrusted;
             }

@@ -54,17 +54,42 @@ pub(crate) struct SpaceLedger {
     members: Vec<(u64, Role)>,
     /// The author of each node, by id (the first node's at index 0).
     authors: Vec<u64>,
-    /// How each node was recalled, by id (the first node's at index 0), as
-    /// [`HowRecalled::code`] gives it: 0 for a node never recalled. A byte a node, so a member
-    /// applying a recall looks up each of its shared nodes at once; as long as the highest id
-    /// recalled.
-    recalled: Vec<u8>,
+    /// How each node was recalled.
+    recalled: RecalledNodes,
+}
+
+/// How each node of a space was recalled, by id (the first node's at index 0), as
+/// [`HowRecalled::code`] gives it: 0 for a node never recalled. A byte a node, so a member
+/// applying a recall looks up each of its shared nodes at once; as long as the highest id
+/// recalled. A copy of it is all a member needs of the space to apply its recalls.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct RecalledNodes {
+    codes: Vec<u8>,
+}
+
+impl RecalledNodes {
+    /// How node `id` was recalled; `None` while it is alive.
+    pub(crate) fn how_recalled(&self, id: u64) -> Option<HowRecalled> {
+        let index = usize::try_from(id.checked_sub(1)?).ok()?;
+        HowRecalled::from_code(*self.codes.get(index)?)
+    }
+
+    fn widen(&mut self, id: u64, how: HowRecalled) {
+        let Some(index) = id.checked_sub(1).and_then(|index| usize::try_from(index).ok()) else { return };
+        if self.codes.len() <= index {
+            self.codes.resize(index + 1, 0);
+        }
+        if let Some(code) = self.codes.get_mut(index) {
+            let widened = HowRecalled::from_code(*code).map_or(how, |before| before.widened(how));
+            *code = widened.code();
+        }
+    }
 }
 
 impl SpaceLedger {
     /// A ledger with no member and no node.
     pub(crate) const EMPTY: SpaceLedger =
-        SpaceLedger { members: Vec::new(), authors: Vec::new(), recalled: Vec::new() };
+        SpaceLedger { members: Vec::new(), authors: Vec::new(), recalled: RecalledNodes { codes: Vec::new() } };
 
     /// The role agent `agent` holds now: [`Role::None`] for an agent never granted one.
     pub(crate) fn role_of(&self, agent: u64) -> Role {
@@ -98,10 +123,9 @@ impl SpaceLedger {
         self.members.iter().map(|(agent, _)| *agent)
     }
 
-    /// How node `id` was recalled; `None` while it is alive.
-    pub(crate) fn how_recalled(&self, id: u64) -> Option<HowRecalled> {
-        let index = usize::try_from(id.checked_sub(1)?).ok()?;
-        HowRecalled::from_code(*self.recalled.get(index)?)
+    /// How each node was recalled.
+    pub(crate) fn recalled(&self) -> &RecalledNodes {
+        &self.recalled
     }
 
     /// Takes in a recall just applied to the space's graph: every node it kills or erases,
@@ -109,28 +133,17 @@ impl SpaceLedger {
     pub(crate) fn note_recall(&mut self, plan: &RecallPlan, mode: Mode, removal: Removal, history: &[u64]) {
         let how = HowRecalled { mode, removal };
         for id in plan.recalled.iter().chain(&plan.removed) {
-            self.widen(*id, how);
+            self.recalled.widen(*id, how);
         }
         for id in &plan.erase {
-            self.widen(*id, HowRecalled { mode: Mode::Fair, removal: Removal::Erase });
+            self.recalled.widen(*id, HowRecalled { mode: Mode::Fair, removal: Removal::Erase });
         }
         // A node already dead with the recalled one in its history is reached by a Strict recall
         // too, with its removal: what a member built on it before it died goes with it, and
         // with Erase its text (a member applying an earlier Untrusted recall of it first must
         // not leave that text for this one to miss).
         for id in history {
-            self.widen(*id, HowRecalled { mode: Mode::Strict, removal });
-        }
-    }
-
-    fn widen(&mut self, id: u64, how: HowRecalled) {
-        let Some(index) = id.checked_sub(1).and_then(|index| usize::try_from(index).ok()) else { return };
-        if self.recalled.len() <= index {
-            self.recalled.resize(index + 1, 0);
-        }
-        if let Some(code) = self.recalled.get_mut(index) {
-            let widened = HowRecalled::from_code(*code).map_or(how, |before| before.widened(how));
-            *code = widened.code();
+            self.recalled.widen(*id, HowRecalled { mode: Mode::Strict, removal });
         }
     }
 

@@ -11,7 +11,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::agent_key::AgentKey;
-use crate::engine::space_ledger::SpaceLedger;
+use crate::engine::space_ledger::{RecalledNodes, SpaceLedger};
 use crate::engine::AgentEngine;
 use crate::error::Error;
 use crate::error_facts::Limit;
@@ -70,21 +70,22 @@ pub struct SpaceEngine<S: Storage> {
     name: String,
 }
 
-/// The recalls of one space, as [`SpaceEngine::recalls`] gives them to apply to its members.
-#[derive(Debug, Clone, Copy)]
-pub struct SpaceRecalls<'a> {
+/// The recalls of one space, as [`SpaceEngine::recalls`] gives them to apply to its members:
+/// a copy, a byte a node of the space.
+#[derive(Debug, Clone)]
+pub struct SpaceRecalls {
     number: u64,
-    ledger: &'a SpaceLedger,
+    recalled: RecalledNodes,
 }
 
-impl SpaceRecalls<'_> {
+impl SpaceRecalls {
     /// As [`SpaceEngine::apply_recalls_to`].
     ///
     /// # Errors
     ///
     /// Those of [`AgentEngine::recall`].
     pub fn apply_to<S: Storage>(&self, agent: &mut AgentEngine<S>) -> Result<Vec<Id>, Error> {
-        agent.apply_space_recalls(self.number, self.ledger)
+        agent.apply_space_recalls(self.number, &self.recalled)
     }
 }
 
@@ -312,14 +313,14 @@ impl<S: Storage> SpaceEngine<S> {
     ///
     /// Those of [`AgentEngine::recall`].
     pub fn apply_recalls_to(&self, agent: &mut AgentEngine<S>) -> Result<Vec<Id>, Error> {
-        self.recalls().apply_to(agent)
+        agent.apply_space_recalls(self.number(), self.ledger().recalled())
     }
 
     /// The space's recalls as its members apply them, without its files: unlike the engine,
     /// this may go to other threads, each applying it to members of its own at once.
     #[must_use]
-    pub fn recalls(&self) -> SpaceRecalls<'_> {
-        SpaceRecalls { number: self.number(), ledger: self.ledger() }
+    pub fn recalls(&self) -> SpaceRecalls {
+        SpaceRecalls { number: self.number(), recalled: self.ledger().recalled().clone() }
     }
 
     /// The agents holding a role now, with it, in the order they were first granted one: the
