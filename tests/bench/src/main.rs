@@ -141,7 +141,7 @@ fn run(arguments: Arguments, printer: Printer) -> Result<u8, Failure> {
     if arguments.spaces {
         let size = if arguments.smoke || arguments.quick { spaces::SMOKE } else { spaces::FULL };
         let folder = BenchFolder::new(folder)?;
-        spaces::run(&folder, size, compare_sqlite, printer)?;
+        spaces::run(&folder, size, compare_sqlite, arguments.repeat, printer)?;
         return Ok(EXIT_SUCCESS);
     }
     if arguments.server {

@@ -16,6 +16,7 @@ use cheesedb::{Agent, Id, Leg, Mode, Removal, Role, Store};
 use serde_json::json;
 
 use crate::failure::Failure;
+use crate::figures::median;
 use crate::folder::BenchFolder;
 use crate::output::Printer;
 
@@ -114,28 +115,61 @@ fn timed_recall(built: &Built, removal: Removal) -> Result<(Duration, usize), Fa
     Ok((took, removed))
 }
 
-/// Runs the measurement and prints it.
-pub fn run(folder: &BenchFolder, size: SpaceSize, compare_sqlite: bool, printer: Printer) -> Result<(), Failure> {
-    let figures = measure(folder, size, compare_sqlite)?;
-    print(&figures, size, printer)
+/// Runs the measurement `repeat` times and prints the median of each figure, with the range of
+/// each ratio over the runs.
+pub fn run(
+    folder: &BenchFolder,
+    size: SpaceSize,
+    compare_sqlite: bool,
+    repeat: u32,
+    printer: Printer,
+) -> Result<(), Failure> {
+    let runs =
+        (1..=repeat.max(1)).map(|run| measure(folder, size, compare_sqlite, run)).collect::<Result<Vec<_>, _>>()?;
+    print(&medians(&runs), &runs, size, printer)
 }
 
-/// Measures every figure once.
-pub fn measure(folder: &BenchFolder, size: SpaceSize, compare_sqlite: bool) -> Result<SpaceFigures, Failure> {
+/// The median of each figure over `runs`.
+fn medians(runs: &[SpaceFigures]) -> SpaceFigures {
+    let middle = |value: &dyn Fn(&SpaceFigures) -> f64| median(&mut runs.iter().map(value).collect::<Vec<f64>>());
+    let duration = |value: &dyn Fn(&SpaceFigures) -> Duration| {
+        Duration::from_secs_f64(middle(&|figures| value(figures).as_secs_f64()))
+    };
+    let compared = |value: &dyn Fn(&SpaceFigures) -> Option<Duration>| {
+        runs.iter()
+            .all(|figures| value(figures).is_some())
+            .then(|| duration(&|figures| value(figures).unwrap_or_default()))
+    };
+    SpaceFigures {
+        recall_untrusted: duration(&|figures| figures.recall_untrusted),
+        recall_erase: duration(&|figures| figures.recall_erase),
+        removed: runs.first().map_or(0, |figures| figures.removed),
+        first_answer: duration(&|figures| figures.first_answer),
+        first_answer_dependents: runs.first().map_or(0, |figures| figures.first_answer_dependents),
+        sqlite_untrusted: compared(&|figures| figures.sqlite_untrusted),
+        sqlite_erase: compared(&|figures| figures.sqlite_erase),
+        sqlite_removed: runs.first().and_then(|figures| figures.sqlite_removed),
+        space_writes_per_second: middle(&|figures| figures.space_writes_per_second),
+        agent_writes_per_second: middle(&|figures| figures.agent_writes_per_second),
+    }
+}
+
+/// Measures every figure once, in folders numbered `run`.
+pub fn measure(folder: &BenchFolder, size: SpaceSize, compare_sqlite: bool, run: u32) -> Result<SpaceFigures, Failure> {
     let mut figures = SpaceFigures::default();
-    let untrusted = build(&folder.fresh("spaces-untrusted", 1)?, size, false)?;
+    let untrusted = build(&folder.fresh("spaces-untrusted", run)?, size, false)?;
     (figures.recall_untrusted, figures.removed) = timed_recall(&untrusted, Removal::Untrusted)?;
     drop(untrusted);
-    let erase = build(&folder.fresh("spaces-erase", 1)?, size, false)?;
+    let erase = build(&folder.fresh("spaces-erase", run)?, size, false)?;
     (figures.recall_erase, _) = timed_recall(&erase, Removal::Erase)?;
     drop(erase);
-    (figures.first_answer, figures.first_answer_dependents) = first_answer(&folder.fresh("spaces-first", 1)?, size)?;
+    (figures.first_answer, figures.first_answer_dependents) = first_answer(&folder.fresh("spaces-first", run)?, size)?;
     (figures.space_writes_per_second, figures.agent_writes_per_second) =
-        write_rates(&folder.fresh("spaces-writes", 1)?, size.writes_per_writer)?;
+        write_rates(&folder.fresh("spaces-writes", run)?, size.writes_per_writer)?;
     if compare_sqlite {
         let (untrusted, removed) =
-            sqlite::recall(&folder.fresh("spaces-sqlite-untrusted", 1)?, size, Removal::Untrusted)?;
-        let (erase, _) = sqlite::recall(&folder.fresh("spaces-sqlite-erase", 1)?, size, Removal::Erase)?;
+            sqlite::recall(&folder.fresh("spaces-sqlite-untrusted", run)?, size, Removal::Untrusted)?;
+        let (erase, _) = sqlite::recall(&folder.fresh("spaces-sqlite-erase", run)?, size, Removal::Erase)?;
         figures.sqlite_untrusted = Some(untrusted);
         figures.sqlite_erase = Some(erase);
         figures.sqlite_removed = Some(removed);
@@ -226,10 +260,25 @@ fn milliseconds(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-/// Prints the figures, the ratios and the targets.
-fn print(figures: &SpaceFigures, size: SpaceSize, printer: Printer) -> Result<(), Failure> {
+/// The lowest and highest of `value` over `runs`, as "low-high" with `decimals` decimals.
+fn range_over(runs: &[SpaceFigures], decimals: usize, value: impl Fn(&SpaceFigures) -> f64) -> String {
+    let values: Vec<f64> = runs.iter().map(value).collect();
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{low:.decimals$}-{high:.decimals$}")
+}
+
+fn write_ratio(figures: &SpaceFigures) -> f64 {
+    figures.space_writes_per_second / figures.agent_writes_per_second.max(1e-9)
+}
+
+/// Prints the figures (medians of `runs`), the ratios and the targets.
+fn print(figures: &SpaceFigures, runs: &[SpaceFigures], size: SpaceSize, printer: Printer) -> Result<(), Failure> {
     let untrusted_ratio = ratio(figures.sqlite_untrusted, figures.recall_untrusted);
     let erase_ratio = ratio(figures.sqlite_erase, figures.recall_erase);
+    let untrusted_ratios =
+        range_over(runs, 1, |run| ratio(run.sqlite_untrusted, run.recall_untrusted).unwrap_or_default());
+    let erase_ratios = range_over(runs, 1, |run| ratio(run.sqlite_erase, run.recall_erase).unwrap_or_default());
     let value = json!({
         "shared_memories": size.shared,
         "members": MEMBERS,
@@ -246,12 +295,15 @@ fn print(figures: &SpaceFigures, size: SpaceSize, printer: Printer) -> Result<()
         "erase_ratio": erase_ratio,
         "space_writes_per_second": figures.space_writes_per_second,
         "agent_writes_per_second": figures.agent_writes_per_second,
+        "runs": runs.len(),
     });
     printer.result(value, || {
         let mut lines = vec![
             format!(
-                "a space of {} shared memories, {MEMBERS} members with {} private memories each on them",
-                size.shared, size.private_per_member
+                "a space of {} shared memories, {MEMBERS} members with {} private memories each on them; medians of {} runs",
+                size.shared,
+                size.private_per_member,
+                runs.len()
             ),
             format!(
                 "recall, Untrusted, members' part included: {:.1} ms ({} memories removed)",
@@ -266,10 +318,11 @@ fn print(figures: &SpaceFigures, size: SpaceSize, printer: Printer) -> Result<()
             ),
         ];
         lines.push(format!(
-            "writes from {MEMBERS} members to the space: {:.0} a second; {MEMBERS} threads on one agent: {:.0} a second ({:.2}x; target: at least 1x)",
+            "writes from {MEMBERS} members to the space: {:.0} a second; {MEMBERS} threads on one agent: {:.0} a second ({:.2}x, runs {}x; target: at least 1x)",
             figures.space_writes_per_second,
             figures.agent_writes_per_second,
-            figures.space_writes_per_second / figures.agent_writes_per_second.max(1e-9)
+            write_ratio(figures),
+            range_over(runs, 2, write_ratio)
         ));
         if let (Some(untrusted), Some(erase)) = (figures.sqlite_untrusted, figures.sqlite_erase) {
             lines.push(format!(
@@ -279,7 +332,7 @@ fn print(figures: &SpaceFigures, size: SpaceSize, printer: Printer) -> Result<()
                 figures.sqlite_removed.unwrap_or_default()
             ));
             lines.push(format!(
-                "ratios: Untrusted {:.1}x (target: at least 50x), Erase {:.1}x (target: at least 1x)",
+                "ratios: Untrusted {:.1}x, runs {untrusted_ratios}x (target: at least 50x); Erase {:.1}x, runs {erase_ratios}x (target: at least 1x)",
                 untrusted_ratio.unwrap_or_default(),
                 erase_ratio.unwrap_or_default()
             ));
@@ -353,9 +406,28 @@ mod tests {
     #[test]
     fn a_smoke_run_removes_the_whole_graph_and_the_closed_member_catches_up() {
         let folder = BenchFolder::new(None).unwrap();
-        let figures = measure(&folder, SMOKE, false).unwrap();
+        let figures = measure(&folder, SMOKE, false, 1).unwrap();
         assert_eq!(figures.removed, SMOKE.shared + MEMBERS * SMOKE.private_per_member);
         assert_eq!(figures.first_answer_dependents, SMOKE.private_per_member);
         assert!(figures.space_writes_per_second > 0.0 && figures.agent_writes_per_second > 0.0);
+    }
+
+    #[test]
+    fn repeated_runs_give_the_median_of_each_figure_and_the_range_of_a_ratio() {
+        let run = |milliseconds: u64, sqlite: Option<u64>, writes: f64| SpaceFigures {
+            recall_untrusted: Duration::from_millis(milliseconds),
+            sqlite_untrusted: sqlite.map(Duration::from_millis),
+            space_writes_per_second: writes,
+            agent_writes_per_second: 100.0,
+            ..SpaceFigures::default()
+        };
+        let runs = [run(5, Some(250), 90.0), run(3, Some(240), 110.0), run(4, Some(260), 100.0)];
+        let middle = medians(&runs);
+        assert_eq!(middle.recall_untrusted, Duration::from_millis(4));
+        assert_eq!(middle.sqlite_untrusted, Some(Duration::from_millis(250)));
+        assert_eq!(write_ratio(&middle), 1.0);
+        assert_eq!(range_over(&runs, 2, write_ratio), "0.90-1.10");
+        let one_uncompared = [run(5, Some(250), 90.0), run(3, None, 110.0)];
+        assert_eq!(medians(&one_uncompared).sqlite_untrusted, None);
     }
 }
