@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 use hashbrown::HashMap;
 
-use super::legs::{parent_of, split_legs};
+use super::legs::{ends_leg, parent_of, split_legs};
 use super::node_set::NodeSet;
 use super::{Graph, FLAG_ALIVE, FLAG_CONTENT_ON_DISK, FLAG_ERASE, FLAG_PARENT_DEAD, FLAG_VECTOR_ON_DISK};
 use crate::convert::node_index_u32;
@@ -194,7 +194,7 @@ impl Graph {
                 }
             }
         }
-        removed
+        in_ascending_order(removed, dead, targets)
     }
 
     /// The legs (one bit each) with a parent that was dead before this recall began.
@@ -206,7 +206,7 @@ impl Graph {
     }
 
     /// Every memory with one of `targets` anywhere in its history (through dead nodes too)
-    /// whose flags pass `keep`.
+    /// whose flags pass `keep`, ascending.
     fn descendants(&self, targets: &[u32], keep: impl Fn(u8) -> bool) -> Vec<u32> {
         let mut seen = NodeSet::new(self.slots.len());
         let mut queue = targets.to_vec();
@@ -221,8 +221,31 @@ impl Graph {
                 }
             });
         }
-        found
+        in_ascending_order(found, seen, &[])
     }
+}
+
+/// `members`, distinct, in ascending order, where `set` holds every member, none of `left_out`
+/// being one: read from the set's bits (less `left_out`) when they lie close together, which
+/// costs a word per 64 indexes of their span, and sorted otherwise, or when the set holds more
+/// than the members there (measured: sorting was a fifth of a dry run over 10,000 memories).
+fn in_ascending_order(mut members: Vec<u32>, mut set: NodeSet, left_out: &[u32]) -> Vec<u32> {
+    let (Some(low), Some(high)) = (members.iter().min().copied(), members.iter().max().copied()) else {
+        return members;
+    };
+    let span_words = (high / 64 - low / 64) as usize + 1;
+    if span_words <= members.len().saturating_mul(4) {
+        for index in left_out {
+            set.remove(*index);
+        }
+        let read: Vec<u32> = set.ascending(low, high).collect();
+        // The set holds every member, so as many in the span are the members themselves.
+        if read.len() == members.len() {
+            return read;
+        }
+    }
+    members.sort_unstable();
+    members
 }
 
 // A memory's legs fit the bits of one word.
@@ -244,9 +267,14 @@ fn legs_holding(words: &[u32], parent: u32) -> u64 {
         .fold(0, |legs, (leg_index, leg)| legs | leg_bit(leg_index, leg.iter().any(|word| parent_of(*word) == parent)))
 }
 
-/// Every leg of a memory, one bit each.
+/// Every leg of a memory, one bit each. Counted from the words' end marks rather than by
+/// splitting, since a Fair closure asks it of every child it visits (measured: a sixth of a
+/// dry run over 10,000 memories).
 fn every_leg(words: &[u32]) -> u64 {
-    split_legs(words).enumerate().fold(0, |legs, (leg_index, _)| legs | leg_bit(leg_index, true))
+    let marked = words.iter().filter(|word| ends_leg(**word)).count();
+    // A last word without its mark still ends a leg, as splitting the words counts it.
+    let legs = marked + usize::from(words.last().is_some_and(|word| !ends_leg(*word)));
+    u32::try_from(legs).ok().and_then(|legs| 1u64.checked_shl(legs)).map_or(u64::MAX, |bit| bit - 1)
 }
 
 #[cfg(test)]
@@ -310,5 +338,52 @@ mod tests {
         let removed = graph.preview_recall(lot, Mode::Fair).unwrap();
         assert_eq!(removed.len(), 10_000);
         assert_eq!(removed, (2..=10_001).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn every_leg_counts_the_legs_that_splitting_the_words_finds() {
+        let by_splitting = |words: &[u32]| {
+            split_legs(words).enumerate().fold(0u64, |legs, (leg_index, _)| legs | leg_bit(leg_index, true))
+        };
+        let mark = |index: u32| index | (1 << 30);
+        let mut cases: Vec<Vec<u32>> = vec![vec![], vec![mark(3)], vec![1, mark(2), mark(3)], vec![mark(1), 2]];
+        cases.push((0..64).map(mark).collect());
+        cases.push((0..70).map(mark).collect());
+        for words in cases {
+            assert_eq!(every_leg(&words), by_splitting(&words), "{words:?}");
+        }
+    }
+
+    #[test]
+    fn what_a_fair_recall_removes_is_ascending_whether_close_together_or_scattered() {
+        let here = Location { segment: 1, offset: 0 };
+        let mut graph = Graph::default();
+        let lot = graph.add_lot(here, true).unwrap();
+        let other = graph.add_lot(here, true).unwrap();
+        // Scattered: memories on the lot far apart, with many unrelated ones between them.
+        let mut expected = Vec::new();
+        for round in 0..50u64 {
+            let parent = expected.last().copied().filter(|_| round % 2 == 1).unwrap_or(lot);
+            expected.push(graph.add_memory(vec![vec![parent]], here, true).unwrap());
+            for _ in 0..500 {
+                graph.add_memory(vec![vec![other]], here, true).unwrap();
+            }
+        }
+        // Close together: a run of memories, each on the lot or on one written just before.
+        for index in 0..200 {
+            let parent = if index % 3 == 0 { lot } else { *expected.last().unwrap() };
+            expected.push(graph.add_memory(vec![vec![parent], vec![lot, parent]], here, true).unwrap());
+        }
+        graph.settle();
+        assert_eq!(graph.preview_recall(lot, Mode::Fair).unwrap(), expected);
+        let targets = [node_index_u32(lot).unwrap()];
+        let dense: Vec<u32> = expected[50..].iter().rev().map(|id| node_index_u32(*id).unwrap()).collect();
+        let mut set = NodeSet::new(graph.slots.len());
+        dense.iter().chain(&targets).for_each(|index| {
+            set.insert(*index);
+        });
+        let mut sorted = dense.clone();
+        sorted.sort_unstable();
+        assert_eq!(in_ascending_order(dense, set, &targets), sorted);
     }
 }
