@@ -73,6 +73,12 @@ pub struct Arguments {
     #[arg(long, conflicts_with_all = ["server", "encryption", "replication", "only"])]
     pub spaces: bool,
 
+    /// Measure recall on a second shape of graph instead: a million nodes with parents drawn
+    /// uniformly from all earlier ones, then two subgraphs of consecutive ids, one recalled Fair
+    /// and one Strict (beside SQLite with --compare sqlite)
+    #[arg(long, conflicts_with_all = ["server", "encryption", "replication", "spaces", "only"])]
+    pub uniform_graph: bool,
+
     /// Measure how long writes wait while compaction runs by itself after a recall, beside the
     /// same writes with none running and a whole compaction by hand
     #[arg(long, conflicts_with_all = ["server", "encryption", "replication", "spaces", "compare", "only"])]

@@ -40,6 +40,7 @@ mod size;
 mod spaces;
 #[cfg(feature = "sqlite")]
 mod sqlite_side;
+mod uniform_graph;
 mod workload;
 
 #[cfg(all(test, feature = "sqlite"))]
@@ -142,6 +143,12 @@ fn run(arguments: Arguments, printer: Printer) -> Result<u8, Failure> {
         let size = if arguments.smoke || arguments.quick { spaces::SMOKE } else { spaces::FULL };
         let folder = BenchFolder::new(folder)?;
         spaces::run(&folder, size, compare_sqlite, arguments.repeat, printer)?;
+        return Ok(EXIT_SUCCESS);
+    }
+    if arguments.uniform_graph {
+        let size = if arguments.smoke || arguments.quick { uniform_graph::SMOKE } else { uniform_graph::FULL };
+        let folder = BenchFolder::new(folder)?;
+        uniform_graph::run(&folder, size, io, compare_sqlite, arguments.repeat, printer)?;
         return Ok(EXIT_SUCCESS);
     }
     if arguments.server {
