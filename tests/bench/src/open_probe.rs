@@ -27,7 +27,7 @@ pub fn open_measured(
 ) -> Result<(Store, Agent, OpenFigures), Failure> {
     let resident_before = resident_bytes();
     let started = Instant::now();
-    let store = Store::builder(folder).io(io).open()?;
+    let store = crate::cheesedb_side::bench_store(folder, io).open()?;
     let store_opened = Instant::now();
     let agent = store.open_agent(token)?;
     let agent_opened = Instant::now();
