@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 use hashbrown::HashMap;
 
-use super::legs::{ends_leg, parent_of, split_legs};
+use super::legs::{ends_leg, parent_of};
 use super::node_set::NodeSet;
 use super::{Graph, FLAG_ALIVE, FLAG_CONTENT_ON_DISK, FLAG_ERASE, FLAG_PARENT_DEAD, FLAG_VECTOR_ON_DISK};
 use crate::convert::node_index_u32;
@@ -164,6 +164,8 @@ impl Graph {
                 self.children.for_each(parent, |child| visits.push((child, parent)));
             }
             visits.retain(|(child, _)| !dead.contains(*child) && self.flags_of_index(*child) & FLAG_ALIVE != 0);
+            // Sized once a wave: growing it visit by visit rehashed it (a twentieth of a walk).
+            broken_legs.reserve(visits.len());
             every_legs.clear();
             every_legs.extend(visits.iter().map(|(child, _)| every_leg(self.words_of(*child))));
             for (&(child, parent), &every) in visits.iter().zip(&every_legs) {
@@ -199,10 +201,7 @@ impl Graph {
 
     /// The legs (one bit each) with a parent that was dead before this recall began.
     fn legs_broken_before(&self, words: &[u32]) -> u64 {
-        split_legs(words).enumerate().fold(0, |broken, (leg_index, leg)| {
-            let has_dead_parent = leg.iter().any(|word| self.flags_of_index(parent_of(*word)) & FLAG_ALIVE == 0);
-            broken | leg_bit(leg_index, has_dead_parent)
-        })
+        legs_where(words, |parent| self.flags_of_index(parent) & FLAG_ALIVE == 0)
     }
 
     /// Every memory with one of `targets` anywhere in its history (through dead nodes too)
@@ -262,9 +261,19 @@ fn leg_bit(leg_index: usize, set: bool) -> u64 {
 
 /// The legs (one bit each) that have `parent` among their parents.
 fn legs_holding(words: &[u32], parent: u32) -> u64 {
-    split_legs(words)
-        .enumerate()
-        .fold(0, |legs, (leg_index, leg)| legs | leg_bit(leg_index, leg.iter().any(|word| parent_of(*word) == parent)))
+    legs_where(words, |word_parent| word_parent == parent)
+}
+
+/// The legs (one bit each) with a parent that passes `test`. One pass over the words, counting
+/// legs by their end marks: it runs for every visit of a child with several legs.
+fn legs_where(words: &[u32], test: impl Fn(u32) -> bool) -> u64 {
+    let mut legs = 0;
+    let mut leg_index = 0;
+    for word in words {
+        legs |= leg_bit(leg_index, test(parent_of(*word)));
+        leg_index += usize::from(ends_leg(*word));
+    }
+    legs
 }
 
 /// Every leg of a memory, one bit each. Counted from the words' end marks rather than by
@@ -279,6 +288,7 @@ fn every_leg(words: &[u32]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::legs::split_legs;
     use super::super::Location;
     use super::*;
     use alloc::vec;
@@ -341,9 +351,14 @@ mod tests {
     }
 
     #[test]
-    fn every_leg_counts_the_legs_that_splitting_the_words_finds() {
+    fn leg_bits_are_those_that_splitting_the_words_finds() {
         let by_splitting = |words: &[u32]| {
             split_legs(words).enumerate().fold(0u64, |legs, (leg_index, _)| legs | leg_bit(leg_index, true))
+        };
+        let holding_by_splitting = |words: &[u32], parent: u32| {
+            split_legs(words).enumerate().fold(0u64, |legs, (leg_index, leg)| {
+                legs | leg_bit(leg_index, leg.iter().any(|word| parent_of(*word) == parent))
+            })
         };
         let mark = |index: u32| index | (1 << 30);
         let mut cases: Vec<Vec<u32>> = vec![vec![], vec![mark(3)], vec![1, mark(2), mark(3)], vec![mark(1), 2]];
@@ -351,6 +366,9 @@ mod tests {
         cases.push((0..70).map(mark).collect());
         for words in cases {
             assert_eq!(every_leg(&words), by_splitting(&words), "{words:?}");
+            for parent in 0..4 {
+                assert_eq!(legs_holding(&words, parent), holding_by_splitting(&words, parent), "{words:?} {parent}");
+            }
         }
     }
 
