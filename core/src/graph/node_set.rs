@@ -5,47 +5,70 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-/// Node indexes below a bound fixed at creation.
+/// Node indexes from `first` to a bound, both fixed at creation. A recall walk only ever meets
+/// nodes after the ones it starts from (a memory names only earlier nodes), so a set from the
+/// lowest of those costs the span the walk can reach, not the whole graph: a recall of recent
+/// memories zeroes a few words rather than a bit per node of the agent.
 pub struct NodeSet {
+    first: u32,
     bits: Vec<u64>,
 }
 
 impl NodeSet {
-    /// An empty set able to hold the indexes below `node_count`.
-    pub fn new(node_count: usize) -> NodeSet {
-        NodeSet { bits: vec![0; node_count.div_ceil(64)] }
+    /// An empty set able to hold the indexes from `first` to below `node_count`. Indexes below
+    /// `first` count as held: a walk never reaches them in a sound graph, and in a damaged one
+    /// counting them as held keeps it from going round a loop.
+    pub fn new(first: u32, node_count: usize) -> NodeSet {
+        let span = node_count.saturating_sub(first as usize);
+        NodeSet { first, bits: vec![0; span.div_ceil(64)] }
     }
 
-    /// Adds `index`; returns whether it was new. An index past the bound is never held.
+    /// Where `index` sits in `bits`: its word and bit; `None` below `first`.
+    fn position(&self, index: u32) -> Option<(usize, u64)> {
+        let offset = index.checked_sub(self.first)?;
+        Some((offset as usize / 64, 1u64 << (offset % 64)))
+    }
+
+    /// Adds `index`; returns whether it was new. An index past the bound, or below `first`, is
+    /// never new.
     pub fn insert(&mut self, index: u32) -> bool {
-        let Some(word) = self.bits.get_mut(index as usize / 64) else { return false };
-        let bit = 1u64 << (index % 64);
+        let Some((word, bit)) = self.position(index) else { return false };
+        let Some(word) = self.bits.get_mut(word) else { return false };
         let new = *word & bit == 0;
         *word |= bit;
         new
     }
 
-    /// Whether `index` is in the set.
+    /// Whether `index` is in the set (every index below `first` is).
     pub fn contains(&self, index: u32) -> bool {
-        self.bits.get(index as usize / 64).is_some_and(|word| word & (1u64 << (index % 64)) != 0)
-    }
-
-    /// Takes `index` out.
-    pub fn remove(&mut self, index: u32) {
-        if let Some(word) = self.bits.get_mut(index as usize / 64) {
-            *word &= !(1u64 << (index % 64));
+        match self.position(index) {
+            Some((word, bit)) => self.bits.get(word).is_some_and(|word| word & bit != 0),
+            None => true,
         }
     }
 
-    /// The indexes held from `low` to `high`, both included, ascending. Its cost is a word per
-    /// 64 indexes of the span, whatever the set holds.
+    /// Takes `index` out (one below `first` stays).
+    pub fn remove(&mut self, index: u32) {
+        if let Some((word, bit)) = self.position(index) {
+            if let Some(word) = self.bits.get_mut(word) {
+                *word &= !bit;
+            }
+        }
+    }
+
+    /// The indexes held from `low` to `high`, both included and neither below `first`,
+    /// ascending. Its cost is a word per 64 indexes of the span, whatever the set holds.
     pub fn ascending(&self, low: u32, high: u32) -> impl Iterator<Item = u32> + '_ {
+        let first = self.first;
+        let low = low.max(first);
         let words = u32::try_from(self.bits.len()).unwrap_or(u32::MAX);
-        let last_word = (high / 64).min(words.saturating_sub(1));
-        (low / 64..=last_word)
+        let last_word = (high.saturating_sub(first) / 64).min(words.saturating_sub(1));
+        let empty = high < low;
+        ((low - first) / 64..=last_word)
+            .filter(move |_| !empty)
             .flat_map(move |word_index| {
                 let word = self.bits.get(word_index as usize).copied().unwrap_or(0);
-                BitsOf(word).map(move |bit| word_index * 64 + bit)
+                BitsOf(word).map(move |bit| first + word_index * 64 + bit)
             })
             .filter(move |index| (low..=high).contains(index))
     }
@@ -73,7 +96,7 @@ mod tests {
 
     #[test]
     fn holds_what_was_inserted_and_nothing_past_its_bound() {
-        let mut set = NodeSet::new(130);
+        let mut set = NodeSet::new(0, 130);
         assert!(set.insert(0) && set.insert(63) && set.insert(64) && set.insert(129));
         assert!(!set.insert(64));
         assert!(set.contains(0) && set.contains(63) && set.contains(64) && set.contains(129));
@@ -84,7 +107,7 @@ mod tests {
 
     #[test]
     fn gives_what_it_holds_in_a_span_ascending_and_forgets_what_is_removed() {
-        let mut set = NodeSet::new(300);
+        let mut set = NodeSet::new(0, 300);
         for index in [299, 5, 64, 63, 128, 200, 0] {
             set.insert(index);
         }
@@ -96,5 +119,21 @@ mod tests {
         assert_eq!(set.ascending(250, 4000).collect::<Vec<_>>(), [299]);
         assert_eq!(set.ascending(5000, 6000).count(), 0);
         assert!(!set.contains(128));
+    }
+
+    #[test]
+    fn a_set_from_a_first_index_holds_everything_below_it_and_spans_the_rest() {
+        let mut set = NodeSet::new(1000, 1200);
+        assert!(set.contains(3) && set.contains(999), "below the first: held");
+        assert!(!set.insert(999));
+        assert!(!set.contains(1000) && set.insert(1000) && set.insert(1063) && set.insert(1064) && set.insert(1199));
+        assert!(!set.insert(1256), "past the last word");
+        set.remove(1063);
+        set.remove(5);
+        assert!(set.contains(5));
+        assert_eq!(set.ascending(0, 5000).collect::<Vec<_>>(), [1000, 1064, 1199]);
+        assert_eq!(set.ascending(1001, 1198).collect::<Vec<_>>(), [1064]);
+        assert_eq!(set.ascending(10, 20).count(), 0);
+        assert_eq!(set.bits.len(), 4);
     }
 }

@@ -149,7 +149,7 @@ impl Graph {
     /// not wait on each other, so the memory system serves many at once; visited one by one,
     /// each would wait for the one before.
     fn fair_closure(&self, targets: &[u32]) -> Vec<u32> {
-        let mut dead = NodeSet::new(self.slots.len());
+        let mut dead = NodeSet::new(targets.iter().min().copied().unwrap_or(0), self.slots.len());
         for target in targets {
             dead.insert(*target);
         }
@@ -207,7 +207,7 @@ impl Graph {
     /// Every memory with one of `targets` anywhere in its history (through dead nodes too)
     /// whose flags pass `keep`, ascending.
     fn descendants(&self, targets: &[u32], keep: impl Fn(u8) -> bool) -> Vec<u32> {
-        let mut seen = NodeSet::new(self.slots.len());
+        let mut seen = NodeSet::new(targets.iter().min().copied().unwrap_or(0), self.slots.len());
         let mut queue = targets.to_vec();
         let mut found = Vec::new();
         while let Some(node) = queue.pop() {
@@ -396,7 +396,7 @@ mod tests {
         assert_eq!(graph.preview_recall(lot, Mode::Fair).unwrap(), expected);
         let targets = [node_index_u32(lot).unwrap()];
         let dense: Vec<u32> = expected[50..].iter().rev().map(|id| node_index_u32(*id).unwrap()).collect();
-        let mut set = NodeSet::new(graph.slots.len());
+        let mut set = NodeSet::new(0, graph.slots.len());
         dense.iter().chain(&targets).for_each(|index| {
             set.insert(*index);
         });
