@@ -5,6 +5,7 @@
 //! when it grows past half the row, so the fold's cost is spread thin over the edges that caused
 //! it. A snapshot saves the row, so an open does not build it again.
 
+use alloc::vec;
 use alloc::vec::Vec;
 
 use super::legs::parent_of;
@@ -24,6 +25,10 @@ pub struct Children {
     /// Newer edges: per parent (grown as needed), the first of a linked list in `overflow`.
     overflow_heads: Vec<u32>,
     overflow: Vec<(u32, u32)>,
+    /// The parent of each edge of `overflow`, at the same index: a fold sorts the edges by
+    /// parent in two passes whose reads do not wait on each other, where following each
+    /// parent's list waited for every link in turn.
+    overflow_parents: Vec<u32>,
 }
 
 impl Children {
@@ -35,6 +40,7 @@ impl Children {
         }
         if let Some(head) = self.overflow_heads.get_mut(parent as usize) {
             self.overflow.push((child, *head));
+            self.overflow_parents.push(parent);
             *head = edge;
         }
     }
@@ -45,28 +51,54 @@ impl Children {
     }
 
     /// Folds the overflow into the row for `node_count` nodes. Each node's children come out
-    /// ascending: the row holds older edges in order, and a parent's overflow list holds newer
-    /// ones newest first, so it is reversed behind them. The pass is sequential over the row,
-    /// which is why it costs far less than building the row again from every memory's legs.
+    /// ascending: the row holds older edges in order, and the overflow holds newer ones in the
+    /// order they were linked (ascending by child: a child is always the newest node), which a
+    /// stable sort of the overflow by parent keeps behind each parent's row. The sort is a count
+    /// per parent, then a placement of each edge: neither pass waits on its last read.
     pub fn fold_overflow(&mut self, node_count: usize) {
         if self.overflow.is_empty() && self.row_offsets.len() == node_count + 1 {
             return;
         }
+        // Each parent's place in the new row: its row, then its newer edges.
+        let mut newer_counts = vec![0u32; node_count];
+        for parent in &self.overflow_parents {
+            if let Some(count) = newer_counts.get_mut(*parent as usize) {
+                *count += 1;
+            }
+        }
         let mut row_offsets = Vec::with_capacity(node_count + 1);
-        let mut row = Vec::with_capacity(self.row.len() + self.overflow.len());
-        let mut newer = Vec::new();
+        let mut row = vec![0u32; self.row.len() + self.overflow.len()];
+        // Where the next newer edge of each parent goes, once its row is copied.
+        let mut next_newer = newer_counts;
+        let mut end = 0usize;
         row_offsets.push(0);
         for parent in 0..graph_position_u32(node_count) {
-            row.extend_from_slice(self.row_of(parent));
-            newer.clear();
-            self.for_each_newer(parent, |child| newer.push(child));
-            row.extend(newer.iter().rev());
-            row_offsets.push(graph_position_u32(row.len()));
+            let older = self.row_of(parent);
+            if let Some(place) = row.get_mut(end..end + older.len()) {
+                place.copy_from_slice(older);
+            }
+            end += older.len();
+            let newer = next_newer.get(parent as usize).copied().unwrap_or(0) as usize;
+            if let Some(next) = next_newer.get_mut(parent as usize) {
+                *next = graph_position_u32(end);
+            }
+            end += newer;
+            row_offsets.push(graph_position_u32(end));
         }
+        for ((child, _), parent) in self.overflow.iter().zip(&self.overflow_parents) {
+            if let Some(next) = next_newer.get_mut(*parent as usize) {
+                if let Some(place) = row.get_mut(*next as usize) {
+                    *place = *child;
+                }
+                *next += 1;
+            }
+        }
+        row.truncate(end);
         self.row_offsets = row_offsets;
         self.row = row;
         self.overflow_heads = Vec::new();
         self.overflow = Vec::new();
+        self.overflow_parents = Vec::new();
     }
 
     /// Children taken back from a snapshot's row, after checking what keeps every lookup
@@ -86,7 +118,13 @@ impl Children {
         if !row.iter().fold(true, |ok, child| ok & ((*child as usize) < node_count)) {
             return Err(CorruptReason::SnapshotNamesChildNotNode);
         }
-        Ok(Children { row_offsets, row, overflow_heads: Vec::new(), overflow: Vec::new() })
+        Ok(Children {
+            row_offsets,
+            row,
+            overflow_heads: Vec::new(),
+            overflow: Vec::new(),
+            overflow_parents: Vec::new(),
+        })
     }
 
     /// The row's starts and edges, for a snapshot; complete only after `fold_overflow`.
@@ -140,7 +178,11 @@ impl Children {
 
     /// Bytes of RAM held.
     pub fn heap_bytes(&self) -> usize {
-        (self.row_offsets.capacity() + self.row.capacity() + self.overflow_heads.capacity()) * 4
+        (self.row_offsets.capacity()
+            + self.row.capacity()
+            + self.overflow_heads.capacity()
+            + self.overflow_parents.capacity())
+            * 4
             + self.overflow.capacity() * 8
     }
 }
@@ -191,6 +233,41 @@ mod tests {
         }
         assert!(children.same_edges(&unfolded, 5));
         assert!(!children.same_edges(&linked(&EDGES[..2]), 5));
+    }
+
+    #[test]
+    fn folds_between_links_keep_each_parent_s_children_in_the_order_linked() {
+        let mut random = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |bound: u32| {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            u32::try_from(random % u64::from(bound)).unwrap_or(0)
+        };
+        let mut children = Children::default();
+        let mut expected: Vec<Vec<u32>> = vec![Vec::new()];
+        for child in 1..3000u32 {
+            expected.push(Vec::new());
+            let mut parents: Vec<u32> = (0..1 + next(3)).map(|_| next(child)).collect();
+            parents.sort_unstable();
+            parents.dedup();
+            for parent in parents {
+                children.link(parent, child);
+                expected[parent as usize].push(child);
+            }
+            if next(500) == 0 {
+                children.fold_overflow(child as usize + 1);
+            }
+        }
+        for parent in 0..3000u32 {
+            assert_eq!(collect(&children, parent), expected[parent as usize], "before the last fold, {parent}");
+        }
+        children.fold_overflow(3000);
+        for parent in 0..3000u32 {
+            let mut found = Vec::new();
+            children.for_each(parent, |child| found.push(child));
+            assert_eq!(found, expected[parent as usize], "parent {parent}");
+        }
     }
 
     #[test]
