@@ -157,9 +157,10 @@ impl<S: Storage> AgentEngine<S> {
     }
 
     /// Applies to this agent every recall of space `space` (whose nodes were recalled as
-    /// `recalled` says) that it has not applied yet: each shared node whose node the space recalled is recalled, with
-    /// the widest mode and removal the space used on it, in one durable write. Returns the
-    /// memories of the agent that died, ascending. Applying it again changes nothing.
+    /// `recalled` says) that it has not applied yet: each shared node whose node the space
+    /// recalled is recalled, with the widest mode and removal the space used on it, in one
+    /// durable write. Returns the memories of the agent that died, ascending. Applying it again
+    /// changes nothing.
     pub(crate) fn apply_space_recalls(&mut self, space: u64, recalled: &RecalledNodes) -> Result<Vec<Id>, Error> {
         self.check_writable()?;
         if mutant!(MemberSkipsSpaceRecall) {
