@@ -8,7 +8,9 @@
 #     size whose figures mean nothing (docs/BENCHMARKS.md has the real command);
 #  3. `cheesedb-bench --encryption` measures an encrypted agent beside a plaintext one and SQLite;
 #  4. `cheesedb-bench --server` starts the `cheesedb` command built beside it as a server,
-#     measures both sides and stops it cleanly.
+#     measures both sides and stops it cleanly;
+#  5. `--auto-compaction`, `--spaces` and `--uniform-graph` run at tiny sizes, the last two
+#     twice each beside SQLite, and remove the same counts there.
 # Everything is built for the whole workspace in the `test` profile, as the test step built it,
 # with one feature more (cheesedb-bench/sqlite): only SQLite (about 80 s) and the benchmark are
 # compiled again, and the `cheesedb` binary is the one the earlier steps used.
@@ -92,4 +94,30 @@ assert result["segments_compacted"] >= 2, result
 assert result["writes_during"] >= 1 and result["write_wait_longest_ms"] > 0, result
 assert result["compaction_by_hand_ms"] > 0, result
 print("bench --auto-compaction smoke run: compacted by itself, writes timed meanwhile")
+EOF
+
+"$bench" --spaces --smoke --compare sqlite --repeat 2 --json >"$output"
+python3 - "$output" <<'EOF'
+import json
+import sys
+
+with open(sys.argv[1]) as file:
+    result = json.load(file)
+assert result["runs"] == 2, result
+assert result["removed"] == result["sqlite_removed"] > 0, result
+assert result["untrusted_ratio"] > 0 and result["space_writes_per_second"] > 0, result
+print("bench --spaces smoke run: two runs on both engines; they removed the same counts")
+EOF
+
+"$bench" --uniform-graph --smoke --compare sqlite --repeat 2 --json >"$output"
+python3 - "$output" <<'EOF'
+import json
+import sys
+
+with open(sys.argv[1]) as file:
+    result = json.load(file)
+calls = {call["call"]: call for call in result["calls"]}
+assert len(calls) == 4, result
+assert all(call["cheesedb_ms"] > 0 and call["sqlite_ms"] > 0 for call in calls.values()), result
+print("bench --uniform-graph smoke run: four calls timed on both engines")
 EOF
