@@ -9,8 +9,8 @@
 #  3. `cheesedb-bench --encryption` measures an encrypted agent beside a plaintext one and SQLite;
 #  4. `cheesedb-bench --server` starts the `cheesedb` command built beside it as a server,
 #     measures both sides and stops it cleanly;
-#  5. `--auto-compaction`, `--spaces` and `--uniform-graph` run at tiny sizes, the last two
-#     twice each beside SQLite, and remove the same counts there.
+#  5. `--auto-compaction`, `--spaces`, `--uniform-graph` and `--erase-floor` run at tiny sizes,
+#     the second and third twice each beside SQLite, removing the same counts there.
 # Everything is built for the whole workspace in the `test` profile, as the test step built it,
 # with one feature more (cheesedb-bench/sqlite): only SQLite (about 80 s) and the benchmark are
 # compiled again, and the `cheesedb` binary is the one the earlier steps used.
@@ -120,4 +120,15 @@ calls = {call["call"]: call for call in result["calls"]}
 assert len(calls) == 4, result
 assert all(call["cheesedb_ms"] > 0 and call["sqlite_ms"] > 0 for call in calls.values()), result
 print("bench --uniform-graph smoke run: four calls timed on both engines")
+EOF
+
+"$bench" --erase-floor --smoke --json >"$output"
+python3 - "$output" <<'EOF'
+import json
+import sys
+
+with open(sys.argv[1]) as file:
+    result = json.load(file)
+assert all(case["sync_ms"] > 0 and case["writes_ms"] > 0 for case in result["cases"]), result
+print("bench --erase-floor smoke run: overwrites and their sync timed")
 EOF

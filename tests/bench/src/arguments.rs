@@ -79,6 +79,11 @@ pub struct Arguments {
     #[arg(long, conflicts_with_all = ["server", "encryption", "replication", "spaces", "only"])]
     pub uniform_graph: bool,
 
+    /// Measure what the disk allows an Erase of the graph section, without any engine: 10,001
+    /// small overwrites at random places of a file the size of its log, then one sync
+    #[arg(long, conflicts_with_all = ["server", "encryption", "replication", "spaces", "uniform_graph", "compare", "only"])]
+    pub erase_floor: bool,
+
     /// Measure how long writes wait while compaction runs by itself after a recall, beside the
     /// same writes with none running and a whole compaction by hand
     #[arg(long, conflicts_with_all = ["server", "encryption", "replication", "spaces", "compare", "only"])]

@@ -20,6 +20,7 @@ mod cheesedb_side;
 mod encryption;
 mod encryption_report;
 mod engine;
+mod erase_floor;
 mod failure;
 mod figures;
 mod folder;
@@ -143,6 +144,12 @@ fn run(arguments: Arguments, printer: Printer) -> Result<u8, Failure> {
         let size = if arguments.smoke || arguments.quick { spaces::SMOKE } else { spaces::FULL };
         let folder = BenchFolder::new(folder)?;
         spaces::run(&folder, size, compare_sqlite, arguments.repeat, printer)?;
+        return Ok(EXIT_SUCCESS);
+    }
+    if arguments.erase_floor {
+        let cases: &[_] = if arguments.smoke || arguments.quick { &erase_floor::SMOKE } else { &erase_floor::FULL };
+        let folder = BenchFolder::new(folder)?;
+        erase_floor::run(&folder, cases, arguments.repeat, printer)?;
         return Ok(EXIT_SUCCESS);
     }
     if arguments.uniform_graph {
