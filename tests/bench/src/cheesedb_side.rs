@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cheesedb::{Agent, Id, Io, Leg, Mode, Options, Removal, Store, StoreBuilder, Token};
+use cheesedb::{Agent, Id, Io, Leg, Mode, Removal, Store, Token};
 
 use crate::engine::{ConcurrentWriter, Engine, OpenFigures};
 use crate::failure::Failure;
@@ -12,13 +12,6 @@ use crate::workload::PlannedNode;
 
 /// The name of the only agent in the benchmark's store.
 const AGENT_NAME: &str = "bench";
-
-/// How the benchmark opens its store in `folder`: with automatic compaction off, since one
-/// that a recall made due would hold the agent for a segment while the next scenario is timed
-/// (`--auto-compaction` measures that pause by itself).
-pub fn bench_store(folder: &Path, io: Io) -> StoreBuilder {
-    Store::builder(folder).io(io).options(Options::default().auto_compact_dead_nodes(0))
-}
 
 /// Where an open is measured: in a fresh process (what a user's program sees, and the only
 /// honest place for the resident memory it costs) or in this one (for tests, where this
@@ -45,7 +38,7 @@ pub struct CheesedbSide {
 impl CheesedbSide {
     /// Creates a store in `folder` (which must not hold one yet) with one agent.
     pub fn create(folder: &Path, io: Io, open_measurement: OpenMeasurement) -> Result<CheesedbSide, Failure> {
-        let store = bench_store(folder, io).open()?;
+        let store = open_probe::bench_store(folder, io).open()?;
         let token = store.create_agent(AGENT_NAME)?;
         CheesedbSide::with_agent("cheesedb", folder, io, store, token, open_measurement)
     }
@@ -58,7 +51,7 @@ impl CheesedbSide {
         io: Io,
         open_measurement: OpenMeasurement,
     ) -> Result<CheesedbSide, Failure> {
-        let store = bench_store(folder, io).open()?;
+        let store = open_probe::bench_store(folder, io).open()?;
         let token = store.create_encrypted_agent(AGENT_NAME)?;
         CheesedbSide::with_agent(name, folder, io, store, token, open_measurement)
     }

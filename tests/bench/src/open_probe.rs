@@ -11,11 +11,18 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cheesedb::{Agent, Io, Report, Store, Token};
+use cheesedb::{Agent, Io, Options, Report, Store, StoreBuilder, Token};
 use serde_json::{json, Value};
 
 use crate::engine::OpenFigures;
 use crate::failure::Failure;
+
+/// How the benchmark opens its store in `folder`: with automatic compaction off, since one
+/// that a recall made due would hold the agent for a segment while the next scenario is timed
+/// (`--auto-compaction` measures that pause by itself).
+pub fn bench_store(folder: &Path, io: Io) -> StoreBuilder {
+    Store::builder(folder).io(io).options(Options::default().auto_compact_dead_nodes(0))
+}
 
 /// Opens the store in `folder` and the agent of `token`, timing both, then the first search
 /// for `first_query` if one is given.
@@ -27,7 +34,7 @@ pub fn open_measured(
 ) -> Result<(Store, Agent, OpenFigures), Failure> {
     let resident_before = resident_bytes();
     let started = Instant::now();
-    let store = crate::cheesedb_side::bench_store(folder, io).open()?;
+    let store = bench_store(folder, io).open()?;
     let store_opened = Instant::now();
     let agent = store.open_agent(token)?;
     let agent_opened = Instant::now();
