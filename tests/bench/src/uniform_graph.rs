@@ -247,37 +247,41 @@ fn print(
     size: UniformSize,
     printer: Printer,
 ) -> Result<(), Failure> {
-    let rows: Vec<serde_json::Value> = cheesedb
+    let theirs = sqlite.map(|sqlite| sqlite.each());
+    let rows: Vec<(&str, Duration, Option<Duration>)> = cheesedb
         .each()
+        .into_iter()
+        .enumerate()
+        .map(|(index, (call, ours))| (call, ours, theirs.and_then(|theirs| theirs.get(index).map(|(_, took)| *took))))
+        .collect();
+    let ratio = |ours: Duration, theirs: Duration| theirs.as_secs_f64() / ours.as_secs_f64().max(1e-9);
+    let calls: Vec<serde_json::Value> = rows
         .iter()
-        .zip(sqlite.map(|sqlite| sqlite.each()).into_iter().flatten().map(Some).chain(std::iter::repeat(None)))
-        .map(|((name, ours), theirs)| {
+        .map(|(call, ours, theirs)| {
             json!({
-                "call": name,
+                "call": call,
                 "cheesedb_ms": milliseconds(*ours),
-                "sqlite_ms": theirs.map(|(_, theirs)| milliseconds(theirs)),
-                "ratio": theirs.map(|(_, theirs)| theirs.as_secs_f64() / ours.as_secs_f64().max(1e-9)),
+                "sqlite_ms": theirs.map(milliseconds),
+                "ratio": theirs.map(|theirs| ratio(*ours, theirs)),
             })
         })
         .collect();
-    let value = json!({ "background": size.background, "subgraph_memories": size.subgraph_memories, "calls": rows });
+    let value = json!({ "background": size.background, "subgraph_memories": size.subgraph_memories, "calls": calls });
     printer.result(value, || {
-        let mut lines = vec![format!(
+        let heading = format!(
             "a uniform graph of {} nodes, then two subgraphs of {} memories each; medians",
             size.background, size.subgraph_memories
-        )];
-        for row in &rows {
-            let mut line = format!(
-                "{}: {:.2} ms",
-                row["call"].as_str().unwrap_or_default(),
-                row["cheesedb_ms"].as_f64().unwrap_or_default()
-            );
-            if let (Some(theirs), Some(ratio)) = (row["sqlite_ms"].as_f64(), row["ratio"].as_f64()) {
-                line.push_str(&format!(", SQLite {theirs:.2} ms, {ratio:.1}x"));
-            }
-            lines.push(line);
-        }
-        lines.join("\n")
+        );
+        let lines = rows.iter().map(|(call, ours, theirs)| match theirs {
+            Some(theirs) => format!(
+                "{call}: {:.2} ms, SQLite {:.2} ms, {:.1}x",
+                milliseconds(*ours),
+                milliseconds(*theirs),
+                ratio(*ours, *theirs)
+            ),
+            None => format!("{call}: {:.2} ms", milliseconds(*ours)),
+        });
+        std::iter::once(heading).chain(lines).collect::<Vec<_>>().join("\n")
     })
 }
 
